@@ -1,0 +1,205 @@
+"""The ``anoneval`` command line.
+
+Exit codes: 0 success; 1 some measures failed (the report is still written); 2 a config, input
+or plugin error (nothing was evaluated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from anoneval.core.config import config_schema, load_config
+from anoneval.core.errors import AnonevalError
+from anoneval.core.progress import progress_wanted
+from anoneval.core.report import MultiReport, Report
+from anoneval.registry import Registry, build_registry, own_version, plugin_info
+
+EXIT_OK, EXIT_MEASURE_FAILED, EXIT_INPUT = 0, 1, 2
+#: Extra subcommands contributed by other modules: name → (add_arguments, run).
+SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
+                             Callable[[argparse.Namespace], int]]] = {}
+
+
+def _registry(args: argparse.Namespace) -> Registry:
+    import os
+
+    user = getattr(args, "registry", None) or os.environ.get("ANONEVAL_REGISTRY") or None
+    registry = build_registry(user_file=user)
+    for err in registry.load_errors:
+        print(f"warning: {err}", file=sys.stderr)
+    return registry
+
+
+def _emit_report(report: Report | MultiReport, out: Path | None, quiet: bool) -> None:
+    if out is not None:
+        report.write(out)
+    if not quiet:
+        print(report.summary())
+        if out is not None:
+            print(f"report written to {out}")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from anoneval.core.runner import run_plan
+
+    plan = load_config(args.config, _registry(args))
+    report = run_plan(plan, show_progress=progress_wanted(args.quiet))
+    out = Path(args.output) if args.output else plan.output
+    _emit_report(report, out, args.quiet)
+    if getattr(args, "html", None):
+        from anoneval.core.html import write_html
+
+        write_html(report, args.html, plan)
+        if not args.quiet:
+            print(f"HTML report written to {args.html}")
+    return EXIT_OK if report.ok else EXIT_MEASURE_FAILED
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    plan = load_config(args.config, _registry(args))
+    n_variants = max(len(plan.anonymized), 1)
+    print(f"{args.config}: valid ({len(plan.measures)} measures, {n_variants} anonymized "
+          f"input{'s' if n_variants > 1 else ''})")
+    return EXIT_OK
+
+
+def cmd_plugins(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    infos = [plugin_info(e) for e in registry.entries(args.kind)]
+    if args.json:
+        print(json.dumps(infos, indent=2))
+        return EXIT_OK
+    for kind in ([args.kind] if args.kind else sorted({i["kind"] for i in infos})):
+        print(f"{kind}:")
+        for info in (i for i in infos if i["kind"] == kind):
+            origin = "" if info["distribution"] == "anoneval" else f"  [{info['source']}]"
+            desc = info["description"] or f"(cannot load: {info.get('error')})"
+            print(f"  {info['name']:<28} {desc}{origin}")
+    return EXIT_OK
+
+
+def describe_params(cls: type) -> list[dict[str, Any]]:
+    """Name, type, default and description of each param of a plugin class."""
+    out = []
+    for name, f in cls.Params.model_fields.items():  # type: ignore[attr-defined]
+        default: Any = f.default
+        if f.default_factory is not None:
+            default = f.default_factory()  # type: ignore[call-arg]
+        if hasattr(default, "model_dump"):
+            default = default.model_dump()
+        ann = f.annotation
+        type_name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+        out.append({"name": name, "type": type_name,
+                    "default": None if f.is_required() else default,
+                    "required": f.is_required(), "description": f.description or ""})
+    return out
+
+
+def cmd_describe(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    kinds = [args.kind] if args.kind else [k for k in registry.kinds_of(args.name)]
+    if not kinds:
+        print(registry.unknown_message(
+            ["risk_measure", "loss_measure", "distance", "synthesizer"], args.name),
+            file=sys.stderr)
+        return EXIT_INPUT
+    for kind in kinds:
+        entry = registry.entry(kind, args.name)
+        cls = entry.load()
+        print(f"{cls.name} ({kind}, from {entry.source})")
+        print(f"  {cls.description}")
+        print(f"  accepts: {', '.join(cls.accepts)}")
+        if cls.__doc__:
+            print("\n  " + "\n  ".join(line.strip() for line in cls.__doc__.strip().splitlines()))
+        print("\n  params:")
+        for p in describe_params(cls):
+            req = "required" if p["required"] else f"default {json.dumps(p['default'])}"
+            print(f"    {p['name']} ({p['type']}; {req})\n        {p['description']}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    registry = _registry(args)
+    plugins: dict[str, dict[str, Any]] = {}
+    for entry in registry.entries():
+        cls = entry.load()
+        plugins.setdefault(entry.kind, {})[entry.name] = cls.Params.model_json_schema()
+    print(json.dumps({"config": config_schema(), "plugins": plugins}, indent=2))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--registry", metavar="FILE",
+                        help="extra registry file (format of config.json); "
+                             "default $ANONEVAL_REGISTRY")
+    parser = argparse.ArgumentParser(
+        prog="anoneval", description="Disclosure risk and information loss of anonymized data.")
+    parser.add_argument("--version", action="version", version=f"anoneval {own_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", parents=[common], help="evaluate a config and write the report")
+    p.add_argument("config")
+    p.add_argument("-o", "--output", metavar="REPORT", help="report path (overrides the config)")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", parents=[common], help="validate a config without running it")
+    p.add_argument("config")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("plugins", parents=[common], help="list the registered plugins")
+    p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_plugins)
+
+    p = sub.add_parser("describe", parents=[common], help="show a plugin's params")
+    p.add_argument("name")
+    p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
+    p.set_defaults(func=cmd_describe)
+
+    p = sub.add_parser("schema", parents=[common], help="JSON Schema of the config and of every plugin's params")
+    p.set_defaults(func=cmd_schema)
+
+    for name, (help_text, add_args, run) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, parents=[common], help=help_text)
+        add_args(p)
+        p.set_defaults(func=run)
+    return parser
+
+
+def _load_subcommands() -> None:
+    """Import the modules that contribute subcommands (they fill :data:`SUBCOMMANDS`)."""
+    import importlib
+
+    for module in ("anoneval.core.sweep", "anoneval.core.architecture"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _load_subcommands()
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except AnonevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

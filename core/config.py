@@ -1,0 +1,369 @@
+"""The evaluation config (JSON): validated in full before anything runs.
+
+All problems are collected into one :class:`~anoneval.core.errors.ConfigError`, each with its
+JSON path (``measures[1].params.k: ...``). Paths in the config resolve relative to its file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from anoneval.core.base import Measure, Plugin, PluginRef, Synthesizer
+from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
+from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
+from anoneval.registry import Registry, default_registry
+
+MEASURE_KINDS = ("risk_measure", "loss_measure")
+
+
+class DataSpec(BaseModel):
+    """One input file."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="File path, relative to the config file.")
+    kind: Literal["microdata", "table", "trajectories"] = Field(
+        "microdata", description="Data kind: " + ", ".join(DATA_KINDS) + ".")
+    format: Literal["csv", "parquet", "jsonl"] | None = Field(
+        None, description="File format; inferred from the extension when null.")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="Reading options of the data kind.")
+
+
+class VariantSpec(DataSpec):
+    """One of several named anonymized variants."""
+
+    name: str = Field(description="Variant name, unique within the config.")
+
+
+class Threshold(BaseModel):
+    """Pass/fail bounds on a measure's value (inclusive)."""
+
+    model_config = ConfigDict(extra="forbid")
+    max: float | None = Field(None, description="The value passes when it is <= max.")
+    min: float | None = Field(None, description="The value passes when it is >= min.")
+
+
+class MeasureSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Registered measure name.")
+    kind: Literal["risk_measure", "loss_measure"] | None = Field(
+        None, description="Only needed when a risk and a loss measure share the name.")
+    label: str | None = Field(None, description="Report label; defaults to the name.")
+    params: dict[str, Any] = Field(default_factory=dict, description="The measure's params.")
+    threshold: Threshold | None = Field(None, description="Optional pass/fail bounds.")
+
+
+class SynthesizerSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Registered synthesizer name.")
+    params: dict[str, Any] = Field(default_factory=dict, description="The synthesizer's params.")
+    output: str | None = Field(None, description="Where to save the generated data (optional).")
+
+
+class EvalConfig(BaseModel):
+    """The whole evaluation config."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_: str | None = Field(None, alias="$schema", description="Optional schema URL.")
+    description: str | None = Field(None, description="Free text for humans.")
+    original: DataSpec | None = Field(None, description="The original data.")
+    anonymized: DataSpec | list[VariantSpec] | None = Field(
+        None, description="The anonymized data, or a list of named variants.")
+    synthesizer: SynthesizerSpec | None = Field(
+        None, description="Produces the anonymized side from the original.")
+    measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
+    seed: int = Field(0, description="Seed of every random step.")
+    output: str | None = Field(None, description="Report path (JSON), relative to the config.")
+
+
+@dataclass
+class Input:
+    """A resolved input file."""
+
+    name: str | None
+    path: Path
+    given: str
+    kind: str
+    format: str
+    options: ReadOptions
+
+
+@dataclass
+class PlannedMeasure:
+    measure: Measure
+    label: str
+    threshold: Threshold | None
+
+
+@dataclass
+class Plan:
+    """A validated config: everything needed to run it."""
+
+    config: EvalConfig
+    base_dir: Path
+    original: Input | None
+    anonymized: list[Input]
+    synthesizer: Synthesizer | None
+    synthesizer_output: Path | None
+    measures: list[PlannedMeasure]
+    seed: int
+    output: Path | None
+    registry: Registry
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "") -> str:
+    """``("measures", 1, "params", "k")`` → ``measures[1].params.k``."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _pydantic_problems(exc: ValidationError, prefix: str) -> list[tuple[str, str]]:
+    problems = []
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        elif err["type"] == "literal_error":
+            msg = f"{msg} (got {err.get('input')!r})"
+        problems.append((json_path(loc, prefix), msg))
+    return problems
+
+
+def _unknown_key_hint(problems: list[tuple[str, str]], allowed: list[str]) -> None:
+    for i, (path, msg) in enumerate(problems):
+        if msg == "unknown key":
+            import difflib
+
+            key = path.rsplit(".", 1)[-1]
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems[i] = (path, f"unknown key{hint} Allowed: {', '.join(allowed)}")
+
+
+def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registry,
+                    problems: list[tuple[str, str]]) -> Plugin | None:
+    """Validate params of ``cls`` (and nested plugin refs); return the instance or None."""
+    try:
+        parsed = cls.Params.model_validate(params)
+    except ValidationError as exc:
+        found = _pydantic_problems(exc, path)
+        _unknown_key_hint(found, list(cls.Params.model_fields))
+        problems.extend(found)
+        return None
+    ok = True
+    for fname, finfo in cls.Params.model_fields.items():
+        extra = finfo.json_schema_extra
+        kind = extra.get("plugin_kind") if isinstance(extra, dict) else None
+        ref = getattr(parsed, fname)
+        if kind is None or not isinstance(ref, PluginRef):
+            continue
+        try:
+            sub_cls = registry.get(str(kind), ref.name)
+        except (UnknownPluginError, PluginError) as exc:
+            problems.append((f"{path}.{fname}.name", str(exc)))
+            ok = False
+            continue
+        sub = validate_params(sub_cls, ref.params, f"{path}.{fname}.params", registry, problems)
+        if sub is None:
+            ok = False
+            continue
+        ref.params = sub.params.model_dump(mode="json")
+    return cls(parsed) if ok else None
+
+
+def _resolve_measure_class(spec: dict[str, Any], path: str, registry: Registry,
+                           problems: list[tuple[str, str]]) -> type[Measure] | None:
+    name = spec.get("name")
+    if not isinstance(name, str):
+        return None  # the envelope reports it
+    kinds = [spec["kind"]] if spec.get("kind") in MEASURE_KINDS else list(MEASURE_KINDS)
+    found = registry.kinds_of(name, kinds)
+    if not found:
+        problems.append((f"{path}.name", registry.unknown_message(kinds, name)))
+        return None
+    if len(found) > 1:
+        problems.append((f"{path}.name", f"{name!r} is both a risk and a loss measure; add "
+                                          '"kind": "risk_measure" or "loss_measure"'))
+        return None
+    try:
+        return registry.get(found[0], name)  # type: ignore[return-value]
+    except PluginError as exc:
+        problems.append((f"{path}.name", str(exc)))
+        return None
+
+
+def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
+                   problems: list[tuple[str, str]], check_exists: bool = True) -> Input | None:
+    try:
+        spec = (VariantSpec if name is not None else DataSpec).model_validate(raw)
+    except ValidationError:
+        return None  # the envelope reports it
+    file = Path(spec.path)
+    if not file.is_absolute():
+        file = base_dir / file
+    ok = True
+    if check_exists and not file.is_file():
+        problems.append((f"{path}.path", f"file not found: {file}"))
+        ok = False
+    fmt = spec.format or infer_format(file)
+    if fmt is None:
+        problems.append((f"{path}.format", f"cannot tell the format of {spec.path!r} from its "
+                                            f"extension; set one of {', '.join(FORMATS)}"))
+        ok = False
+    try:
+        opts = OPTIONS[spec.kind].model_validate(spec.options)
+    except ValidationError as exc:
+        found = _pydantic_problems(exc, f"{path}.options")
+        _unknown_key_hint(found, list(OPTIONS[spec.kind].model_fields))
+        problems.extend(found)
+        ok = False
+    if not ok:
+        return None
+    return Input(name, file, spec.path, spec.kind, str(fmt), opts)
+
+
+def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | None = None,
+                    check_files: bool = True) -> Plan:
+    """Validate a config dict in full; raise :class:`ConfigError` listing every problem."""
+    registry = registry or default_registry()
+    base_dir = Path(base_dir)
+    problems: list[tuple[str, str]] = []
+    if not isinstance(raw, dict):
+        raise ConfigError([("", "the config must be a JSON object")])
+    config: EvalConfig | None = None
+    try:
+        config = EvalConfig.model_validate(raw)
+    except ValidationError as exc:
+        found = _pydantic_problems(exc, "")
+        _unknown_key_hint(found, [f.alias or n for n, f in EvalConfig.model_fields.items()])
+        problems.extend(found)
+
+    # inputs
+    original = None
+    if isinstance(raw.get("original"), dict):
+        original = _resolve_input(raw["original"], "original", base_dir, None, problems,
+                                  check_files)
+    variants: list[Input] = []
+    anon = raw.get("anonymized")
+    if isinstance(anon, dict):
+        got = _resolve_input(anon, "anonymized", base_dir, None, problems, check_files)
+        variants = [got] if got else []
+    elif isinstance(anon, list):
+        seen: set[str] = set()
+        for i, item in enumerate(anon):
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str):
+                if name in seen:
+                    problems.append((f"anonymized[{i}].name", f"duplicate variant name {name!r}"))
+                seen.add(name)
+            got = _resolve_input(item, f"anonymized[{i}]", base_dir, name or "", problems,
+                                 check_files)
+            if got:
+                variants.append(got)
+    has_original = raw.get("original") is not None
+    has_anonymized = anon is not None or raw.get("synthesizer") is not None
+    original_kind = raw["original"].get("kind", "microdata") if isinstance(
+        raw.get("original"), dict) else None
+    anon_kinds = {v.kind for v in variants}
+
+    # synthesizer
+    synth: Synthesizer | None = None
+    synth_out: Path | None = None
+    sraw = raw.get("synthesizer")
+    if isinstance(sraw, dict) and isinstance(sraw.get("name"), str):
+        if anon is not None:
+            problems.append(("synthesizer", "give either 'anonymized' or 'synthesizer', not both"))
+        if not has_original:
+            problems.append(("synthesizer", "a synthesizer needs the 'original' data"))
+        try:
+            scls = registry.get("synthesizer", sraw["name"])
+        except (UnknownPluginError, PluginError) as exc:
+            problems.append(("synthesizer.name", str(exc)))
+        else:
+            made = validate_params(scls, sraw.get("params", {}), "synthesizer.params", registry,
+                                   problems)
+            synth = made if isinstance(made, Synthesizer) else None
+            if original_kind and original_kind not in scls.accepts:
+                problems.append(("synthesizer.name", f"{scls.name} accepts "
+                                 f"{', '.join(scls.accepts)} data, not {original_kind}"))
+            if original_kind:
+                anon_kinds = {original_kind}
+        if isinstance(sraw.get("output"), str):
+            synth_out = base_dir / sraw["output"]
+
+    # measures
+    planned: list[PlannedMeasure] = []
+    labels: set[str] = set()
+    mraw = raw.get("measures")
+    for i, spec in enumerate(mraw if isinstance(mraw, list) else []):
+        path = f"measures[{i}]"
+        if not isinstance(spec, dict):
+            continue
+        cls = _resolve_measure_class(spec, path, registry, problems)
+        if cls is None:
+            continue
+        made = validate_params(cls, spec.get("params", {}), f"{path}.params", registry, problems)
+        if not isinstance(made, Measure):
+            continue
+        need = made.required_inputs()
+        if need == "both":
+            if not has_original:
+                problems.append((path, f"{cls.name} needs the 'original' data"))
+            if not has_anonymized:
+                problems.append((path, f"{cls.name} needs 'anonymized' data or a synthesizer"))
+        elif need == "either" and not (has_original or has_anonymized):
+            problems.append((path, f"{cls.name} needs 'original' or 'anonymized' data"))
+        if need != "none":
+            kinds = ({original_kind} if original_kind else set()) | anon_kinds
+            bad = sorted(k for k in kinds if k not in cls.accepts)
+            if bad:
+                problems.append((path, f"{cls.name} accepts {', '.join(cls.accepts)} data, "
+                                       f"not {', '.join(bad)}"))
+        label = spec.get("label") or cls.name
+        if label in labels:
+            problems.append((f"{path}.label", f"two measures are labelled {label!r}; give one "
+                                              "of them a distinct 'label'"))
+        labels.add(label)
+        thr = spec.get("threshold")
+        planned.append(PlannedMeasure(made, label, Threshold.model_validate(thr)
+                                      if isinstance(thr, dict) and config else None))
+
+    if problems:
+        raise ConfigError(problems)
+    assert config is not None
+    return Plan(config=config, base_dir=base_dir, original=original, anonymized=variants,
+                synthesizer=synth, synthesizer_output=synth_out, measures=planned,
+                seed=config.seed, output=base_dir / config.output if config.output else None,
+                registry=registry, raw=raw)
+
+
+def load_config(path: str | Path, registry: Registry | None = None) -> Plan:
+    """Read and validate a config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([("", f"cannot read config {path}: {exc.strerror or exc}")]) from exc
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError([("", f"{path}: invalid JSON at line {exc.lineno}, column "
+                                f"{exc.colno}: {exc.msg}")]) from exc
+    return validate_config(raw, path.parent, registry)
+
+
+def config_schema() -> dict[str, Any]:
+    """JSON Schema of the evaluation config."""
+    return EvalConfig.model_json_schema(by_alias=True)

@@ -1,0 +1,483 @@
+"""Data kinds and their loaders.
+
+Measures reach data only through these objects, so that another backend (e.g. Dask) can feed the
+group-by measures by overriding :meth:`Microdata.group_ids` and friends without changing them.
+Every derived array is cached on the object: an evaluator reused over many anonymized variants
+computes the original's once. Inputs are never modified: measures must not mutate ``frame``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from anoneval.core.errors import DataError
+
+T = TypeVar("T")
+FORMATS = ("csv", "parquet", "jsonl")
+DATA_KINDS = ("microdata", "table", "trajectories")
+DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
+
+
+class Dataset:
+    """Base of the data kinds: row count, content hash, a cache for derived arrays."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, source: str | None = None) -> None:
+        self.source = source
+        self._cache: dict[Any, Any] = {}
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def cached(self, key: Any, compute: Callable[[], T]) -> T:
+        """Return ``compute()``, computed once per dataset object and ``key``."""
+        try:
+            return self._cache[key]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
+
+    def _hash_parts(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def content_hash(self) -> str:
+        """SHA-256 of the content (values, column names and types), independent of the file."""
+
+        def compute() -> str:
+            h = hashlib.sha256()
+            for part in self._hash_parts():
+                h.update(part)
+            return "sha256:" + h.hexdigest()
+
+        return self.cached(("content_hash",), compute)
+
+    def summary(self) -> dict[str, Any]:
+        """What the report says about this input."""
+        return {"kind": self.kind, "path": self.source, "rows": len(self),
+                "hash": self.content_hash()}
+
+
+class Microdata(Dataset):
+    """Records in a DataFrame, one row per person (or unit)."""
+
+    kind: ClassVar[str] = "microdata"
+
+    def __init__(self, frame: pd.DataFrame, source: str | None = None) -> None:
+        super().__init__(source)
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{self.kind} needs a pandas DataFrame, got {type(frame).__name__}")
+        if frame.columns.duplicated().any():
+            dup = sorted(map(str, frame.columns[frame.columns.duplicated()]))
+            raise DataError(f"duplicate column names: {dup}")
+        self._frame = frame
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The records. Read only: measures must not modify it."""
+        return self._frame
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self._frame.columns]
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def require(self, columns: Sequence[str], role: str = "column") -> None:
+        """Raise a :class:`DataError` naming every missing column and listing the present ones."""
+        missing = [c for c in columns if c not in self._frame.columns]
+        if missing:
+            what = role if len(missing) == 1 else role + "s"
+            raise DataError(
+                f"{what} {', '.join(map(repr, missing))} not in the {self.kind}"
+                f"{f' ({self.source})' if self.source else ''}; its columns are: "
+                f"{', '.join(map(str, self._frame.columns))}"
+            )
+
+    def codes(self, column: str) -> tuple[np.ndarray, pd.Index]:
+        """Integer codes of a column's values and the values (missing values get a code)."""
+
+        def compute() -> tuple[np.ndarray, pd.Index]:
+            self.require([column])
+            codes, uniques = pd.factorize(self._frame[column], use_na_sentinel=False)
+            return codes.astype(np.int64, copy=False), pd.Index(uniques)
+
+        return self.cached(("codes", column), compute)
+
+    def group_ids(self, columns: Sequence[str]) -> tuple[np.ndarray, int]:
+        """Dense group index of each row over ``columns`` (equal tuples share an id).
+
+        Missing values form a group value of their own. Ids are numbered in order of first
+        appearance of the combined key's sorted position, so they are deterministic.
+        """
+        columns = tuple(columns)
+
+        def compute() -> tuple[np.ndarray, int]:
+            self.require(columns)
+            n = len(self._frame)
+            if not columns:
+                return np.zeros(n, dtype=np.int64), 1 if n else 0
+            key = np.zeros(n, dtype=np.int64)
+            size = 1
+            for col in columns:
+                codes, uniques = self.codes(col)
+                card = max(len(uniques), 1)
+                if size * card >= 2**62:  # re-densify before the combined key could overflow
+                    _, key = np.unique(key, return_inverse=True)
+                    size = int(key.max()) + 1 if n else 1
+                key = key * card + codes
+                size *= card
+            uniq, inverse = np.unique(key, return_inverse=True)
+            return inverse.astype(np.int64, copy=False).reshape(-1), len(uniq)
+
+        return self.cached(("group_ids", columns), compute)
+
+    def group_sizes(self, columns: Sequence[str]) -> np.ndarray:
+        """Size of each group of :meth:`group_ids` (indexed by group id)."""
+        columns = tuple(columns)
+
+        def compute() -> np.ndarray:
+            ids, n_groups = self.group_ids(columns)
+            return np.bincount(ids, minlength=n_groups)
+
+        return self.cached(("group_sizes", columns), compute)
+
+    def _hash_parts(self) -> list[bytes]:
+        f = self._frame
+        head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes)]).encode()
+        values = pd.util.hash_pandas_object(f, index=False).to_numpy().tobytes() if len(f) else b""
+        return [head, values]
+
+
+class Table(Microdata):
+    """A ready frequency or magnitude table: one row per cell.
+
+    ``keys`` are the spanning variables; ``count`` the number of units (contributors) in a cell;
+    ``total`` the cell's magnitude total; ``contributions`` the columns holding the largest
+    contributions, largest first.
+    """
+
+    kind: ClassVar[str] = "table"
+
+    def __init__(
+        self,
+        frame: pd.DataFrame,
+        keys: Sequence[str] | None = None,
+        count: str | None = None,
+        total: str | None = None,
+        contributions: Sequence[str] = (),
+        source: str | None = None,
+    ) -> None:
+        super().__init__(frame, source)
+        self.keys = list(keys) if keys is not None else None
+        self.count = count
+        self.total = total
+        self.contributions = list(contributions)
+        self.require([*(self.keys or []), *([count] if count else []),
+                      *([total] if total else []), *self.contributions], "table column")
+
+
+class Trajectories(Dataset):
+    """Trajectories stored columnar: point arrays plus per-trajectory offsets.
+
+    Points of trajectory ``i`` are ``offsets[i]:offsets[i+1]`` of ``lon``, ``lat`` and ``t``
+    (epoch seconds, UTC), sorted by time. Trajectories are sorted by id. ``dropped_points`` and
+    ``dropped_trajectories`` count what the loader removed for invalid coordinates.
+    """
+
+    kind: ClassVar[str] = "trajectories"
+
+    def __init__(
+        self,
+        trajectory_id: np.ndarray,
+        user_id: np.ndarray,
+        offsets: np.ndarray,
+        lon: np.ndarray,
+        lat: np.ndarray,
+        t: np.ndarray,
+        source: str | None = None,
+        dropped_points: int = 0,
+        dropped_trajectories: int = 0,
+    ) -> None:
+        super().__init__(source)
+        self.trajectory_id = np.asarray(trajectory_id)
+        self.user_id = np.asarray(user_id)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.lon = np.asarray(lon, dtype=np.float64)
+        self.lat = np.asarray(lat, dtype=np.float64)
+        self.t = np.asarray(t, dtype=np.int64)
+        self.dropped_points = dropped_points
+        self.dropped_trajectories = dropped_trajectories
+        n = len(self.trajectory_id)
+        if len(self.offsets) != n + 1 or len(self.user_id) != n:
+            raise ValueError("offsets must have one more entry than there are trajectories")
+        if not (len(self.lon) == len(self.lat) == len(self.t) == self.offsets[-1]):
+            raise ValueError("lon, lat and t must have offsets[-1] points")
+
+    def __len__(self) -> int:
+        return len(self.trajectory_id)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Number of points of each trajectory."""
+        return np.diff(self.offsets)
+
+    @property
+    def n_points(self) -> int:
+        return int(self.offsets[-1])
+
+    def points(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(lon, lat, t)`` of trajectory ``i``."""
+        s = slice(self.offsets[i], self.offsets[i + 1])
+        return self.lon[s], self.lat[s], self.t[s]
+
+    def index_of(self, trajectory_ids: Sequence[Any]) -> np.ndarray:
+        """Positions of the given trajectory ids (-1 where absent)."""
+        order = np.argsort(self.trajectory_id, kind="stable")
+        ids = np.asarray(trajectory_ids)
+        pos = np.searchsorted(self.trajectory_id, ids, sorter=order)
+        pos = np.clip(pos, 0, max(len(order) - 1, 0))
+        found = order[pos] if len(order) else np.zeros(len(ids), dtype=np.int64)
+        ok = (self.trajectory_id[found] == ids) if len(order) else np.zeros(len(ids), bool)
+        return np.where(ok, found, -1)
+
+    def subset(self, index: Sequence[int] | np.ndarray) -> Trajectories:
+        """The trajectories at positions ``index`` (in that order)."""
+        index = np.asarray(index, dtype=np.int64)
+        lengths = self.lengths[index]
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        take = (np.repeat(self.offsets[:-1][index] - offsets[:-1], lengths)
+                + np.arange(offsets[-1]))
+        return Trajectories(self.trajectory_id[index], self.user_id[index], offsets,
+                            self.lon[take], self.lat[take], self.t[take], source=self.source)
+
+    def to_frame(self, timestamp_format: str | None = DEFAULT_TIMESTAMP_FORMAT) -> pd.DataFrame:
+        """One row per point in the mobility anonymizer's column layout."""
+        lengths = self.lengths
+        ts: Any = self.t
+        if timestamp_format is not None:
+            ts = pd.to_datetime(self.t, unit="s", utc=True).strftime(timestamp_format)
+        return pd.DataFrame({
+            "user_id": np.repeat(self.user_id, lengths),
+            "trajectory_id": np.repeat(self.trajectory_id, lengths),
+            "timestamp": ts,
+            "lon": self.lon,
+            "lat": self.lat,
+        })
+
+    def summary(self) -> dict[str, Any]:
+        out = super().summary()
+        out.update(points=self.n_points, dropped_points=self.dropped_points,
+                   dropped_trajectories=self.dropped_trajectories)
+        return out
+
+    def _hash_parts(self) -> list[bytes]:
+        ids = pd.util.hash_pandas_object(pd.Series(self.trajectory_id), index=False)
+        users = pd.util.hash_pandas_object(pd.Series(self.user_id), index=False)
+        return [ids.to_numpy().tobytes(), users.to_numpy().tobytes(), self.offsets.tobytes(),
+                self.lon.tobytes(), self.lat.tobytes(), self.t.tobytes()]
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        columns: dict[str, str] | None = None,
+        timestamp_format: str = DEFAULT_TIMESTAMP_FORMAT,
+        invalid: Literal["drop", "error"] = "drop",
+        source: str | None = None,
+    ) -> Trajectories:
+        """Build from one row per point with columns user_id, trajectory_id, timestamp, lon, lat.
+
+        ``columns`` maps those roles to the frame's names. Timestamps are strings in
+        ``timestamp_format`` (UTC) or numbers of epoch seconds; they are truncated to whole
+        seconds. Points with a non-finite coordinate, |lat| > 90 or |lon| > 180 are dropped and
+        counted (``invalid="error"`` raises instead); trajectories left without points are
+        dropped too.
+        """
+        roles = {r: r for r in ("user_id", "trajectory_id", "timestamp", "lon", "lat")}
+        unknown = set(columns or {}) - set(roles)
+        if unknown:
+            raise DataError(f"unknown trajectory column roles {sorted(unknown)}; "
+                            f"allowed: {sorted(roles)}")
+        roles.update(columns or {})
+        missing = [f"{role} (column {name!r})" for role, name in roles.items()
+                   if name not in frame.columns]
+        if missing:
+            raise DataError(f"trajectories{f' ({source})' if source else ''} lack "
+                            f"{', '.join(missing)}; columns found: "
+                            f"{', '.join(map(str, frame.columns))}")
+        t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
+        lon = pd.to_numeric(frame[roles["lon"]], errors="coerce").to_numpy(np.float64)
+        lat = pd.to_numeric(frame[roles["lat"]], errors="coerce").to_numpy(np.float64)
+        bad = ~(np.isfinite(lon) & np.isfinite(lat) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180))
+        traj = frame[roles["trajectory_id"]].to_numpy()
+        user = frame[roles["user_id"]].to_numpy()
+        if bad.any() and invalid == "error":
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"row {row}: invalid coordinate lon={frame[roles['lon']].iloc[row]!r}"
+                            f", lat={frame[roles['lat']].iloc[row]!r} ({int(bad.sum())} rows "
+                            "invalid); use invalid='drop' to drop them")
+        n_traj_before = len(pd.unique(traj))
+        keep = ~bad
+        traj, user, lon, lat, t = traj[keep], user[keep], lon[keep], lat[keep], t[keep]
+        tcodes, tuniq = pd.factorize(traj, sort=True)
+        order = np.lexsort((t, tcodes))
+        tcodes, user, lon, lat, t = tcodes[order], user[order], lon[order], lat[order], t[order]
+        counts = np.bincount(tcodes, minlength=len(tuniq))
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        first = offsets[:-1]
+        return cls(np.asarray(tuniq), user[first] if len(first) else user[:0], offsets, lon, lat,
+                   t, source=source, dropped_points=int(bad.sum()),
+                   dropped_trajectories=n_traj_before - len(tuniq))
+
+
+def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
+    """Epoch seconds (int64, UTC) of string timestamps in ``fmt`` or numeric epoch values."""
+    if pd.api.types.is_numeric_dtype(values):
+        out = values.to_numpy(np.float64)
+        if not np.isfinite(out).all():
+            row = int(np.flatnonzero(~np.isfinite(out))[0])
+            raise DataError(f"row {row}: timestamp {values.iloc[row]!r} is not a number")
+        return np.floor(out).astype(np.int64)
+    parsed = pd.to_datetime(values, format=fmt, utc=True, errors="coerce")
+    bad = parsed.isna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(f"row {row}: cannot parse timestamp {values.iloc[row]!r} with format "
+                        f"{fmt!r} ({int(bad.sum())} rows unparseable); set the "
+                        "'timestamp_format' option")
+    delta = parsed - pd.Timestamp(0, tz="UTC")
+    return (delta // pd.Timedelta(seconds=1)).to_numpy(np.int64)
+
+
+# -- loading -------------------------------------------------------------------------------------
+
+
+class ReadOptions(BaseModel):
+    """Options for reading any file; those of a kind extend it."""
+
+    model_config = ConfigDict(extra="forbid")
+    sep: str | None = Field(None, description="CSV separator; sniffed from the file when null.")
+    encoding: str = Field("utf-8", description="Text encoding of CSV and JSON lines files.")
+    na_values: list[str] | None = Field(
+        None, description="Extra strings read as missing (CSV); pandas' defaults always apply.")
+    dtype: dict[str, str] | Literal["str"] | None = Field(
+        None, description='Column types, e.g. {"age": "int64"}, or "str" to read all as text.')
+
+
+class MicrodataOptions(ReadOptions):
+    pass
+
+
+class TableOptions(ReadOptions):
+    keys: list[str] | None = Field(None, description="Columns that span the table (cell keys).")
+    count: str | None = Field(None, description="Column with the number of units in a cell.")
+    total: str | None = Field(None, description="Column with a cell's magnitude total.")
+    contributions: list[str] = Field(
+        default_factory=list, description="Columns with the largest contributions, largest first.")
+
+
+class TrajectoryOptions(ReadOptions):
+    columns: dict[str, str] | None = Field(
+        None, description="Column of each role: user_id, trajectory_id, timestamp, lon, lat.")
+    timestamp_format: str = Field(DEFAULT_TIMESTAMP_FORMAT,
+                                  description="strptime format of the timestamps (UTC).")
+    invalid: Literal["drop", "error"] = Field(
+        "drop", description="Drop points with invalid coordinates (and count them) or fail.")
+
+
+OPTIONS: dict[str, type[ReadOptions]] = {
+    "microdata": MicrodataOptions, "table": TableOptions, "trajectories": TrajectoryOptions,
+}
+
+
+def infer_format(path: Path) -> str | None:
+    """The file format from the extension (csv, tsv, txt, parquet, pq, jsonl, ndjson)."""
+    suffix = path.suffix.lower().lstrip(".")
+    return {"csv": "csv", "tsv": "csv", "txt": "csv", "parquet": "parquet", "pq": "parquet",
+            "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The CSV separator among , ; tab | (comma when the sample is ambiguous)."""
+    with open(path, encoding=encoding, newline="") as fh:
+        sample = fh.read(65536)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        return ","
+
+
+def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
+    """Read a file into a DataFrame; never writes to it."""
+    dtype: Any = str if opts.dtype == "str" else opts.dtype
+    if fmt == "csv":
+        sep = opts.sep or sniff_separator(path, opts.encoding)
+        return pd.read_csv(path, sep=sep, encoding=opts.encoding, na_values=opts.na_values,
+                           dtype=dtype, skipinitialspace=False)
+    if fmt == "parquet":
+        frame = pd.read_parquet(path)
+    elif fmt == "jsonl":
+        frame = pd.read_json(path, lines=True, encoding=opts.encoding, dtype=False)
+    else:
+        raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    return frame.astype(dtype) if dtype is not None else frame
+
+
+def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
+               source: str | None = None) -> Dataset:
+    """Wrap a frame as a dataset of ``kind`` with the kind's options."""
+    if kind == "microdata":
+        return Microdata(frame, source=source)
+    if kind == "table":
+        assert isinstance(opts, TableOptions)
+        return Table(frame, keys=opts.keys, count=opts.count, total=opts.total,
+                     contributions=opts.contributions, source=source)
+    if kind == "trajectories":
+        assert isinstance(opts, TrajectoryOptions)
+        return Trajectories.from_frame(frame, columns=opts.columns,
+                                       timestamp_format=opts.timestamp_format,
+                                       invalid=opts.invalid, source=source)
+    raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+
+
+def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
+         options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
+    """Load a dataset of ``kind`` from CSV, Parquet or JSON lines."""
+    path = Path(path)
+    fmt = fmt or infer_format(path)
+    if fmt is None:
+        raise DataError(f"{path}: cannot tell the format from the extension; set 'format' "
+                        f"to one of {', '.join(FORMATS)}")
+    if kind not in OPTIONS:
+        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+    opts = options if isinstance(options, ReadOptions) else OPTIONS[kind].model_validate(
+        options or {})
+    try:
+        frame = read_frame(path, fmt, opts)
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: cannot read as {fmt}: {exc}") from exc
+    return from_frame(frame, kind, opts, source=str(path))
+
+
+def as_dataset(obj: Any, kind: str | None = None) -> Dataset | None:
+    """Accept a Dataset, a DataFrame (microdata unless ``kind`` says otherwise) or None."""
+    if obj is None or isinstance(obj, Dataset):
+        return obj
+    if isinstance(obj, pd.DataFrame):
+        if kind in (None, "microdata"):
+            return Microdata(obj)
+        if kind == "trajectories":
+            return Trajectories.from_frame(obj)
+        if kind == "table":
+            return Table(obj)
+    raise TypeError(f"expected a DataFrame or an anoneval Dataset, got {type(obj).__name__}")

@@ -1,0 +1,68 @@
+"""pluggy hook specifications of anoneval.
+
+Four *registration* hooks, one per plugin kind of the design card, hand implementation classes
+to the registry; the registry, not pluggy, selects one by name. A few *lifecycle* hooks are
+called with data where every plugin should run (the built-in timing uses them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from anoneval.core.base import Context, Measure, MeasureResult
+
+PROJECT = "anoneval"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+#: ``register(cls)`` adds one implementation class; ``cls.name`` is its config name.
+Register = Callable[[type], None]
+
+
+# -- registration hooks ------------------------------------------------------------------------
+
+
+@hookspec
+def risk_measure(register: Register) -> None:
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.RiskMeasure` subclass."""
+
+
+@hookspec
+def loss_measure(register: Register) -> None:
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.LossMeasure` subclass."""
+
+
+@hookspec
+def distance(register: Register) -> None:
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Distance` subclass."""
+
+
+@hookspec
+def synthesizer(register: Register) -> None:
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Synthesizer` subclass."""
+
+
+# -- lifecycle hooks ---------------------------------------------------------------------------
+
+
+@hookspec
+def before_measure(measure: Measure, ctx: Context) -> None:
+    """Called just before ``measure`` computes; ``ctx.extra`` is shared with ``after_measure``."""
+
+
+@hookspec
+def after_measure(measure: Measure, result: MeasureResult | None, ctx: Context) -> None:
+    """Called after ``measure`` finished (``result`` is None when it raised)."""
+
+
+@hookspec
+def report_section(measure: dict[str, Any], report: dict[str, Any]) -> str | None:
+    """Return an HTML fragment for this measure's section of the HTML report, or None.
+
+    ``measure`` is the measure's entry of the JSON report and ``report`` the whole JSON report.
+    Every non-None fragment is included, so a third-party measure can render its own section.
+    """

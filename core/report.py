@@ -1,0 +1,188 @@
+"""The evaluation report: JSON for machines, a tidy DataFrame for analysts, text for people."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from anoneval.core.base import to_jsonable
+
+
+class MeasureReport(BaseModel):
+    """One measure's entry, in config order."""
+
+    name: str
+    label: str
+    kind: str
+    value: float | None
+    direction: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    threshold: dict[str, float | None] | None = None
+    passed: bool | None = None
+
+
+class Report(BaseModel):
+    """One original against one anonymized dataset (or none, for analytic measures)."""
+
+    anoneval_version: str
+    seed: int
+    variant: str | None = None
+    inputs: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
+    synthesizer: dict[str, Any] | None = None
+    measures: list[MeasureReport] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every measure succeeded."""
+        return all(m.error is None for m in self.measures)
+
+    def __getitem__(self, label: str) -> MeasureReport:
+        for m in self.measures:
+            if m.label == label:
+                return m
+        raise KeyError(f"no measure labelled {label!r}; have: "
+                       f"{', '.join(m.label for m in self.measures)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self.model_dump())  # type: ignore[no-any-return]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measure: variant, label, name, kind, value, direction, passed, seconds,
+        error."""
+        return pd.DataFrame([_row(m, self.variant) for m in self.measures],
+                            columns=FRAME_COLUMNS)
+
+    def write(self, path: str | Path) -> None:
+        write_atomic(path, self.to_json() + "\n")
+
+    def summary(self) -> str:
+        return format_summary(self.to_frame())
+
+
+class MultiReport(BaseModel):
+    """One original against several named anonymized variants."""
+
+    anoneval_version: str
+    seed: int
+    inputs: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
+    variants: list[Report] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.variants)
+
+    def __getitem__(self, name: str) -> Report:
+        for r in self.variants:
+            if r.variant == name:
+                return r
+        raise KeyError(f"no variant {name!r}; have: "
+                       f"{', '.join(str(r.variant) for r in self.variants)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self.model_dump())  # type: ignore[no-any-return]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = [_row(m, r.variant) for r in self.variants for m in r.measures]
+        return pd.DataFrame(rows, columns=FRAME_COLUMNS)
+
+    def write(self, path: str | Path) -> None:
+        write_atomic(path, self.to_json() + "\n")
+
+    def summary(self) -> str:
+        return format_summary(self.to_frame())
+
+
+FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "direction", "passed", "seconds",
+                 "error"]
+
+
+def _row(m: MeasureReport, variant: str | None) -> dict[str, Any]:
+    return {"variant": variant, "label": m.label, "name": m.name, "kind": m.kind,
+            "value": m.value, "direction": m.direction, "passed": m.passed,
+            "seconds": m.seconds, "error": m.error}
+
+
+def format_summary(frame: pd.DataFrame) -> str:
+    """A readable fixed-width table of measures for the terminal."""
+    cols = ["label", "kind", "value", "direction", "status", "seconds"]
+    multi = frame["variant"].notna().any()
+    if multi:
+        cols.insert(0, "variant")
+    rows = []
+    for _, r in frame.iterrows():
+        status = "ERROR" if r["error"] else {True: "pass", False: "FAIL"}.get(r["passed"], "ok")
+        value = "-" if r["value"] is None or pd.isna(r["value"]) else f"{r['value']:.6g}"
+        rows.append({"variant": str(r["variant"]), "label": r["label"],
+                     "kind": str(r["kind"]).replace("_measure", ""), "value": value,
+                     "direction": r["direction"], "status": status,
+                     "seconds": f"{r['seconds']:.3f}"})
+    widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols),
+             "  ".join("-" * widths[c] for c in cols)]
+    lines += ["  ".join(row[c].ljust(widths[c]) for c in cols) for row in rows]
+    errors = frame[frame["error"].notna()]
+    for _, r in errors.iterrows():
+        where = f"[{r['variant']}] " if multi else ""
+        lines.append(f"error in {where}{r['label']}: {r['error']}")
+    return "\n".join(lines)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, so readers never see a
+    half-written file and an existing file survives a failed write."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_frame_atomic(frame: pd.DataFrame, path: str | Path) -> None:
+    """Save a frame (CSV, Parquet or JSON lines by extension) atomically."""
+    from anoneval.core.data import infer_format
+
+    path = Path(path)
+    fmt = infer_format(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        elif fmt == "jsonl":
+            frame.to_json(tmp, orient="records", lines=True)
+        else:
+            frame.to_csv(tmp, index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,1 @@
+"""Distances between trajectories and between microdata records."""

@@ -1,0 +1,1 @@
+"""Record-linkage disclosure risk."""

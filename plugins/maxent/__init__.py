@@ -1,0 +1,1 @@
+"""Maximum-entropy synthesizers and the information architecture's inspections."""

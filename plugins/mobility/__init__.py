@@ -1,0 +1,1 @@
+"""Trajectory utility measures (the MobiDataLab mobility anonymizer)."""

@@ -1,0 +1,1 @@
+"""Mutual-information leakage of randomized response (RAPPOR) and its synthesizer."""

@@ -1,0 +1,1 @@
+"""Sensitivity rules for magnitude tables; entropy risk and utility of frequency tables."""

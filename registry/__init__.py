@@ -1,0 +1,328 @@
+"""The registry: plugin names to implementation classes, per kind.
+
+Sources, in load order:
+
+1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
+   way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
+   imported lazily, the first time a name is used.
+2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
+   object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
+3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
+   ``config.json``; a class may be ``"path/to/file.py:Class"``, relative to that file.
+
+A name may appear once per kind: a duplicate is an error naming both sources.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from anoneval.core import hookspecs
+from anoneval.core.base import KINDS, Context, Measure, MeasureResult, Plugin
+from anoneval.core.errors import PluginError, UnknownPluginError
+
+ENTRY_POINT_GROUP = "anoneval"
+ENV_REGISTRY = "ANONEVAL_REGISTRY"
+BUILTIN_CONFIG = Path(__file__).with_name("config.json")
+BUILTIN_SOURCE = "anoneval (built-in)"
+
+
+def own_version() -> str:
+    try:
+        return metadata.version("anoneval")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
+
+@dataclass
+class Entry:
+    """One registered implementation: where it came from and how to get its class."""
+
+    kind: str
+    name: str
+    source: str
+    distribution: str
+    version: str
+    target: str | type
+    base_dir: Path | None = None
+    _cls: type | None = field(default=None, repr=False)
+
+    def load(self) -> type[Plugin]:
+        """Import (once) and check the class."""
+        if self._cls is None:
+            cls = self.target if isinstance(self.target, type) else import_class(
+                self.target, self.base_dir)
+            _check_class(cls, self.kind, self.name, self.source)
+            self._cls = cls
+        return self._cls
+
+
+def import_class(path: str, base_dir: Path | None = None) -> type:
+    """Import ``pkg.mod.Class``, ``pkg.mod:Class`` or ``file.py:Class`` (file relative to
+    ``base_dir``)."""
+    if ":" in path:
+        module_name, _, attr = path.rpartition(":")
+    else:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name or not attr:
+        raise PluginError(f"class path {path!r} must look like 'package.module.Class', "
+                          "'package.module:Class' or 'file.py:Class'")
+    try:
+        if module_name.endswith(".py"):
+            file = Path(module_name)
+            if not file.is_absolute() and base_dir is not None:
+                file = base_dir / file
+            if not file.is_file():
+                raise PluginError(f"class path {path!r}: file {file} not found")
+            mod_name = f"anoneval_user_{abs(hash(str(file.resolve())))}"
+            module = sys.modules.get(mod_name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(mod_name, file)
+                assert spec is not None and spec.loader is not None
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[mod_name] = module
+                spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except PluginError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"cannot import {module_name!r} for {path!r}: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    try:
+        return getattr(module, attr)  # type: ignore[no-any-return]
+    except AttributeError:
+        raise PluginError(f"module {module_name!r} has no attribute {attr!r}") from None
+
+
+def _check_class(cls: Any, kind: str, name: str, source: str) -> None:
+    from anoneval.core.base import Distance, LossMeasure, RiskMeasure, Synthesizer
+
+    base = {"risk_measure": RiskMeasure, "loss_measure": LossMeasure, "distance": Distance,
+            "synthesizer": Synthesizer}[kind]
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise PluginError(f"{kind} {name!r} from {source}: {cls!r} is not a subclass of "
+                          f"{base.__module__}.{base.__qualname__}")
+    if getattr(cls, "name", None) != name:
+        raise PluginError(f"{kind} {name!r} from {source}: the class declares "
+                          f"name = {getattr(cls, 'name', None)!r}")
+    for attr in ("description",):
+        if not isinstance(getattr(cls, attr, None), str):
+            raise PluginError(f"{kind} {name!r} from {source}: missing class attribute {attr!r}")
+
+
+class _Timing:
+    """Built-in lifecycle plugin: times each measure into ``ctx.extra['seconds']``."""
+
+    @hookspecs.hookimpl
+    def before_measure(self, measure: Measure, ctx: Context) -> None:
+        ctx.extra["_t0"] = time.perf_counter()
+
+    @hookspecs.hookimpl
+    def after_measure(self, measure: Measure, result: MeasureResult | None, ctx: Context) -> None:
+        ctx.extra["seconds"] = time.perf_counter() - ctx.extra.pop("_t0")
+
+
+class Registry:
+    """Names → implementation classes per kind, with provenance, plus the pluggy manager."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+        self.load_errors: list[str] = []
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.pm.register(_Timing(), name="anoneval.timing")
+
+    # -- adding --------------------------------------------------------------------------------
+
+    def add(self, entry: Entry) -> None:
+        """Add one entry; a duplicate name within the kind is an error naming both sources."""
+        if entry.kind not in self._entries:
+            raise PluginError(f"{entry.source}: unknown plugin kind {entry.kind!r}; "
+                              f"allowed: {', '.join(KINDS)}")
+        old = self._entries[entry.kind].get(entry.name)
+        if old is not None:
+            raise PluginError(f"duplicate {entry.kind} name {entry.name!r}: registered by "
+                              f"{old.source} and by {entry.source}")
+        self._entries[entry.kind][entry.name] = entry
+
+    def register(self, cls: type[Plugin], source: str = "python", distribution: str = "",
+                 version: str = "") -> None:
+        """Register a class directly (tests, notebooks); ``cls.kind`` and ``cls.name`` decide."""
+        kind = getattr(cls, "kind", None)
+        if kind not in KINDS:
+            raise PluginError(f"{cls!r} has no valid 'kind'; allowed: {', '.join(KINDS)}")
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise PluginError(f"{cls!r} has no 'name'")
+        entry = Entry(kind, name, source, distribution, version, cls)
+        entry.load()
+        self.add(entry)
+
+    def load_file(self, path: str | Path, source: str | None = None,
+                  distribution: str = "", version: str = "") -> None:
+        """Add every entry of a registry file in ``config.json``'s format."""
+        path = Path(path)
+        source = source or f"registry file {path}"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PluginError(f"{source}: cannot read: {exc}") from exc
+        if not isinstance(data, dict):
+            raise PluginError(f"{source}: expected an object of kinds")
+        for kind, items in data.items():
+            if kind.startswith("$") or kind == "description":
+                continue
+            if kind not in KINDS:
+                raise PluginError(f"{source}: unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+            if not isinstance(items, dict):
+                raise PluginError(f"{source}: {kind} must map names to {{\"class\": ...}}")
+            for name, spec in items.items():
+                target = spec.get("class") if isinstance(spec, dict) else None
+                if not isinstance(target, str):
+                    raise PluginError(f"{source}: {kind}.{name} needs a \"class\" string")
+                self.add(Entry(kind, name, source, distribution, version, target,
+                               base_dir=path.parent))
+
+    def load_builtins(self) -> None:
+        self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
+
+    def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
+        """Register installed third-party plugins; a broken one is recorded, not fatal."""
+        for ep in metadata.entry_points(group=group):
+            dist = ep.dist.name if ep.dist is not None else "?"
+            version = ep.dist.version if ep.dist is not None else "?"
+            source = f"{dist} {version} (entry point {ep.name!r})"
+            try:
+                plugin = ep.load()
+                self.add_hook_plugin(plugin, source, dist, version, name=f"{dist}:{ep.name}")
+            except Exception as exc:
+                self.load_errors.append(
+                    f"plugin distribution {dist!r} (entry point {ep.name!r} = {ep.value!r}) "
+                    f"failed to load: {type(exc).__name__}: {exc}")
+
+    def add_hook_plugin(self, plugin: object, source: str, distribution: str = "",
+                        version: str = "", name: str | None = None) -> None:
+        """Register a pluggy plugin object and collect the classes its hooks register."""
+        name = self.pm.register(plugin, name=name)
+        try:
+            self.pm.check_pending()
+            staged: list[Entry] = []
+            for kind in KINDS:
+                caller = getattr(self.pm.hook, kind)
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is not plugin:
+                        continue
+
+                    def register(cls: type, _kind: str = kind) -> None:
+                        if getattr(cls, "kind", None) != _kind:
+                            raise PluginError(f"{source}: {cls!r} registered as {_kind} but "
+                                              f"declares kind {getattr(cls, 'kind', None)!r}")
+                        staged.append(Entry(_kind, getattr(cls, "name", ""), source,
+                                            distribution, version, cls))
+
+                    impl.function(register=register)
+            for entry in staged:
+                entry.load()
+            for entry in staged:
+                self.add(entry)
+        except Exception:
+            self.pm.unregister(name=name)
+            raise
+
+    # -- looking up ----------------------------------------------------------------------------
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self._entries[kind])
+
+    def entries(self, kind: str | None = None) -> Iterator[Entry]:
+        for k in (kind,) if kind else KINDS:
+            yield from (self._entries[k][n] for n in sorted(self._entries[k]))
+
+    def entry(self, kind: str, name: str) -> Entry:
+        try:
+            return self._entries[kind][name]
+        except KeyError:
+            raise UnknownPluginError(self.unknown_message(kind, name)) from None
+
+    def kinds_of(self, name: str, kinds: Iterable[str] = KINDS) -> list[str]:
+        return [k for k in kinds if name in self._entries[k]]
+
+    def unknown_message(self, kind: str | Iterable[str], name: str) -> str:
+        kinds = [kind] if isinstance(kind, str) else list(kind)
+        known = sorted({n for k in kinds for n in self._entries[k]})
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        lower = [n for n in known if n.lower() == name.lower()]
+        guess = (lower or close)
+        msg = f"unknown {' or '.join(kinds)} {name!r}."
+        if guess:
+            msg += f" Did you mean {' or '.join(map(repr, guess))}?"
+        msg += f" Known: {', '.join(known) or '(none)'}."
+        msg += " If it comes from a third-party package, that plugin may not be installed."
+        if self.load_errors:
+            msg += " Plugins that failed to load: " + "; ".join(self.load_errors)
+        return msg
+
+    def get(self, kind: str, name: str) -> type[Plugin]:
+        return self.entry(kind, name).load()
+
+    def create(self, kind: str, name: str, params: Any = None) -> Plugin:
+        return self.get(kind, name)(params)
+
+
+def build_registry(*, builtins: bool = True, entry_points: bool = True,
+                   user_file: str | Path | None = None) -> Registry:
+    """A fresh registry from the chosen sources (no global state)."""
+    registry = Registry()
+    if builtins:
+        registry.load_builtins()
+    if entry_points:
+        registry.load_entry_points()
+    if user_file:
+        registry.load_file(user_file)
+    return registry
+
+
+_DEFAULT: dict[str | None, Registry] = {}
+
+
+def default_registry(user_file: str | Path | None = None) -> Registry:
+    """The shared registry: built-ins, entry points and ``user_file`` or ``$ANONEVAL_REGISTRY``.
+
+    Built once per user file and reused, so an embedding benchmark pays for discovery once.
+    """
+    key = str(user_file) if user_file else os.environ.get(ENV_REGISTRY) or None
+    if key not in _DEFAULT:
+        _DEFAULT[key] = build_registry(user_file=key)
+    return _DEFAULT[key]
+
+
+def plugin_info(entry: Entry) -> dict[str, Any]:
+    """What ``anoneval plugins`` lists for one entry."""
+    info: dict[str, Any] = {"name": entry.name, "kind": entry.kind, "source": entry.source,
+                            "distribution": entry.distribution, "version": entry.version}
+    try:
+        cls = entry.load()
+        info["description"] = cls.description
+        info["accepts"] = list(getattr(cls, "accepts", ()))
+    except PluginError as exc:
+        info["description"] = None
+        info["error"] = str(exc)
+    return info
+
+
+__all__ = ["Entry", "Registry", "build_registry", "default_registry", "import_class",
+           "own_version", "plugin_info"]

@@ -1,0 +1,21 @@
+"""Shared fixtures: paths to the shipped example data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "examples" / "data"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """``examples/data``: adult/ (ARX extract + hierarchies) and mobility/ (anonymizer fixtures)."""
+    return DATA
