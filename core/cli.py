@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
     p.set_defaults(func=cmd_describe)
 
-    p = sub.add_parser("schema", parents=[common], help="JSON Schema of the config and of every plugin's params")
+    p = sub.add_parser("schema", parents=[common],
+                       help="JSON Schema of the config and of every plugin's params")
     p.set_defaults(func=cmd_schema)
 
     for name, (help_text, add_args, run) in SUBCOMMANDS.items():
@@ -178,7 +179,7 @@ def _load_subcommands() -> None:
     """Import the modules that contribute subcommands (they fill :data:`SUBCOMMANDS`)."""
     import importlib
 
-    for module in ("anoneval.core.sweep", "anoneval.core.architecture"):
+    for module in ("anoneval.core.sweep", "anoneval.plugins.maxent.architecture"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

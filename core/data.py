@@ -153,7 +153,7 @@ class Microdata(Dataset):
 
     def _hash_parts(self) -> list[bytes]:
         f = self._frame
-        head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes)]).encode()
+        head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes, strict=False)]).encode()
         values = pd.util.hash_pandas_object(f, index=False).to_numpy().tobytes() if len(f) else b""
         return [head, values]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -156,10 +157,8 @@ def write_atomic(path: str | Path, text: str) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 
@@ -181,8 +180,6 @@ def write_frame_atomic(frame: pd.DataFrame, path: str | Path) -> None:
             frame.to_csv(tmp, index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",")
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
