@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -92,14 +93,21 @@ class Context:
     ``seed`` is the evaluation seed; :meth:`rng` gives a fresh generator from it, so a measure's
     result does not depend on its position in the config. ``prepared`` holds what the measure's
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
+    ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
     """
 
     seed: int = 0
     registry: Registry | None = None
+    base_dir: Path | None = None
     show_progress: bool = False
     prepared: Any = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def path(self, value: str | Path) -> Path:
+        """A file path from a param, relative to the config file's folder when there is one."""
+        p = Path(value)
+        return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
 
     def rng(self, *salt: int) -> np.random.Generator:
         """A generator seeded by the evaluation seed (plus optional integer salt)."""

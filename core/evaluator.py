@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from anoneval.core.base import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
@@ -77,7 +78,9 @@ class Evaluator:
         registry: Registry | None = None,
         show_progress: bool = False,
         kind: str | None = None,
+        base_dir: str | Path | None = None,
     ) -> None:
+        self.base_dir = Path(base_dir) if base_dir is not None else None
         self.registry = registry or default_registry()
         self.kind = kind
         self.original: Dataset | None = as_dataset(original, kind)
@@ -89,8 +92,8 @@ class Evaluator:
         self._hook = self.registry.pm.hook
 
     def _context(self, prepared: Any = None) -> Context:
-        return Context(seed=self.seed, registry=self.registry, show_progress=self.show_progress,
-                       prepared=prepared)
+        return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
+                       show_progress=self.show_progress, prepared=prepared)
 
     def _prepare(self, i: int, measure: Measure) -> tuple[Any, BaseException | None]:
         if i not in self._prepared:

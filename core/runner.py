@@ -24,7 +24,7 @@ def run_plan(plan: Plan, show_progress: bool = False) -> Report | MultiReport:
     """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report."""
     original = load_input(plan.original) if plan.original else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
-                          show_progress=show_progress)
+                          show_progress=show_progress, base_dir=plan.base_dir)
     if plan.synthesizer is not None:
         synth = plan.synthesizer
         try:
