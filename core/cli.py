@@ -74,6 +74,9 @@ def cmd_plugins(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(infos, indent=2))
         return EXIT_OK
+    if args.markdown:
+        print(plugins_markdown(infos))
+        return EXIT_OK
     for kind in ([args.kind] if args.kind else sorted({i["kind"] for i in infos})):
         print(f"{kind}:")
         for info in (i for i in infos if i["kind"] == kind):
@@ -81,6 +84,15 @@ def cmd_plugins(args: argparse.Namespace) -> int:
             desc = info["description"] or f"(cannot load: {info.get('error')})"
             print(f"  {info['name']:<28} {desc}{origin}")
     return EXIT_OK
+
+
+def plugins_markdown(infos: list[dict[str, Any]]) -> str:
+    """The README's table of plugins (kept in sync by a test)."""
+    lines = ["| kind | name | accepts | description |", "|---|---|---|---|"]
+    for i in infos:
+        lines.append(f"| {i['kind']} | `{i['name']}` | {', '.join(i.get('accepts', []))} | "
+                     f"{i['description']} |")
+    return "\n".join(lines)
 
 
 def describe_params(cls: type) -> list[dict[str, Any]]:
@@ -157,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", parents=[common], help="list the registered plugins")
     p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table (for docs)")
     p.set_defaults(func=cmd_plugins)
 
     p = sub.add_parser("describe", parents=[common], help="show a plugin's params")

@@ -65,6 +65,25 @@ class SynthesizerSpec(BaseModel):
     output: str | None = Field(None, description="Where to save the generated data (optional).")
 
 
+class RUMapSpec(BaseModel):
+    """Which measures the risk–utility map of a many-variant report plots."""
+
+    model_config = ConfigDict(extra="forbid")
+    risk: str = Field(description="Label of a risk measure of 'measures' (x axis).")
+    loss: str = Field(description="Label of a loss measure of 'measures' (y axis).")
+
+
+class ReportSpec(BaseModel):
+    """Options of the report (JSON and HTML)."""
+
+    model_config = ConfigDict(extra="forbid")
+    ru_map: RUMapSpec | None = Field(
+        None, description="Risk and loss measure of the risk–utility table and map; default: "
+                          "the first risk and the first loss measure.")
+    max_rows: int = Field(50, ge=1, le=100_000,
+                          description="Rows shown per details table in the HTML report.")
+
+
 class EvalConfig(BaseModel):
     """The whole evaluation config."""
 
@@ -79,6 +98,7 @@ class EvalConfig(BaseModel):
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
     seed: int = Field(0, description="Seed of every random step.")
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
+    report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
 
 
 @dataclass
@@ -242,6 +262,9 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     problems: list[tuple[str, str]] = []
     if not isinstance(raw, dict):
         raise ConfigError([("", "the config must be a JSON object")])
+    if isinstance(raw.get("measures"), list):  # "DM" is short for {"name": "DM"}
+        raw = {**raw, "measures": [{"name": m} if isinstance(m, str) else m
+                                   for m in raw["measures"]]}
     config: EvalConfig | None = None
     try:
         config = EvalConfig.model_validate(raw)
@@ -340,6 +363,8 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
         planned.append(PlannedMeasure(made, label, Threshold.model_validate(thr)
                                       if isinstance(thr, dict) and config else None))
 
+    _check_ru_map(raw.get("report"), planned, problems)
+
     if problems:
         raise ConfigError(problems)
     assert config is not None
@@ -347,6 +372,23 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
                 synthesizer=synth, synthesizer_output=synth_out, measures=planned,
                 seed=config.seed, output=base_dir / config.output if config.output else None,
                 registry=registry, raw=raw)
+
+
+def _check_ru_map(raw: Any, planned: list[PlannedMeasure],
+                  problems: list[tuple[str, str]]) -> None:
+    """The risk–utility map must name a risk and a loss measure of the config by label."""
+    ru = raw.get("ru_map") if isinstance(raw, dict) else None
+    if not isinstance(ru, dict):
+        return
+    for axis, kind in (("risk", "risk_measure"), ("loss", "loss_measure")):
+        label = ru.get(axis)
+        if not isinstance(label, str):
+            continue  # the envelope reports it
+        allowed = [p.label for p in planned if p.measure.kind == kind]
+        if label not in allowed:
+            what = kind.replace("_", " ")
+            problems.append((f"report.ru_map.{axis}", f"{label!r} is not the label of a {what}; "
+                             f"allowed: {', '.join(allowed) or '(none)'}"))
 
 
 def load_config(path: str | Path, registry: Registry | None = None) -> Plan:

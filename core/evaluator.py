@@ -16,7 +16,7 @@ from anoneval.core.base import Context, Measure, MeasureResult, SynthesisResult,
 from anoneval.core.config import MEASURE_KINDS, PlannedMeasure, Threshold, validate_params
 from anoneval.core.data import Dataset, as_dataset
 from anoneval.core.errors import ConfigError, PluginError
-from anoneval.core.report import MeasureReport, MultiReport, Report
+from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 from anoneval.registry import Registry, default_registry, own_version
 
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
@@ -171,13 +171,30 @@ class Evaluator:
             synthesizer=synthesizer, measures=entries,
         )
 
-    def evaluate_many(self, variants: Mapping[str, Any]) -> MultiReport:
-        """Evaluate each named variant against the same original, reusing original-side work."""
+    def prepare(self) -> None:
+        """Do all original-side work now: every measure's ``prepare`` and the original's hash.
+
+        Optional: :meth:`evaluate` does it lazily; calling it first lets callers time it.
+        """
+        for i, planned in enumerate(self.measures):
+            self._prepare(i, planned.measure)
+        if self.original is not None:
+            self.original.summary()
+
+    def evaluate_many(self, variants: Mapping[str, Any],
+                      ru_map: tuple[str, str] | None = None) -> MultiReport:
+        """Evaluate each named variant against the same original, reusing original-side work.
+
+        ``ru_map`` = (risk label, loss label) chooses the measures of the risk–utility table;
+        by default the first risk and the first loss measure.
+        """
+        self.prepare()
         reports = [self.evaluate(frame, variant=name) for name, frame in variants.items()]
+        risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
             anoneval_version=self._version, seed=self.seed,
             inputs={"original": self.original.summary() if self.original is not None else None},
-            variants=reports,
+            variants=reports, risk_utility=build_risk_utility(reports, risk, loss),
         )
 
 
@@ -191,10 +208,15 @@ def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *,
 
 def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence[MeasureLike],
                   *, seed: int = 0, registry: Registry | None = None, kind: str | None = None,
-                  show_progress: bool = False) -> MultiReport:
-    """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original."""
+                  show_progress: bool = False,
+                  ru_map: tuple[str, str] | None = None) -> MultiReport:
+    """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original.
+
+    The original-side work runs once; ``ru_map`` = (risk label, loss label) chooses the
+    risk–utility table's measures (default: the first of each kind).
+    """
     return Evaluator(original, measures, seed=seed, registry=registry, kind=kind,
-                     show_progress=show_progress).evaluate_many(variants)
+                     show_progress=show_progress).evaluate_many(variants, ru_map=ru_map)
 
 
 __all__ = ["Evaluator", "evaluate", "evaluate_many"]

@@ -6,9 +6,11 @@ import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
@@ -73,6 +75,35 @@ class Report(BaseModel):
         return format_summary(self.to_frame())
 
 
+class RUPoint(BaseModel):
+    """One variant on the risk–utility map; ``pareto`` is None when a value is missing."""
+
+    variant: str
+    risk: float | None
+    loss: float | None
+    pareto: bool | None
+
+
+class RiskUtility(BaseModel):
+    """The risk–utility table: one chosen risk measure against one chosen loss measure.
+
+    A variant is Pareto-optimal when no other variant is at least as good on both measures and
+    strictly better on one ("good" follows each measure's direction: lower risk or higher
+    safety, lower loss). Equal points do not dominate each other; variants whose risk or loss
+    is missing (the measure failed) take no part and get ``pareto = None``.
+    """
+
+    risk: str
+    loss: str
+    risk_direction: str
+    loss_direction: str
+    points: list[RUPoint] = Field(default_factory=list)
+
+    @property
+    def pareto_variants(self) -> list[str]:
+        return [p.variant for p in self.points if p.pareto]
+
+
 class MultiReport(BaseModel):
     """One original against several named anonymized variants."""
 
@@ -80,6 +111,7 @@ class MultiReport(BaseModel):
     seed: int
     inputs: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     variants: list[Report] = Field(default_factory=list)
+    risk_utility: RiskUtility | None = None
 
     @property
     def ok(self) -> bool:
@@ -106,7 +138,10 @@ class MultiReport(BaseModel):
         write_atomic(path, self.to_json() + "\n")
 
     def summary(self) -> str:
-        return format_summary(self.to_frame())
+        text = format_summary(self.to_frame())
+        if self.risk_utility is not None:
+            text += "\n\n" + format_risk_utility(self.risk_utility)
+        return text
 
 
 FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "direction", "passed", "seconds",
@@ -142,6 +177,75 @@ def format_summary(frame: pd.DataFrame) -> str:
         where = f"[{r['variant']}] " if multi else ""
         lines.append(f"error in {where}{r['label']}: {r['error']}")
     return "\n".join(lines)
+
+
+def higher_is_worse(direction: str) -> bool:
+    """Read a report's direction text ("higher = riskier", "higher = less loss", ...)."""
+    if direction in ("higher = riskier", "higher = more loss"):
+        return True
+    if direction in ("higher = safer", "higher = less loss"):
+        return False
+    raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
+                     "'higher = safer', 'higher = more loss' or 'higher = less loss'")
+
+
+def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """Which 2-D points no other point dominates (both coordinates: lower is better).
+
+    ``q`` dominates ``p`` when ``q <= p`` in both coordinates and ``q < p`` in at least one.
+    """
+    arr = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    le = (arr[:, None, :] <= arr[None, :, :]).all(axis=2)  # le[q, p]: q at least as good as p
+    lt = (arr[:, None, :] < arr[None, :, :]).any(axis=2)
+    dominated = (le & lt).any(axis=0)
+    return [not d for d in dominated.tolist()]
+
+
+def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
+                       loss: str | None = None) -> RiskUtility | None:
+    """The risk–utility table of ``variants`` for measures labelled ``risk`` and ``loss``.
+
+    Without labels, the first risk measure and the first loss measure of the first variant are
+    used; None when there is no such pair.
+    """
+    if not variants:
+        return None
+    first = variants[0].measures
+    if risk is None:
+        risk = next((m.label for m in first if m.kind == "risk_measure"), None)
+    if loss is None:
+        loss = next((m.label for m in first if m.kind == "loss_measure"), None)
+    if risk is None or loss is None:
+        return None
+    r0, l0 = variants[0][risk], variants[0][loss]
+    points = [RUPoint(variant=str(v.variant), risk=v[risk].value, loss=v[loss].value,
+                      pareto=None) for v in variants]
+    sign_r = 1.0 if higher_is_worse(r0.direction) else -1.0
+    sign_l = 1.0 if higher_is_worse(l0.direction) else -1.0
+    full = [i for i, p in enumerate(points) if p.risk is not None and p.loss is not None]
+    marks = pareto_optimal([(sign_r * points[i].risk, sign_l * points[i].loss)  # type: ignore
+                            for i in full])
+    for i, mark in zip(full, marks, strict=True):
+        points[i].pareto = mark
+    return RiskUtility(risk=risk, loss=loss, risk_direction=r0.direction,
+                       loss_direction=l0.direction, points=points)
+
+
+def format_risk_utility(ru: RiskUtility) -> str:
+    """The risk–utility table as fixed-width text (``*`` marks Pareto-optimal variants)."""
+
+    def num(v: float | None) -> str:
+        return "-" if v is None else f"{v:.6g}"
+
+    rows = [(p.variant, num(p.risk), num(p.loss),
+             {True: "*", False: "", None: "n/a"}[p.pareto]) for p in ru.points]
+    head = ("variant", f"{ru.risk} ({ru.risk_direction})", f"{ru.loss} ({ru.loss_direction})",
+            "pareto")
+    widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(4)]
+    lines = ["risk-utility (* = Pareto-optimal):",
+             "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def write_atomic(path: str | Path, text: str) -> None:

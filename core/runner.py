@@ -20,9 +20,23 @@ def load_input(item: Input) -> Dataset:
         raise DataError(f"{where}: {exc}") from exc
 
 
-def run_plan(plan: Plan, show_progress: bool = False) -> Report | MultiReport:
-    """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report."""
-    original = load_input(plan.original) if plan.original else None
+def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input) -> Dataset:
+    if datasets is None:
+        return load_input(item)
+    if key not in datasets:
+        datasets[key] = load_input(item)
+    return datasets[key]
+
+
+def run_plan(plan: Plan, show_progress: bool = False,
+             datasets: dict[str, Dataset] | None = None) -> Report | MultiReport:
+    """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report.
+
+    ``datasets``, when given, caches the inputs: those it holds are reused, the others are
+    loaded into it, under "original", "anonymized" (also a synthesizer's output) and
+    "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
+    """
+    original = _cached(datasets, "original", plan.original) if plan.original else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir)
     if plan.synthesizer is not None:
@@ -38,12 +52,16 @@ def run_plan(plan: Plan, show_progress: bool = False) -> Report | MultiReport:
                                 "output": str(plan.synthesizer_output)
                                 if plan.synthesizer_output else None}
         data: Dataset = made.data
+        if datasets is not None:
+            datasets["anonymized"] = data
         if plan.synthesizer_output is not None:
             frame = data.to_frame() if hasattr(data, "to_frame") else data.frame  # type: ignore
             write_frame_atomic(frame, plan.synthesizer_output)
         return evaluator.evaluate(data, synthesizer=info)
     if len(plan.anonymized) > 1 or (plan.anonymized and plan.anonymized[0].name is not None):
-        variants = {v.name or "": load_input(v) for v in plan.anonymized}
-        return evaluator.evaluate_many(variants)
-    anonymized = load_input(plan.anonymized[0]) if plan.anonymized else None
+        variants = {v.name or "": _cached(datasets, f"variant:{v.name}", v)
+                    for v in plan.anonymized}
+        ru = plan.config.report.ru_map if plan.config.report else None
+        return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None)
+    anonymized = _cached(datasets, "anonymized", plan.anonymized[0]) if plan.anonymized else None
     return evaluator.evaluate(anonymized)

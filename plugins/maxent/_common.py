@@ -1,0 +1,342 @@
+"""Shared helpers of the maximum-entropy family: column selection, transforms, closed forms.
+
+Source: Pflughoeft, Soofi & Soyer (2022), "Information Architecture for Data Disclosure",
+Entropy 24(5):670 (the seed). Equation numbers below are the paper's. Logarithms are natural
+(entropies and divergences in nats).
+
+Every ME synthesizer and inspection works on the *transformed* scale of the paper's Task 2
+(x = g_k(y), one one-to-one transform per column): :func:`forward` maps the selected columns of
+a frame to an ``n × d`` float array, :func:`backward` maps generated values back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from anoneval.core import DataError, Microdata, Params
+
+Transform = Literal["identity", "log", "log1p", "boxcox"]
+TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")
+
+
+class ColumnsParams(Params):
+    """Params shared by every ME synthesizer and inspection: columns and their transforms."""
+
+    columns: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Continuous columns to model or compare; null = every numeric column.",
+    )
+    transform: Transform | dict[str, Transform] = Field(
+        default="identity",
+        description=(
+            "Task 2's one-to-one transform x = g(y), one name for all columns or a mapping "
+            "column -> name (unlisted columns: identity). identity | log | log1p | boxcox "
+            "(Box-Cox λ fitted by maximum likelihood on the original)."
+        ),
+    )
+
+
+def _is_continuous(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+def select_columns(
+    data: Microdata, columns: Sequence[str] | None, what: str = "model"
+) -> list[str]:
+    """The columns to use: the given ones (required, numeric) or every numeric column.
+
+    Raises a :class:`DataError` naming missing columns, or categorical / non-numeric columns
+    ("categorical columns passed to a continuous <what>"). Booleans count as categorical.
+    """
+    frame = data.frame
+    if columns is None:
+        chosen = [str(c) for c in frame.columns if _is_continuous(frame[c])]
+        if not chosen:
+            raise DataError(
+                f"no numeric columns to pass to a continuous {what}; the columns are: "
+                f"{', '.join(map(str, frame.columns))}"
+            )
+        return chosen
+    chosen = list(columns)
+    dup = sorted({c for c in chosen if chosen.count(c) > 1})
+    if dup:
+        raise DataError(f"columns listed twice: {', '.join(map(repr, dup))}")
+    data.require(chosen, "column")
+    bad = [c for c in chosen if not _is_continuous(frame[c])]
+    if bad:
+        kinds = ", ".join(f"{c!r} ({frame[c].dtype})" for c in bad)
+        raise DataError(
+            f"categorical columns passed to a continuous {what}: {kinds}; pass numeric "
+            f"columns only (or use MaxEntCategorical / GaussianCopula for categorical ones)"
+        )
+    return chosen
+
+
+@dataclass(frozen=True)
+class FittedTransform:
+    """One column's transform, with Box-Cox's λ when fitted (on the original data)."""
+
+    column: str
+    kind: Transform
+    lam: float | None = None
+
+    def forward(self, y: np.ndarray) -> np.ndarray:
+        """x = g(y). The domain is checked by :func:`forward`."""
+        if self.kind == "identity":
+            return y.astype(np.float64, copy=True)
+        if self.kind == "log":
+            return np.log(y)
+        if self.kind == "log1p":
+            return np.log1p(y)
+        from scipy.special import boxcox
+
+        return np.asarray(boxcox(y, self.lam), dtype=np.float64)
+
+    def backward(self, x: np.ndarray) -> np.ndarray:
+        """y = g⁻¹(x). Box-Cox values outside the inverse's domain (1 + λx ≤ 0) give NaN."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.kind == "identity":
+            return x.copy()
+        if self.kind == "log":
+            return np.exp(x)
+        if self.kind == "log1p":
+            return np.expm1(x)
+        from scipy.special import inv_boxcox
+
+        return np.asarray(inv_boxcox(x, self.lam), dtype=np.float64)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"column": self.column, "transform": self.kind}
+        if self.lam is not None:
+            out["lambda"] = self.lam
+        return out
+
+
+def resolve_transforms(
+    columns: Sequence[str], transform: Transform | Mapping[str, Transform]
+) -> dict[str, Transform]:
+    """Each column's transform name; a mapping naming an unselected column is an error."""
+    if isinstance(transform, str):
+        return {c: transform for c in columns}  # type: ignore[misc]
+    unknown = [c for c in transform if c not in columns]
+    if unknown:
+        raise DataError(
+            f"transform given for column(s) {', '.join(map(repr, unknown))} that are not "
+            f"among the selected columns: {', '.join(columns)}"
+        )
+    return {c: transform.get(c, "identity") for c in columns}
+
+
+def _domain_error(column: str, kind: str, bad: int, n: int, rule: str) -> DataError:
+    return DataError(
+        f"column {column!r}: {kind} transform needs {rule}, but {bad} of {n} values "
+        f"are not; choose another transform (identity, log, log1p, boxcox) or clean the column"
+    )
+
+
+def check_domain(column: str, kind: Transform, y: np.ndarray) -> None:
+    """A :class:`DataError` naming the column and the count of values outside the domain."""
+    n = len(y)
+    if kind in ("log", "boxcox"):
+        bad = int(np.count_nonzero(~(y > 0)))
+        if bad:
+            raise _domain_error(column, kind, bad, n, "positive values (> 0)")
+    elif kind == "log1p":
+        bad = int(np.count_nonzero(~(y > -1)))
+        if bad:
+            raise _domain_error(column, kind, bad, n, "values > -1")
+
+
+def fit_transform(column: str, kind: Transform, y: np.ndarray) -> FittedTransform:
+    """Check ``y`` against the transform's domain and fit Box-Cox's λ (scipy MLE)."""
+    n = len(y)
+    check_domain(column, kind, y)
+    if kind != "boxcox":
+        return FittedTransform(column, kind)
+    from scipy import stats
+
+    if n < 2 or np.all(y == y[0]):
+        raise DataError(f"column {column!r}: boxcox transform needs at least two distinct values")
+    lam = float(stats.boxcox_normmax(y, method="mle"))
+    return FittedTransform(column, kind, lam)
+
+
+def forward(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    transform: Transform | Mapping[str, Transform] | Sequence[FittedTransform],
+) -> tuple[np.ndarray, list[FittedTransform]]:
+    """The selected columns on the transformed scale (an ``n × d`` float array) and the fits.
+
+    ``transform`` is a name, a mapping column -> name (Box-Cox λ is then fitted on ``frame``),
+    or a list of :class:`FittedTransform` from an earlier call (to put a replica on the
+    original's scale with the original's λ). Missing or infinite values are a
+    :class:`DataError` naming the column and the count, as are values outside a transform's
+    domain (log and boxcox: > 0; log1p: > -1).
+    """
+    columns = list(columns)
+    if isinstance(transform, (str, Mapping)):
+        kinds = resolve_transforms(columns, transform)  # type: ignore[arg-type]
+        fitted: list[FittedTransform] | None = None
+    else:
+        fitted = list(transform)
+        if [f.column for f in fitted] != columns:
+            raise ValueError("fitted transforms do not match the columns")
+    X = np.empty((len(frame), len(columns)), dtype=np.float64)
+    out: list[FittedTransform] = []
+    for j, c in enumerate(columns):
+        try:
+            y = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"column {c!r} is not numeric: {exc}") from exc
+        bad = int(np.count_nonzero(~np.isfinite(y)))
+        if bad:
+            raise DataError(
+                f"column {c!r} has {bad} missing or infinite values of {len(y)}; the ME "
+                f"models need complete numeric data (drop or impute those rows first)"
+            )
+        if fitted is not None:
+            f = fitted[j]
+            check_domain(c, f.kind, y)
+        else:
+            f = fit_transform(c, kinds[c], y)
+        X[:, j] = f.forward(y)
+        out.append(f)
+    return X, out
+
+
+def backward(X: np.ndarray, fitted: Sequence[FittedTransform]) -> np.ndarray:
+    """Inverse of :func:`forward`: transformed values back to the original scale."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != len(fitted):
+        raise ValueError(f"expected an n × {len(fitted)} array, got shape {X.shape}")
+    if not fitted:
+        return X.copy()
+    return np.column_stack([f.backward(X[:, j]) for j, f in enumerate(fitted)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms for normal ME models and the information indices
+# ---------------------------------------------------------------------------------------------
+
+
+def _names(columns: Sequence[str] | None, d: int) -> list[str]:
+    return list(columns) if columns is not None else [f"column {j}" for j in range(d)]
+
+
+def check_covariance(cov: np.ndarray, columns: Sequence[str] | None = None) -> np.ndarray:
+    """Return ``cov`` as a float matrix; a singular one is a :class:`DataError`.
+
+    The error names the constant columns (zero variance) or the collinear ones: the columns
+    with a non-negligible loading on a null eigenvector of the correlation matrix.
+    """
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    d = cov.shape[0]
+    if cov.shape != (d, d):
+        raise ValueError(f"covariance must be square, got shape {cov.shape}")
+    names = _names(columns, d)
+    if not np.all(np.isfinite(cov)):
+        raise DataError("the covariance matrix has non-finite entries")
+    var = np.diag(cov)
+    const = [names[j] for j in range(d) if not var[j] > 0]
+    if const:
+        raise DataError(
+            f"singular covariance: column(s) {', '.join(map(repr, const))} have zero variance "
+            f"(constant on the transformed scale); drop them from `columns`"
+        )
+    sd = np.sqrt(var)
+    corr = cov / np.outer(sd, sd)
+    w, v = np.linalg.eigh(corr)
+    tol = 1e-10 * max(d, 1)
+    null = w <= tol
+    if null.any():
+        load = np.abs(v[:, null]).max(axis=1)
+        involved = [names[j] for j in range(d) if load[j] > 1e-6]
+        raise DataError(
+            f"singular covariance: columns {', '.join(map(repr, involved))} are collinear "
+            f"(one is an exact linear combination of the others on the transformed scale); "
+            f"drop one of them from `columns`"
+        )
+    return cov
+
+
+def normal_entropy(cov: np.ndarray, columns: Sequence[str] | None = None) -> float:
+    """Entropy (nats) of the normal ME model N(μ, Σ): d/2·log(2πe) + ½·log|Σ|.
+
+    Eq. (31) of the seed (its bivariate case, H = 1 + log 2π + ½ log|Σ|), the entropy (6) of
+    the ME model whose information moments are means and covariances (Table A3).
+    """
+    cov = check_covariance(cov, columns)
+    d = cov.shape[0]
+    _, logdet = np.linalg.slogdet(cov)
+    return float(0.5 * d * (1.0 + math.log(2.0 * math.pi)) + 0.5 * logdet)
+
+
+def normal_mutual_information(cov: np.ndarray, columns: Sequence[str] | None = None) -> float:
+    """Mutual information (nats) of N(μ, Σ): Σ_k H(f_k) − H(f) = −½·log det R.
+
+    R is the correlation matrix. Eqs. (17)/(19) of the seed with (31); for two columns this is
+    eq. (32), M = −½·log(1 − ρ²).
+    """
+    cov = check_covariance(cov, columns)
+    sd = np.sqrt(np.diag(cov))
+    _, logdet = np.linalg.slogdet(cov / np.outer(sd, sd))
+    return float(max(-0.5 * logdet, 0.0))
+
+
+def normal_kl(
+    mu1: np.ndarray,
+    cov1: np.ndarray,
+    mu2: np.ndarray,
+    cov2: np.ndarray,
+    columns: Sequence[str] | None = None,
+) -> float:
+    """K(N₁ : N₂) in nats, eq. (33) of the seed.
+
+    K = ½(μ₁ − μ₂)ᵀΣ₂⁻¹(μ₁ − μ₂) + ½[tr(Σ₁Σ₂⁻¹) − log|Σ₁Σ₂⁻¹| − d].
+    """
+    cov1 = check_covariance(cov1, columns)
+    cov2 = check_covariance(cov2, columns)
+    d = cov1.shape[0]
+    diff = np.atleast_1d(np.asarray(mu1, dtype=np.float64) - np.asarray(mu2, dtype=np.float64))
+    solve = np.linalg.solve(cov2, np.column_stack([cov1, diff]))
+    a = solve[:, :d]
+    quad = float(diff @ solve[:, d])
+    _, logdet1 = np.linalg.slogdet(cov1)
+    _, logdet2 = np.linalg.slogdet(cov2)
+    return float(max(0.5 * quad + 0.5 * (np.trace(a) - (logdet1 - logdet2) - d), 0.0))
+
+
+def m_index(M: float) -> float:
+    """Information index of dependence δ²(M) = 1 − e^(−2M), eq. (18); for normals, = ρ²."""
+    return float(-math.expm1(-2.0 * M))
+
+
+def information_index(K: float) -> float:
+    """Information index δ²(K) = 1 − e^(−2K) of a KL divergence K, eq. (14); in [0, 1]."""
+    return float(-math.expm1(-2.0 * K))
+
+
+def coin_index(delta2: float) -> float:
+    """McCulloch's coin calibration q = ½(1 + √δ²), eq. (15), q in [0.5, 1].
+
+    Discriminating the two distributions is as hard as telling a fair coin from one with
+    P(heads) = q.
+    """
+    return float(0.5 * (1.0 + math.sqrt(min(max(delta2, 0.0), 1.0))))
+
+
+__all__ = [
+    "TRANSFORMS", "ColumnsParams", "FittedTransform", "Transform", "backward",
+    "check_covariance", "check_domain", "coin_index", "fit_transform", "forward",
+    "information_index", "m_index", "normal_entropy", "normal_kl", "normal_mutual_information",
+    "resolve_transforms", "select_columns",
+]

@@ -1,0 +1,142 @@
+"""Small plugins that exercise the framework (not built-ins)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from anoneval.core import (
+    Context,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    Params,
+    RiskMeasure,
+    hookimpl,
+    plugin_ref,
+    released,
+)
+from anoneval.core.base import Distance, PluginRef
+
+
+class ShareBelowK(RiskMeasure):
+    """Share of records in classes smaller than k (brute-force simple, for framework tests)."""
+
+    name = "ShareBelowK"
+    description = "Share of records in classes smaller than k."
+    inputs = "either"
+
+    class Params(Params):
+        quasi_identifiers: list[str] = Field(min_length=1, description="QI columns.")
+        k: int = Field(2, ge=1, description="Smallest allowed class size.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        data = released(original, anonymized)
+        assert isinstance(data, Microdata)
+        data.require(self.params.quasi_identifiers, "quasi-identifier")
+        ids, _ = data.group_ids(self.params.quasi_identifiers)
+        small = data.group_sizes(self.params.quasi_identifiers)[ids] < self.params.k
+        return MeasureResult(value=float(small.mean()), details={"records": len(data)})
+
+
+class Boom(LossMeasure):
+    """Always raises: one failing plugin must not stop the others."""
+
+    name = "Boom"
+    description = "Raises on purpose."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        raise RuntimeError("kaput")
+
+
+class CountingPrepare(LossMeasure):
+    """Counts how often ``prepare`` runs (original-side work must run once per evaluator)."""
+
+    name = "CountingPrepare"
+    description = "Row-count difference; counts prepare calls."
+    calls: list[int] = []  # noqa: RUF012 - a test probe
+
+    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
+        CountingPrepare.calls.append(1)
+        return len(original) if original is not None else 0
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert anonymized is not None
+        return MeasureResult(value=float(abs(ctx.prepared - len(anonymized))))
+
+
+class RowDistance(Distance):
+    """Absolute difference of one numeric column."""
+
+    name = "RowDistance"
+    description = "Absolute difference of a numeric column."
+
+    class Params(Params):
+        column: str = Field("x", description="Numeric column.")
+
+    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
+                 cols: np.ndarray | None = None) -> np.ndarray:
+        assert isinstance(x, Microdata) and isinstance(y, Microdata)
+        a = x.frame[self.params.column].to_numpy(float)
+        b = y.frame[self.params.column].to_numpy(float)
+        a = a if rows is None else a[rows]
+        b = b if cols is None else b[cols]
+        return np.abs(a[:, None] - b[None, :])
+
+
+class NearestMatch(RiskMeasure):
+    """Share of records whose nearest anonymized record is their own (row-aligned)."""
+
+    name = "NearestMatch"
+    description = "Share of records linked to themselves by a nested distance."
+
+    class Params(Params):
+        distance: PluginRef = plugin_ref("distance", "RowDistance", "Distance to link with.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert original is not None and anonymized is not None
+        dist = ctx.create("distance", self.params.distance)
+        assert isinstance(dist, Distance)
+        d = dist.fit(original, ctx).pairwise(original, anonymized)
+        return MeasureResult(value=float((d.argmin(axis=1) == np.arange(len(d))).mean()))
+
+
+class Analytic(RiskMeasure):
+    """Needs no data: returns its param."""
+
+    name = "Analytic"
+    description = "Returns its param; needs no data."
+    inputs = "none"
+
+    class Params(Params):
+        value: float = Field(0.5, ge=0, le=1, description="The value to return.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return MeasureResult(value=self.params.value,
+                             details={"draw": float(ctx.rng().random())})
+
+
+TOYS = (ShareBelowK, Boom, CountingPrepare, RowDistance, NearestMatch, Analytic)
+
+
+class LifecycleRecorder:
+    """A pluggy plugin recording lifecycle hook calls."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    @hookimpl
+    def before_measure(self, measure: Any, ctx: Context) -> None:
+        self.events.append(("before", measure.name))
+
+    @hookimpl
+    def after_measure(self, measure: Any, result: Any, ctx: Context) -> None:
+        self.events.append(("after", measure.name))

@@ -1,0 +1,126 @@
+"""Loading CSV (sniffed or given separator), Parquet and JSON lines; group-by primitives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anoneval.core import DataError, Microdata, load
+from anoneval.core.data import Table, as_dataset, sniff_separator
+
+FRAME = pd.DataFrame({"sex": ["m", "f", "f"], "age": [30, 41, 41], "w": [1.5, 2.0, 0.5]})
+
+
+@pytest.mark.parametrize("sep", [";", ",", "\t", "|"])
+def test_csv_separator_is_sniffed(tmp_path: Path, sep: str) -> None:
+    path = tmp_path / "d.csv"
+    FRAME.to_csv(path, sep=sep, index=False)
+    assert sniff_separator(path) == sep
+    data = load(path)
+    pd.testing.assert_frame_equal(data.frame, FRAME)
+
+
+def test_adult_is_read_with_semicolons(data_dir: Path) -> None:
+    data = load(data_dir / "adult" / "adult.csv", options={"sep": ";"})
+    assert isinstance(data, Microdata) and len(data) == 30162
+    assert data.columns == ["sex", "age", "race", "marital-status", "education",
+                            "native-country", "workclass", "occupation", "salary-class"]
+    sniffed = load(data_dir / "adult" / "adult.csv")
+    assert sniffed.content_hash() == data.content_hash()
+
+
+def test_parquet_and_jsonl(tmp_path: Path) -> None:
+    FRAME.to_parquet(tmp_path / "d.parquet", index=False)
+    FRAME.to_json(tmp_path / "d.jsonl", orient="records", lines=True)
+    a = load(tmp_path / "d.parquet")
+    b = load(tmp_path / "d.jsonl")
+    pd.testing.assert_frame_equal(a.frame, FRAME)
+    pd.testing.assert_frame_equal(b.frame, FRAME)
+
+
+def test_read_all_as_text(tmp_path: Path) -> None:
+    FRAME.to_csv(tmp_path / "d.csv", index=False)
+    data = load(tmp_path / "d.csv", options={"dtype": "str"})
+    assert list(data.frame["age"]) == ["30", "41", "41"]
+
+
+def test_unknown_extension_and_unreadable_file(tmp_path: Path) -> None:
+    (tmp_path / "d.xyz").write_text("a\n1\n")
+    with pytest.raises(DataError, match="cannot tell the format"):
+        load(tmp_path / "d.xyz")
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    with pytest.raises(DataError, match="cannot read as parquet"):
+        load(tmp_path / "bad.parquet")
+
+
+def test_loading_never_modifies_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    FRAME.to_csv(path, sep=";", index=False)
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    load(path).content_hash()
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_require_names_missing_and_present_columns() -> None:
+    with pytest.raises(DataError) as err:
+        Microdata(FRAME).require(["sex", "zip", "edu"], "quasi-identifier")
+    msg = str(err.value)
+    assert "quasi-identifiers 'zip', 'edu' not in the microdata" in msg
+    assert "its columns are: sex, age, w" in msg
+
+
+def test_table_checks_its_columns() -> None:
+    with pytest.raises(DataError, match="table column 'n'"):
+        Table(FRAME, keys=["sex"], count="n")
+
+
+def test_group_ids_treat_missing_as_a_value() -> None:
+    df = pd.DataFrame({"a": [1, np.nan, np.nan, 1], "b": ["x", "y", "y", None]})
+    data = Microdata(df)
+    ids, n = data.group_ids(["a", "b"])
+    assert n == 3
+    assert ids[1] == ids[2] and ids[0] != ids[3]
+    assert sorted(data.group_sizes(["a", "b"]).tolist()) == [1, 1, 2]
+
+
+def test_derived_arrays_are_cached_per_dataset() -> None:
+    data = Microdata(FRAME)
+    assert data.group_ids(["sex"]) is data.group_ids(["sex"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from("abc"), st.integers(0, 2)),
+                min_size=1, max_size=40), st.randoms())
+def test_group_sizes_match_pandas_and_ignore_row_order(rows, rnd) -> None:
+    df = pd.DataFrame(rows, columns=["x", "y", "z"])
+    sizes = sorted(Microdata(df).group_sizes(["x", "y", "z"]).tolist())
+    assert sizes == sorted(df.groupby(["x", "y", "z"]).size().tolist())
+    shuffled = df.sample(frac=1, random_state=rnd.randint(0, 10**6))
+    assert sorted(Microdata(shuffled).group_sizes(["x", "y", "z"]).tolist()) == sizes
+
+
+def test_many_high_cardinality_columns_do_not_overflow() -> None:
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"c{i}": rng.integers(0, 50_000, 2_000) for i in range(6)})
+    df = pd.concat([df, df.iloc[:10]], ignore_index=True)
+    sizes = Microdata(df).group_sizes(list(df.columns))
+    assert sorted(sizes.tolist()) == sorted(df.groupby(list(df.columns)).size().tolist())
+
+
+def test_content_hash_depends_on_values_and_columns() -> None:
+    a = Microdata(FRAME).content_hash()
+    assert a == Microdata(FRAME.copy()).content_hash()
+    assert a != Microdata(FRAME.assign(age=[30, 41, 42])).content_hash()
+    assert a != Microdata(FRAME.rename(columns={"w": "weight"})).content_hash()
+
+
+def test_as_dataset() -> None:
+    assert as_dataset(None) is None
+    assert isinstance(as_dataset(FRAME), Microdata)
+    with pytest.raises(TypeError, match="expected a DataFrame"):
+        as_dataset([1, 2])
