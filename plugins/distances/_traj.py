@@ -80,32 +80,23 @@ def average_speeds(data: Trajectories, sp_type: str = "Haversine") -> np.ndarray
     """
 
     def compute() -> np.ndarray:
-        n = len(data)
         lengths = data.lengths
-        acc = np.zeros(n)
-        if data.n_points == 0:
-            return acc
-        nxt = np.arange(1, data.n_points)
-        has_next = np.ones(data.n_points, bool)
-        has_next[data.offsets[1:] - 1] = False
-        first = np.flatnonzero(has_next[:-1])  # points with a successor in their trajectory
-        step = point_distance(data, first, data, nxt[first - 0], sp_type) if len(first) else (
-            np.zeros(0))
+        steps = np.maximum(lengths - 1, 0)
+        owner = np.repeat(np.arange(len(data)), steps)
+        step_start = np.concatenate([[0], np.cumsum(steps)[:-1]]) if len(data) else steps
+        rank = np.arange(int(steps.sum())) - np.repeat(step_start, steps)
+        first = data.offsets[:-1][owner] + rank
+        dist = point_distance(data, first, data, first + 1, sp_type)
         dt = (data.t[first + 1] - data.t[first]).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(dt != 0, step / np.where(dt != 0, dt, 1.0), 0.0)
-        # sequential accumulation in point order, trajectory by trajectory in parallel
-        owner = np.repeat(np.arange(n), np.maximum(lengths - 1, 0))
-        rank = first - data.offsets[:-1][owner]
-        order = np.lexsort((owner, rank))
-        rank_sorted = rank[order]
-        bounds = np.searchsorted(rank_sorted, np.arange(rank_sorted[-1] + 2)) if len(
-            rank_sorted) else np.zeros(1, np.int64)
+        ratio = np.divide(dist, dt, out=np.zeros_like(dist), where=dt != 0)
+        # add pair k of every trajectory at once, k = 0, 1, ...: upstream's summation order
+        acc = np.zeros(len(data))
+        order = np.argsort(rank, kind="stable")
+        bounds = np.searchsorted(rank[order], np.arange(int(steps.max(initial=0)) + 1))
         for k in range(len(bounds) - 1):
             sel = order[bounds[k]:bounds[k + 1]]
             acc[owner[sel]] += ratio[sel]
-        denom = np.maximum(lengths - 1, 1).astype(np.float64)
-        return np.where(lengths > 1, acc / denom, 0.0) * 3600
+        return np.divide(acc, steps, out=np.zeros_like(acc), where=steps > 0) * 3600
 
     return data.cached(("avg_speed_kmh", sp_type), compute)
 

@@ -1,0 +1,262 @@
+"""The spatio-temporal trajectory distance of the MobiDataLab mobility anonymizer (Martinez2021)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from anoneval.core.base import Context, Distance, Params
+from anoneval.core.data import Dataset, Trajectories
+from anoneval.core.errors import DataError
+from anoneval.plugins.distances._traj import (
+    CHUNK_ELEMENTS,
+    as_trajectories,
+    average_speeds,
+    check_points,
+    chunks,
+    haversine_km,
+    length_groups,
+    pair_groups,
+    point_arrays,
+    point_distance,
+    resolve,
+)
+
+#: Above this many trajectories upstream estimates λ on a random sample (Cochran's formula).
+SAMPLE_ABOVE = 10_000
+
+
+@lru_cache(maxsize=4096)
+def aligned_indices(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
+    """The point indices Martinez2021 compares for trajectories of ``n1`` and ``n2`` points.
+
+    h = round((n1+n2)/2) (half to even, as Python's ``round``); steps g = n/h; index k is
+    round(a_k) with a_0 = 0 and a_k = a_{k−1} + g a *running* floating-point sum (``cumsum``
+    reproduces it bit for bit), rounded half to even, an index equal to n clamped to n−1.
+    """
+    h = round((n1 + n2) / 2)
+    out = []
+    for n in (n1, n2):
+        steps = np.full(h, n / h)
+        steps[0] = 0.0
+        idx = np.rint(np.cumsum(steps)).astype(np.int64)
+        np.minimum(idx, n - 1, out=idx)
+        idx.flags.writeable = False
+        out.append(idx)
+    return out[0], out[1]
+
+
+def sample_size(n: int) -> int:
+    """Cochran's sample size with finite-population correction, as upstream (z = 2.576, e = 3 %,
+    p = 0.5): ⌊n0 / (1 + n0/n)⌋ with n0 = z²·p(1−p)/e²."""
+    n0 = 2.576**2 * 0.25 / 0.03**2
+    return int(n0 / (1 + n0 / n))
+
+
+class Martinez2021(Distance):
+    """Spatio-temporal distance between trajectories (Martínez et al. 2021, MobiDataLab).
+
+    Source: the mobility anonymizer's ``distances/trajectory/Martinez2021/Distance.py``
+    (mdl-anonymizer, commit c1411a9), described in ``reference/mobility_rappor.md`` §A3.
+    For trajectories T1, T2 with n1, n2 points the points ``aligned_indices(n1, n2)`` are paired
+    and
+
+        D(T1, T2) = sqrt( (1/h) · Σ_k ( s_k + λ · |t1_{i_k} − t2_{j_k}| · v )² )
+
+    with s_k the haversine distance in metres of the k-th aligned pair (``Euclidean``: the
+    distance of (lon, lat) in degrees × 1000), v = (speed(T1) + speed(T2)) / 2 / 3.6 the mean of
+    the two trajectories' average speeds in m/s. ``normalized`` divides by ``max_dist``.
+
+    λ (``p_lambda`` null) is fitted on the *original* data, as upstream, over all ordered pairs
+    (a, b) of the sample (self-pairs included): λ = mean Sp / mean Tp with Sp = 1000·sqrt(mean_k
+    hav_km²) and Tp = sqrt(mean_k (|Δt_k| · v)²), and max_dist = max Sp + λ · max Tp. The sample is
+    every trajectory up to 10,000, else a Cochran-sized random sample drawn with the evaluation
+    seed (upstream draws it unseeded).
+
+    Upstream quirks kept on purpose (they change the numbers): the half-to-even rounding and the
+    running-sum index stepping; the spatial and weighted temporal terms added before squaring;
+    and λ fitted with v in km/h but applied with v in m/s, which weights the temporal part 3.6
+    times less than "equal mean contributions" (``lambda_units="consistent"`` fits λ with m/s,
+    i.e. λ and max_dist use the same units as the distance). Deviation: a given ``max_dist`` is
+    used even when λ is estimated (upstream silently replaces it).
+    Not a metric: D(T, T) = 0 and D is symmetric, but the triangle inequality can fail.
+    """
+
+    name = "Martinez2021"
+    description = "Spatio-temporal trajectory distance of the MobiDataLab anonymizer (metres)."
+    accepts = ("trajectories",)
+
+    class Params(Params):
+        p_lambda: float | None = Field(
+            None, ge=0, description="Weight of the temporal term; null: estimated from the "
+            "original data as upstream.")
+        max_dist: float | None = Field(
+            None, gt=0, description="Divisor of `normalized` distances; null: estimated (with "
+            "λ, or from the bounding box and time span when λ is given).")
+        normalized: bool = Field(False, description="Divide distances by max_dist.")
+        sp_type: Literal["Haversine", "Euclidean"] = Field(
+            "Haversine", description="Spatial point distance: great-circle metres, or the plain "
+            "distance of (lon, lat) degrees × 1000 (as upstream).")
+        lambda_units: Literal["upstream", "consistent"] = Field(
+            "upstream", description="'upstream' fits λ with speeds in km/h but applies it in m/s "
+            "(reproduces upstream's values); 'consistent' fits it in m/s.")
+
+    def __init__(self, params: object = None, **kwargs: object) -> None:
+        super().__init__(params, **kwargs)  # type: ignore[arg-type]
+        self.p_lambda: float | None = self.params.p_lambda
+        self.max_dist: float | None = self.params.max_dist
+        self.lambda_sample: int | None = None
+
+    # -- fitting ---------------------------------------------------------------------------------
+
+    def fit(self, reference: Dataset, ctx: Context) -> Martinez2021:
+        """Estimate λ (and max_dist) on ``reference``, or max_dist alone when only it is needed."""
+        data = as_trajectories(reference, "reference")
+        check_points(data, "reference")
+        if self.params.p_lambda is None:
+            sample = data
+            if len(data) > SAMPLE_ABOVE:
+                keep = ctx.rng().choice(len(data), sample_size(len(data)), replace=False)
+                sample = data.subset(np.sort(keep))
+            self.lambda_sample = len(sample)
+            lam, max_dist = self._estimate_lambda(sample, ctx)
+            self.p_lambda = lam
+            self.max_dist = self.params.max_dist if self.params.max_dist is not None else max_dist
+        elif self.params.normalized and self.params.max_dist is None:
+            self.max_dist = self._bbox_max_dist(data)
+        return self
+
+    def _estimate_lambda(self, data: Trajectories, ctx: Context) -> tuple[float, float]:
+        """λ = mean Sp / mean Tp over all ordered pairs; max_dist = max Sp + λ · max Tp.
+
+        Sp and Tp are symmetric and zero on self-pairs, so each unordered pair of length groups
+        is computed once and counted twice.
+        """
+        speed = average_speeds(data, self.params.sp_type)
+        if self.params.lambda_units == "consistent":
+            speed = speed / 3.6
+        groups = length_groups(data.lengths)
+        sums = np.zeros(2)
+        maxima = np.zeros(2)
+        with ctx.progress(len(groups) * (len(groups) + 1) // 2, "Martinez2021 λ") as bar:
+            for gi, (n1, rows) in enumerate(groups):
+                for n2, cols in groups[gi:]:
+                    weight = 1.0 if n1 == n2 else 2.0
+                    for sp, tp in self._lambda_blocks(data, rows, n1, cols, n2, speed):
+                        sums += weight * np.array([sp.sum(), tp.sum()])
+                        maxima = np.maximum(maxima, [sp.max(), tp.max()])
+                    bar.update()
+        if not sums[1] > 0:
+            raise DataError(
+                "Martinez2021 cannot estimate λ: every temporal distance is 0 (all Δt = 0 within "
+                "the trajectories, so all speeds are 0, or a single trajectory); set p_lambda")
+        lam = float(sums[0] / sums[1])
+        return lam, float(maxima[0] + lam * maxima[1])
+
+    def _lambda_blocks(self, data: Trajectories, rows: np.ndarray, n1: int, cols: np.ndarray,
+                       n2: int, speed: np.ndarray):  # type: ignore[no-untyped-def]
+        """Sp (m) and Tp of every pair rows × cols, in chunks of rows."""
+        i, j = aligned_indices(n1, n2)
+        h = len(i)
+        for part in chunks(len(rows), CHUNK_ELEMENTS // max(h * len(cols), 1)):
+            r = rows[part]
+            px = data.offsets[r][None, :, None] + i[:, None, None]
+            py = data.offsets[cols][None, None, :] + j[:, None, None]
+            s = point_distance(data, px, data, py, self.params.sp_type)
+            s *= s
+            sp = np.sqrt(s.sum(axis=0) / h) * 1000
+            dt = np.abs(data.t[px] - data.t[py]).astype(np.float64)
+            dt *= ((speed[r][:, None] + speed[cols][None, :]) / 2)[None]
+            dt *= dt
+            tp = np.sqrt(dt.sum(axis=0) / h)
+            yield sp, tp
+
+    def _bbox_max_dist(self, data: Trajectories) -> float:
+        """Upstream's max_dist for a given λ: half the longer bounding-box diagonal (haversine m)
+        plus λ · mean speed (m/s) · half the time span."""
+        lon0, lon1 = float(data.lon.min()), float(data.lon.max())
+        lat0, lat1 = float(data.lat.min()), float(data.lat.max())
+        rad = np.radians
+        d1 = haversine_km(rad(lat0), rad(lon0), np.cos(rad(lat0)), rad(lat1), rad(lon1),
+                          np.cos(rad(lat1)))
+        d2 = haversine_km(rad(lat0), rad(lon1), np.cos(rad(lat0)), rad(lat1), rad(lon0),
+                          np.cos(rad(lat1)))
+        half_diag = max(float(d1), float(d2)) * 1000 / 2
+        mean_speed = float(average_speeds(data).mean()) / 3.6
+        half_span = (int(data.t.max()) - int(data.t.min())) / 2
+        assert self.p_lambda is not None
+        return half_diag + half_span * mean_speed * self.p_lambda
+
+    def _require_fitted(self) -> tuple[float, float | None]:
+        if self.p_lambda is None:
+            raise RuntimeError("Martinez2021 with p_lambda null must be fitted on the original "
+                               "data first (fit(reference, ctx))")
+        if self.params.normalized and not self.max_dist:
+            raise RuntimeError("Martinez2021 normalized needs max_dist: fit it or set max_dist")
+        return self.p_lambda, self.max_dist if self.params.normalized else None
+
+    # -- distances -------------------------------------------------------------------------------
+
+    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
+                 cols: np.ndarray | None = None) -> np.ndarray:
+        """D between trajectories ``rows`` of ``x`` and ``cols`` of ``y`` (a matrix, metres)."""
+        tx, ty = as_trajectories(x, "first"), as_trajectories(y, "second")
+        check_points(tx, "first")
+        check_points(ty, "second")
+        rows, cols = resolve(tx, rows), resolve(ty, cols)
+        out = np.empty((len(rows), len(cols)))
+        gx, gy = length_groups(tx.lengths[rows]), length_groups(ty.lengths[cols])
+        for n1, rpos in gx:
+            for n2, cpos in gy:
+                i, j = aligned_indices(n1, n2)
+                for part in chunks(len(rpos), CHUNK_ELEMENTS // max(len(i) * len(cpos), 1)):
+                    rp = rpos[part]
+                    out[np.ix_(rp, cpos)] = self._kernel(
+                        tx, rows[rp][None, :, None], ty, cols[cpos][None, None, :], i, j)
+        return out
+
+    def paired(self, x: Dataset, y: Dataset, xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
+        """D between trajectory ``xi[k]`` of ``x`` and ``yi[k]`` of ``y`` for every k."""
+        tx, ty = as_trajectories(x, "first"), as_trajectories(y, "second")
+        xi, yi = resolve(tx, xi), resolve(ty, yi)
+        if len(xi) != len(yi):
+            raise ValueError("paired distances need index arrays of equal length")
+        check_points(tx, "first")
+        check_points(ty, "second")
+        out = np.empty(len(xi))
+        for n1, n2, pos in pair_groups(tx.lengths[xi], ty.lengths[yi]):
+            i, j = aligned_indices(n1, n2)
+            for part in chunks(len(pos), CHUNK_ELEMENTS // len(i)):
+                p = pos[part]
+                out[p] = self._kernel(tx, xi[p][None, :], ty, yi[p][None, :], i, j)
+        return out
+
+    def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
+                i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """D for trajectory index arrays ``xa``, ``yb`` (shapes broadcast after the leading
+        point axis); the sum over aligned points runs in order, as upstream."""
+        lam, max_dist = self._require_fitted()
+        shape = (len(i),) + (1,) * (xa.ndim - 1)
+        px = x.offsets[xa] + i.reshape(shape)
+        py = y.offsets[yb] + j.reshape(shape)
+        sp = self.params.sp_type
+        if sp == "Euclidean":
+            term = point_distance(x, px, y, py, sp)
+        else:
+            lx, gx, cx = point_arrays(x)
+            ly, gy, cy = point_arrays(y)
+            term = haversine_km(lx[px], gx[px], cx[px], ly[py], gy[py], cy[py])
+        term *= 1000
+        v = (average_speeds(x, sp)[xa[0]] + average_speeds(y, sp)[yb[0]]) / 2 / 3.6
+        dt = np.abs(x.t[px] - y.t[py]).astype(np.float64)
+        dt *= lam
+        dt *= v
+        term += dt
+        term *= term
+        d = np.sqrt(np.add.reduce(term, axis=0) / len(i))
+        if max_dist is not None:
+            d /= max_dist
+        return d

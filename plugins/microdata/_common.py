@@ -1,0 +1,324 @@
+"""Shared machinery of the microdata measures: params, equivalence classes, hierarchies.
+
+Conventions every measure of this family follows (ARX's output-analysis semantics, see
+``shared/reference/arx_pycanon.md`` §1):
+
+* A record is **suppressed** when all its quasi-identifiers equal ``suppression_token``
+  (default ``"*"``, ARX's ``DataType.ANY_VALUE``; ARX PR #263). Values are compared as text,
+  so ``39`` and ``"39"`` are the same value.
+* **Equivalence classes** are the groups of identical quasi-identifier tuples among the records
+  that are not suppressed. Suppressed records belong to no class.
+* When both sides are given and the anonymized data has fewer rows than the original, the
+  missing rows are counted as suppressed ("deleted", pyCANON's and ANJANA's convention).
+* **Missing values** (NaN/None) in a quasi-identifier are a value of their own, with a warning;
+  ``missing="suppressed"`` treats a missing cell as the suppression token instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator
+
+from anoneval.core.base import Context, Params, released
+from anoneval.core.data import Dataset, Microdata, sniff_separator
+from anoneval.core.errors import DataError
+
+#: How ARX writes a missing value (``DataType.NULL_VALUE``); hierarchies list it under that text.
+NULL_TEXT = "NULL"
+
+
+class QIParams(Params):
+    """Params every measure of the family shares."""
+
+    quasi_identifiers: list[str] = Field(
+        min_length=1, description="Columns an intruder may know (the key variables).")
+    suppression_token: str = Field(
+        "*", min_length=1,
+        description="Value of a suppressed cell; a record is suppressed when all its "
+                    "quasi-identifiers equal it.")
+    missing: Literal["value", "suppressed"] = Field(
+        "value",
+        description="Missing values in quasi-identifiers: a value of their own (with a "
+                    "warning), or treated as the suppression token.")
+
+    @field_validator("quasi_identifiers")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        dups = sorted({c for c in value if value.count(c) > 1})
+        if dups:
+            raise ValueError(f"quasi-identifiers listed twice: {dups}")
+        return value
+
+
+def as_text(values: pd.Index | np.ndarray | Sequence[object]) -> np.ndarray:
+    """Values as the text a CSV (and an ARX hierarchy) holds them in.
+
+    Integral floats lose their ``.0`` (``39.0`` → ``"39"``, a column read with missing values
+    becomes float); missing values become ARX's ``"NULL"``.
+    """
+    out = []
+    for v in values:
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
+            out.append(NULL_TEXT)
+        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
+            out.append(str(int(v)))
+        else:
+            out.append(str(v))
+    return np.array(out, dtype=object)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column's integer codes with the token and missing cells identified.
+
+    ``codes`` index ``texts``; ``token`` is the code every suppressed cell has (missing cells
+    included when ``missing="suppressed"``), or -1 when no cell is suppressed.
+    """
+
+    codes: np.ndarray
+    texts: np.ndarray
+    token: int
+    n_missing: int
+
+
+def column(data: Microdata, col: str, token: str, missing: str) -> Column:
+    """The codes of ``col`` with token cells (and missing ones, if asked) sharing one code."""
+
+    def compute() -> Column:
+        codes, uniques = data.codes(col)
+        texts = as_text(uniques)
+        isna = np.asarray(pd.isna(uniques), dtype=bool)
+        n_missing = int(np.isin(codes, np.flatnonzero(isna)).sum()) if isna.any() else 0
+        is_tok = texts == token
+        is_tok &= ~isna
+        if missing == "suppressed":
+            is_tok |= isna
+        tok = np.flatnonzero(is_tok)
+        if len(tok) > 1:  # merge the token and missing codes into the first of them
+            remap = np.arange(len(texts))
+            remap[tok] = tok[0]
+            codes = remap[codes]
+        texts = texts.copy()
+        if len(tok):
+            texts[tok[0]] = token
+        return Column(codes, texts, int(tok[0]) if len(tok) else -1, n_missing)
+
+    return data.cached(("anoneval.microdata.column", col, token, missing), compute)
+
+
+def _combine(codes: Sequence[np.ndarray], cards: Sequence[int], n: int) -> tuple[np.ndarray, int]:
+    """Dense ids of the code tuples (as :meth:`Microdata.group_ids` computes them)."""
+    key = np.zeros(n, dtype=np.int64)
+    size = 1
+    for c, card in zip(codes, cards, strict=True):
+        card = max(card, 1)
+        if size * card >= 2**62:
+            _, key = np.unique(key, return_inverse=True)
+            size = int(key.max()) + 1 if n else 1
+        key = key * card + c
+        size *= card
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return inverse.astype(np.int64, copy=False).reshape(-1), len(uniq)
+
+
+@dataclass
+class Classes:
+    """The equivalence classes of the released records and the suppression counts.
+
+    ``records`` counts every record (suppressed and deleted ones included): the *n* of the
+    formulas. ``sizes`` are the sizes of the classes of non-suppressed records. Row ``i`` of the
+    released data belongs to class ``class_of_group[group_ids[i]]`` (-1 when suppressed).
+    """
+
+    records: int
+    sizes: np.ndarray
+    group_ids: np.ndarray
+    class_of_group: np.ndarray
+    suppressed: int
+    deleted: int
+
+    @property
+    def suppressed_total(self) -> int:
+        """Records that are not in any class: suppressed in the data plus deleted."""
+        return self.suppressed + self.deleted
+
+    def row_class(self) -> np.ndarray:
+        """Class index of each released row, -1 for suppressed rows."""
+        return self.class_of_group[self.group_ids]
+
+
+def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                     ctx: Context) -> tuple[Microdata, Classes]:
+    """The released dataset and its equivalence classes over ``p.quasi_identifiers``."""
+    data = released(original, anonymized)
+    if not isinstance(data, Microdata):
+        raise DataError(f"expected microdata, got {data.kind}")
+    qi = list(p.quasi_identifiers)
+    data.require(qi, "quasi-identifier")
+    cols = [column(data, c, p.suppression_token, p.missing) for c in qi]
+    warn_missing(ctx, qi, cols, p.missing, "anonymized" if anonymized is not None else "original")
+
+    def compute() -> tuple[np.ndarray, np.ndarray]:
+        n = len(data)
+        if p.missing == "value" or not any(c.n_missing for c in cols):
+            gids, ng = data.group_ids(qi)
+            sizes = data.group_sizes(qi)
+        else:
+            gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], n)
+            sizes = np.bincount(gids, minlength=ng)
+        first = np.empty(ng, dtype=np.int64)
+        first[gids[::-1]] = np.arange(n - 1, -1, -1)  # first row of each group
+        sup = np.ones(ng, dtype=bool)
+        for c in cols:
+            sup &= c.codes[first] == c.token if c.token >= 0 else False
+        class_of_group = np.cumsum(~sup) - 1
+        class_of_group[sup] = -1
+        return gids, np.stack([class_of_group, sizes])
+
+    gids, packed = data.cached(
+        ("anoneval.microdata.classes", tuple(qi), p.suppression_token, p.missing), compute)
+    class_of_group, group_sizes = packed
+    sup_groups = class_of_group < 0
+    deleted = 0
+    if original is not None and anonymized is not None and len(anonymized) < len(original):
+        deleted = len(original) - len(anonymized)
+        ctx.warn(f"the anonymized data has {deleted} fewer rows than the original; the missing "
+                 "records are counted as suppressed")
+    classes = Classes(
+        records=len(data) + deleted, sizes=group_sizes[~sup_groups], group_ids=gids,
+        class_of_group=class_of_group, suppressed=int(group_sizes[sup_groups].sum()),
+        deleted=deleted)
+    return data, classes
+
+
+def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy: str,
+                 side: str) -> None:
+    """Warn about missing quasi-identifier values and say how they were treated."""
+    found = {c: col.n_missing for c, col in zip(qi, cols, strict=True) if col.n_missing}
+    if not found:
+        return
+    listing = ", ".join(f"{c!r} ({k})" for c, k in found.items())
+    how = ("treated as a value of their own (missing='suppressed' treats them as suppressed)"
+           if policy == "value" else "treated as suppressed cells")
+    ctx.warn(f"missing values in quasi-identifiers of the {side} data: {listing}; {how}")
+
+
+def size_counts(sizes: np.ndarray) -> dict[int, int]:
+    """``{class size: number of classes}`` with int keys, sizes ascending."""
+    values, counts = np.unique(sizes, return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+
+# -- row alignment ---------------------------------------------------------------------------
+
+
+def alignment(original: Microdata, anonymized: Microdata, id_col: str | None) -> np.ndarray | None:
+    """Row of the anonymized data for each original row (-1: deleted); None if row-aligned.
+
+    Without ``id_col`` the row counts must be equal. With it, ids must be unique on both sides
+    and every anonymized id must occur in the original; original ids absent from the
+    anonymized data are deleted records (the caller treats them as suppressed).
+    """
+    if id_col is None:
+        if len(original) != len(anonymized):
+            raise DataError(
+                f"the original has {len(original)} rows and the anonymized data "
+                f"{len(anonymized)}: records must be row-aligned, or give 'id' (a key column "
+                "present in both) to align them")
+        return None
+    original.require([id_col], "id column")
+    anonymized.require([id_col], "id column")
+    oid = original.frame[id_col]
+    aid = anonymized.frame[id_col]
+    for side, ids in (("original", oid), ("anonymized", aid)):
+        dup = ids.duplicated()
+        if dup.any():
+            row = int(np.flatnonzero(dup.to_numpy())[0])
+            raise DataError(f"id column {id_col!r} of the {side} data has duplicates, e.g. "
+                            f"{ids.iloc[row]!r} (row {row})")
+    pos = pd.Index(oid).get_indexer(aid)
+    if (pos < 0).any():
+        row = int(np.flatnonzero(pos < 0)[0])
+        raise DataError(f"id {aid.iloc[row]!r} (anonymized row {row}) is not in the original's "
+                        f"column {id_col!r}")
+    take = np.full(len(original), -1, dtype=np.int64)
+    take[pos] = np.arange(len(anonymized))
+    return take
+
+
+# -- hierarchies -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A generalization hierarchy in ARX's CSV format.
+
+    One row per raw value: column 0 the raw value, column ``i`` its generalization at level
+    ``i``. ``codes[r, i]`` is the code (into ``values``) of row ``r``'s value at level ``i``;
+    ``rows`` maps a raw value's text to its row. A hierarchy whose last column is not a single
+    root gets one more level, the suppression token (as ARX adds ``*``).
+    """
+
+    path: str
+    values: pd.Index
+    codes: np.ndarray
+    rows: pd.Index
+
+    @property
+    def height(self) -> int:
+        """The top level (number of columns − 1)."""
+        return self.codes.shape[1] - 1
+
+
+def load_hierarchy(path: Path, token: str) -> Hierarchy:
+    """Load (cached on path, modification time and size) an ARX hierarchy CSV."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise DataError(f"cannot read hierarchy {path}: {exc}") from exc
+    return _load_hierarchy(str(path), st.st_mtime_ns, st.st_size, token)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_hierarchy(path: str, mtime: int, size: int, token: str) -> Hierarchy:
+    sep = sniff_separator(Path(path))
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = [r for r in csv.reader(fh, delimiter=sep) if r]
+    if not rows:
+        raise DataError(f"hierarchy {path} is empty")
+    width = len(rows[0])
+    for i, r in enumerate(rows):
+        if len(r) != width:
+            raise DataError(f"hierarchy {path}: row {i + 1} has {len(r)} columns, the first "
+                            f"row {width}; every row must list all levels")
+    matrix = np.array(rows, dtype=object)
+    raw = pd.Index(matrix[:, 0])
+    if raw.has_duplicates:
+        dup = raw[raw.duplicated()][0]
+        raise DataError(f"hierarchy {path}: raw value {dup!r} is listed twice in column 0")
+    if len(set(matrix[:, -1])) > 1:
+        matrix = np.column_stack([matrix, np.full(len(rows), token, dtype=object)])
+    codes, values = pd.factorize(matrix.ravel())
+    return Hierarchy(path, pd.Index(values), codes.reshape(matrix.shape).astype(np.int64), raw)
+
+
+def hierarchy_rows(h: Hierarchy, texts: np.ndarray, col: str) -> np.ndarray:
+    """Row of ``h`` of each raw value; an error names the values the hierarchy lacks."""
+    rows = h.rows.get_indexer(texts)
+    if (rows < 0).any():
+        bad = [str(t) for t in texts[rows < 0]]
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise DataError(
+            f"hierarchy {h.path} of column {col!r} lacks the raw value(s) "
+            f"{', '.join(map(repr, bad[:5]))}{more}; every value of the original data must be "
+            "in its first column")
+    return rows

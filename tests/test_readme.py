@@ -1,0 +1,43 @@
+"""The README: its opening commands are what CI runs, and its plugin list matches the registry."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def opening_commands(root: Path) -> list[str]:
+    text = (root / "README.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert block is not None
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_readme_opens_with_install_demo_and_test_commands(root: Path) -> None:
+    text = (root / "README.md").read_text()
+    assert text.index("```bash") < 40  # right under the title
+    install, tests = opening_commands(root)
+    assert "pip install" in install and "anoneval run examples/" in install
+    assert tests == "python -m pytest"
+    config = install.split("anoneval run ")[1].split()[0]
+    assert (root / config).is_file()
+
+
+def test_ci_runs_the_readme_commands(root: Path) -> None:
+    ci = (root / ".ci" / "run").read_text()
+    assert "README.md" in ci and "ruff check" in ci
+    proc = subprocess.run([sys.executable, str(root / ".ci" / "readme_commands.py")],
+                          capture_output=True, text=True, check=True, cwd=root)
+    assert proc.stdout.splitlines() == opening_commands(root)
+
+
+def test_plugin_list_is_in_sync_with_the_registry(root: Path) -> None:
+    text = (root / "README.md").read_text()
+    listed = text.split("<!-- plugins:start -->\n")[1].split("<!-- plugins:end -->")[0]
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "plugins", "--markdown"],
+                          capture_output=True, text=True, check=True,
+                          env={"PATH": "", "ANONEVAL_REGISTRY": ""})
+    assert listed.strip() == proc.stdout.strip(), (
+        "README plugin list is stale: regenerate it with `anoneval plugins --markdown`")
