@@ -6,10 +6,11 @@ JSON path (``measures[1].params.k: ...``). Paths in the config resolve relative 
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -148,28 +149,96 @@ def json_path(loc: tuple[Any, ...] | list[Any], prefix: str = "") -> str:
     return out
 
 
-def _pydantic_problems(exc: ValidationError, prefix: str) -> list[tuple[str, str]]:
-    problems = []
+_SCALAR_TAGS = {"str": str, "int": (int, float), "float": (int, float), "bool": bool,
+                "none": type(None)}
+
+
+def _is_union_tag(part: Any) -> bool:
+    return isinstance(part, str) and (
+        "[" in part or part in _SCALAR_TAGS or part[:1].isupper() or part.startswith("function-"))
+
+
+def _tag_matches(tag: str, node: Any) -> bool:
+    """Whether a union member (pydantic's loc tag) is the one meant for this input value."""
+    if tag.startswith(("list[", "tuple[", "set[")):
+        return isinstance(node, list)
+    if tag.startswith("dict[") or tag[:1].isupper():
+        return isinstance(node, dict)
+    if tag.startswith("literal["):
+        return isinstance(node, (str, int, float)) and not isinstance(node, bool)
+    if tag in _SCALAR_TAGS:
+        return isinstance(node, _SCALAR_TAGS[tag])
+    return True
+
+
+def _strip_tags(loc: tuple[Any, ...], raw: Any) -> tuple[list[Any], bool]:
+    """Drop union tags from an error location; say whether the tags fit the input."""
+    out: list[Any] = []
+    node, fits = raw, True
+    for part in loc:
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and part < len(node)
+        if in_dict or in_list:
+            node = node[part]
+        elif _is_union_tag(part):
+            fits = fits and _tag_matches(part, node)
+            continue
+        else:
+            node = None
+        out.append(part)
+    return out, fits
+
+
+def _models_in(annotation: Any, in_list: bool = False) -> list[tuple[type[BaseModel], bool]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, in_list)]
+    origin = get_origin(annotation)
+    nested = in_list or origin in (list, tuple, set)
+    return [m for arg in get_args(annotation) for m in _models_in(arg, nested)]
+
+
+def _model_at(model: type[BaseModel], loc: list[Any]) -> type[BaseModel] | None:
+    """The pydantic model that validates the object at ``loc`` inside ``model``."""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            continue
+        fields = {f.alias or n: f for n, f in model.model_fields.items()}
+        field = fields.get(part)
+        if field is None:
+            return None
+        next_is_index = i + 1 < len(loc) and isinstance(loc[i + 1], int)
+        found = _models_in(field.annotation)
+        pick = [m for m, in_list in found if in_list == next_is_index] or [m for m, _ in found]
+        if not pick:
+            return None
+        model = pick[0]
+    return model
+
+
+def _pydantic_problems(exc: ValidationError, prefix: str, raw: Any,
+                       model: type[BaseModel]) -> list[tuple[str, str]]:
+    """(JSON path, message) for each error of validating ``raw`` with ``model``.
+
+    Union members that do not fit the input are left out, so a dict given for
+    ``DataSpec | list[VariantSpec]`` is not also told it should be a list. An unknown key gets
+    the keys allowed at its place and a did-you-mean.
+    """
+    fitting: list[tuple[str, str]] = []
+    other: list[tuple[str, str]] = []
     for err in exc.errors():
-        loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        loc, fits = _strip_tags(err["loc"], raw)
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            at = _model_at(model, loc[:-1])
+            allowed = [f.alias or n for n, f in at.model_fields.items()] if at else []
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            msg = "unknown key" + (f"; did you mean {close[0]!r}?" if close else ";")
+            if allowed:
+                msg += f" Allowed: {', '.join(allowed)}"
         elif err["type"] == "literal_error":
             msg = f"{msg} (got {err.get('input')!r})"
-        problems.append((json_path(loc, prefix), msg))
-    return problems
-
-
-def _unknown_key_hint(problems: list[tuple[str, str]], allowed: list[str]) -> None:
-    for i, (path, msg) in enumerate(problems):
-        if msg == "unknown key":
-            import difflib
-
-            key = path.rsplit(".", 1)[-1]
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems[i] = (path, f"unknown key{hint} Allowed: {', '.join(allowed)}")
+        (fitting if fits else other).append((json_path(loc, prefix), msg))
+    return list(dict.fromkeys(fitting or other))
 
 
 def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registry,
@@ -178,9 +247,7 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
     try:
         parsed = cls.Params.model_validate(params)
     except ValidationError as exc:
-        found = _pydantic_problems(exc, path)
-        _unknown_key_hint(found, list(cls.Params.model_fields))
-        problems.extend(found)
+        problems.extend(_pydantic_problems(exc, path, params, cls.Params))
         return None
     ok = True
     for fname, finfo in cls.Params.model_fields.items():
@@ -245,9 +312,8 @@ def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
     try:
         opts = OPTIONS[spec.kind].model_validate(spec.options)
     except ValidationError as exc:
-        found = _pydantic_problems(exc, f"{path}.options")
-        _unknown_key_hint(found, list(OPTIONS[spec.kind].model_fields))
-        problems.extend(found)
+        problems.extend(_pydantic_problems(exc, f"{path}.options", spec.options,
+                                           OPTIONS[spec.kind]))
         ok = False
     if not ok:
         return None
@@ -269,9 +335,7 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     try:
         config = EvalConfig.model_validate(raw)
     except ValidationError as exc:
-        found = _pydantic_problems(exc, "")
-        _unknown_key_hint(found, [f.alias or n for n, f in EvalConfig.model_fields.items()])
-        problems.extend(found)
+        problems.extend(_pydantic_problems(exc, "", raw, EvalConfig))
 
     # inputs
     original = None

@@ -137,3 +137,20 @@ def test_paths_resolve_relative_to_the_config_file(files: Path, toy_registry,
     monkeypatch.chdir("/")
     plan = load_config(cfg, toy_registry)
     assert plan.anonymized[0].path == files / "anon.parquet"
+
+
+def test_union_errors_speak_of_the_member_that_fits(files: Path, toy_registry) -> None:
+    raw = base_config(anonymized={"path": "anon.parquet", "knd": "microdata"})
+    found = problems(raw, files, toy_registry)
+    assert found == [("anonymized.knd",
+                      "unknown key; did you mean 'kind'? Allowed: path, kind, format, options")]
+    raw = base_config(anonymized=[{"path": "anon.parquet"}])
+    found = dict(problems(raw, files, toy_registry))
+    assert found == {"anonymized[0].name": "Field required"}
+
+
+def test_unknown_nested_key_lists_the_keys_allowed_there(files: Path, toy_registry) -> None:
+    raw = base_config(measures=[{"name": "Analytic", "threshold": {"mx": 1}}])
+    found = dict(problems(raw, files, toy_registry))
+    assert found["measures[0].threshold.mx"] == (
+        "unknown key; did you mean 'max'? Allowed: max, min")
