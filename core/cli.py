@@ -48,13 +48,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from anoneval.core.runner import run_plan
 
     plan = load_config(args.config, _registry(args))
-    report = run_plan(plan, show_progress=progress_wanted(args.quiet))
+    html = getattr(args, "html", None)
+    if html:
+        from anoneval.core.plots import require_matplotlib
+
+        require_matplotlib()  # fail before evaluating, not after
+    datasets: dict[str, Any] = {}
+    report = run_plan(plan, show_progress=progress_wanted(args.quiet), datasets=datasets)
     out = Path(args.output) if args.output else plan.output
     _emit_report(report, out, args.quiet)
-    if getattr(args, "html", None):
+    if html:
         from anoneval.core.html import write_html
 
-        write_html(report, args.html, plan)
+        write_html(report, html, plan, datasets=datasets)
         if not args.quiet:
             print(f"HTML report written to {args.html}")
     return EXIT_OK if report.ok else EXIT_MEASURE_FAILED

@@ -83,6 +83,8 @@ class ReportSpec(BaseModel):
                           "the first risk and the first loss measure.")
     max_rows: int = Field(50, ge=1, le=100_000,
                           description="Rows shown per details table in the HTML report.")
+    timings: bool = Field(True, description="Record each measure's run time; false writes 0, so "
+                                            "the same inputs and seed give byte-identical JSON.")
 
 
 class EvalConfig(BaseModel):

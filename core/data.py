@@ -108,16 +108,23 @@ class Microdata(Dataset):
 
         def compute() -> tuple[np.ndarray, pd.Index]:
             self.require([column])
-            codes, uniques = pd.factorize(self._frame[column], use_na_sentinel=False)
-            return codes.astype(np.int64, copy=False), pd.Index(uniques)
+            # the default NA sentinel is much faster on text than use_na_sentinel=False;
+            # missing values then get the next code
+            codes, uniques = pd.factorize(self._frame[column])
+            codes = codes.astype(np.int64, copy=False)
+            missing = codes < 0
+            if missing.any():
+                codes[missing] = len(uniques)
+                uniques = np.append(np.asarray(uniques, dtype=object), None)
+            return codes, pd.Index(uniques)
 
         return self.cached(("codes", column), compute)
 
     def group_ids(self, columns: Sequence[str]) -> tuple[np.ndarray, int]:
         """Dense group index of each row over ``columns`` (equal tuples share an id).
 
-        Missing values form a group value of their own. Ids are numbered in order of first
-        appearance of the combined key's sorted position, so they are deterministic.
+        Missing values form a group value of their own. Ids follow the sorted order of the
+        combined column codes, so they are deterministic for a given row order.
         """
         columns = tuple(columns)
 
@@ -132,12 +139,13 @@ class Microdata(Dataset):
                 codes, uniques = self.codes(col)
                 card = max(len(uniques), 1)
                 if size * card >= 2**62:  # re-densify before the combined key could overflow
-                    _, key = np.unique(key, return_inverse=True)
-                    size = int(key.max()) + 1 if n else 1
+                    key, uniq = pd.factorize(key, sort=True)
+                    size = max(len(uniq), 1)
                 key = key * card + codes
                 size *= card
-            uniq, inverse = np.unique(key, return_inverse=True)
-            return inverse.astype(np.int64, copy=False).reshape(-1), len(uniq)
+            # factorize(sort=True) gives np.unique's inverse, several times faster
+            inverse, uniq = pd.factorize(key, sort=True)
+            return inverse.astype(np.int64, copy=False), len(uniq)
 
         return self.cached(("group_ids", columns), compute)
 
@@ -241,14 +249,9 @@ class Trajectories(Dataset):
         return self.lon[s], self.lat[s], self.t[s]
 
     def index_of(self, trajectory_ids: Sequence[Any]) -> np.ndarray:
-        """Positions of the given trajectory ids (-1 where absent)."""
-        order = np.argsort(self.trajectory_id, kind="stable")
-        ids = np.asarray(trajectory_ids)
-        pos = np.searchsorted(self.trajectory_id, ids, sorter=order)
-        pos = np.clip(pos, 0, max(len(order) - 1, 0))
-        found = order[pos] if len(order) else np.zeros(len(ids), dtype=np.int64)
-        ok = (self.trajectory_id[found] == ids) if len(order) else np.zeros(len(ids), bool)
-        return np.where(ok, found, -1)
+        """Positions of the given trajectory ids (-1 where absent, e.g. ids of another type)."""
+        index = self.cached(("id_index",), lambda: pd.Index(self.trajectory_id))
+        return index.get_indexer(pd.Index(np.asarray(trajectory_ids))).astype(np.int64)
 
     def subset(self, index: Sequence[int] | np.ndarray) -> Trajectories:
         """The trajectories at positions ``index`` (in that order)."""
@@ -292,17 +295,24 @@ class Trajectories(Dataset):
         frame: pd.DataFrame,
         columns: dict[str, str] | None = None,
         timestamp_format: str = DEFAULT_TIMESTAMP_FORMAT,
-        invalid: Literal["drop", "error"] = "drop",
+        invalid: Literal["drop", "drop_trajectory", "error"] = "drop",
         source: str | None = None,
     ) -> Trajectories:
         """Build from one row per point with columns user_id, trajectory_id, timestamp, lon, lat.
 
-        ``columns`` maps those roles to the frame's names. Timestamps are strings in
-        ``timestamp_format`` (UTC) or numbers of epoch seconds; they are truncated to whole
-        seconds. Points with a non-finite coordinate, |lat| > 90 or |lon| > 180 are dropped and
-        counted (``invalid="error"`` raises instead); trajectories left without points are
-        dropped too.
+        Column order is free; ``columns`` maps those roles to the frame's names. Timestamps are
+        strings in ``timestamp_format`` (UTC unless the format has ``%z``), datetimes, or epoch
+        seconds (numbers, or ``timestamp_format="epoch"`` for numbers written as text); they are
+        truncated to whole seconds. Points with a missing or non-numeric coordinate, |lat| > 90
+        or |lon| > 180 are invalid: ``invalid="drop"`` drops those points,
+        ``"drop_trajectory"`` drops every trajectory having one (the mobility anonymizer's
+        rule), ``"error"`` raises; dropped points and trajectories are counted
+        (``dropped_points``, ``dropped_trajectories``) and shown in the report's inputs.
+        Trajectories are sorted by id, points by time (stable: equal times keep file order).
+        Unlike the anonymizer's loader, a file need not start with its smallest trajectory id
+        (that loader then adds an empty trajectory with a duplicate id).
         """
+        where = f"trajectories{f' ({source})' if source else ''}"
         roles = {r: r for r in ("user_id", "trajectory_id", "timestamp", "lon", "lat")}
         unknown = set(columns or {}) - set(roles)
         if unknown:
@@ -312,49 +322,79 @@ class Trajectories(Dataset):
         missing = [f"{role} (column {name!r})" for role, name in roles.items()
                    if name not in frame.columns]
         if missing:
-            raise DataError(f"trajectories{f' ({source})' if source else ''} lack "
-                            f"{', '.join(missing)}; columns found: "
-                            f"{', '.join(map(str, frame.columns))}")
+            raise DataError(f"{where} lack {', '.join(missing)}; columns found: "
+                            f"{', '.join(map(str, frame.columns))}; map roles to columns with "
+                            "the 'columns' option")
+        traj_col = frame[roles["trajectory_id"]]
+        if traj_col.isna().any():
+            row = int(np.flatnonzero(traj_col.isna().to_numpy())[0])
+            raise DataError(f"{where}: data row {row} (0-based) has no trajectory id in column "
+                            f"{roles['trajectory_id']!r}")
         t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
         lon = pd.to_numeric(frame[roles["lon"]], errors="coerce").to_numpy(np.float64)
         lat = pd.to_numeric(frame[roles["lat"]], errors="coerce").to_numpy(np.float64)
         bad = ~(np.isfinite(lon) & np.isfinite(lat) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180))
-        traj = frame[roles["trajectory_id"]].to_numpy()
+        traj = traj_col.to_numpy()
         user = frame[roles["user_id"]].to_numpy()
         if bad.any() and invalid == "error":
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"row {row}: invalid coordinate lon={frame[roles['lon']].iloc[row]!r}"
-                            f", lat={frame[roles['lat']].iloc[row]!r} ({int(bad.sum())} rows "
-                            "invalid); use invalid='drop' to drop them")
-        n_traj_before = len(pd.unique(traj))
+            raise DataError(f"{where}: data row {row} (0-based) has an invalid coordinate "
+                            f"lon={_plain(frame[roles['lon']].iloc[row])!r}, "
+                            f"lat={_plain(frame[roles['lat']].iloc[row])!r} ({int(bad.sum())} rows "
+                            "invalid; allowed |lat| <= 90, |lon| <= 180); use invalid='drop' "
+                            "to drop them")
+        try:
+            codes, uniq = pd.factorize(traj, sort=True)
+        except TypeError:  # ids of mixed types: order them as text
+            codes, uniq = pd.factorize(traj.astype(str), sort=True)
+            traj = traj.astype(str)
+        n_traj_before = len(uniq)
         keep = ~bad
+        if invalid == "drop_trajectory":
+            keep = ~np.isin(codes, codes[bad])
         traj, user, lon, lat, t = traj[keep], user[keep], lon[keep], lat[keep], t[keep]
         tcodes, tuniq = pd.factorize(traj, sort=True)
         order = np.lexsort((t, tcodes))
         tcodes, user, lon, lat, t = tcodes[order], user[order], lon[order], lat[order], t[order]
         counts = np.bincount(tcodes, minlength=len(tuniq))
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        first = offsets[:-1]
-        return cls(np.asarray(tuniq), user[first] if len(first) else user[:0], offsets, lon, lat,
-                   t, source=source, dropped_points=int(bad.sum()),
+        return cls(np.asarray(tuniq), user[offsets[:-1]], offsets, lon, lat, t, source=source,
+                   dropped_points=int((~keep).sum()),
                    dropped_trajectories=n_traj_before - len(tuniq))
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
-    """Epoch seconds (int64, UTC) of string timestamps in ``fmt`` or numeric epoch values."""
-    if pd.api.types.is_numeric_dtype(values):
-        out = values.to_numpy(np.float64)
+    """Epoch seconds (int64, UTC, truncated towards −∞) of the timestamp column.
+
+    Numbers (or ``fmt="epoch"``: numbers written as text) are epoch seconds; datetimes are
+    taken as they are (naive ones as UTC); anything else is parsed with the strptime ``fmt``.
+    An unparseable or missing value is an error naming the first offending row.
+    """
+
+    def fail(bad: np.ndarray, what: str) -> DataError:
+        row = int(np.flatnonzero(bad)[0])
+        return DataError(f"data row {row} (0-based): cannot read timestamp "
+                         f"{_plain(values.iloc[row])!r} {what} ({int(bad.sum())} rows "
+                         "unreadable); set the 'timestamp_format' option (a strptime format, "
+                         "or 'epoch')")
+
+    if fmt == "epoch" or pd.api.types.is_numeric_dtype(values):
+        out = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
         if not np.isfinite(out).all():
-            row = int(np.flatnonzero(~np.isfinite(out))[0])
-            raise DataError(f"row {row}: timestamp {values.iloc[row]!r} is not a number")
+            raise fail(~np.isfinite(out), "as epoch seconds")
         return np.floor(out).astype(np.int64)
-    parsed = pd.to_datetime(values, format=fmt, utc=True, errors="coerce")
+    if pd.api.types.is_datetime64_any_dtype(values):
+        parsed = pd.to_datetime(values, utc=True)
+    else:
+        parsed = pd.to_datetime(values, format=fmt, utc=True, errors="coerce")
     bad = parsed.isna().to_numpy()
     if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise DataError(f"row {row}: cannot parse timestamp {values.iloc[row]!r} with format "
-                        f"{fmt!r} ({int(bad.sum())} rows unparseable); set the "
-                        "'timestamp_format' option")
+        raise fail(bad, f"with format {fmt!r}")
     delta = parsed - pd.Timestamp(0, tz="UTC")
     return (delta // pd.Timedelta(seconds=1)).to_numpy(np.int64)
 
@@ -391,8 +431,9 @@ class TrajectoryOptions(ReadOptions):
         None, description="Column of each role: user_id, trajectory_id, timestamp, lon, lat.")
     timestamp_format: str = Field(DEFAULT_TIMESTAMP_FORMAT,
                                   description="strptime format of the timestamps (UTC).")
-    invalid: Literal["drop", "error"] = Field(
-        "drop", description="Drop points with invalid coordinates (and count them) or fail.")
+    invalid: Literal["drop", "drop_trajectory", "error"] = Field(
+        "drop", description="Invalid coordinates: drop the points (counted), drop their whole "
+        "trajectories (the mobility anonymizer's rule), or fail.")
 
 
 OPTIONS: dict[str, type[ReadOptions]] = {

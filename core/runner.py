@@ -35,7 +35,18 @@ def run_plan(plan: Plan, show_progress: bool = False,
     ``datasets``, when given, caches the inputs: those it holds are reused, the others are
     loaded into it, under "original", "anonymized" (also a synthesizer's output) and
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
+    With ``report.timings: false`` the measures' run times are written as 0.
     """
+    report = _run(plan, show_progress, datasets)
+    if plan.config.report is not None and not plan.config.report.timings:
+        for r in report.variants if isinstance(report, MultiReport) else [report]:
+            for m in r.measures:
+                m.seconds = 0.0
+    return report
+
+
+def _run(plan: Plan, show_progress: bool,
+         datasets: dict[str, Dataset] | None) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir)

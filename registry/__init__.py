@@ -145,6 +145,9 @@ class Registry:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.pm.register(_Timing(), name="anoneval.timing")
+        from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
+
+        self.pm.register(BuiltinSections(), name="anoneval.report")
 
     # -- adding --------------------------------------------------------------------------------
 

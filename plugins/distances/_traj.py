@@ -9,13 +9,19 @@ the two lengths, for DTW and Hausdorff the point-distance tensor has a fixed sha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
+from anoneval.core.base import Distance
 from anoneval.core.data import Dataset, Trajectories
 from anoneval.core.errors import DataError
 
+T = TypeVar("T")
+R = TypeVar("R")
 #: Mean Earth radius in km (IUGG), as the ``haversine`` package the mobility anonymizer uses.
 EARTH_RADIUS_KM = 6371.0088
 #: Elements per temporary array in a chunk (about 4 MB of float64): cache-friendly, bounded.
@@ -39,12 +45,51 @@ def point_arrays(data: Trajectories) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return data.cached(("geo_points",), compute)
 
 
+def times(data: Trajectories) -> np.ndarray:
+    """Point times as float64 (exact for epoch seconds), cached."""
+    return data.cached(("times_f8",), lambda: data.t.astype(np.float64))
+
+
+def unit_vectors(data: Trajectories) -> np.ndarray:
+    """Cartesian unit vectors (3, n_points) of the points on the sphere, cached."""
+
+    def compute() -> np.ndarray:
+        lat, lon, cos_lat = point_arrays(data)
+        return np.stack([cos_lat * np.cos(lon), cos_lat * np.sin(lon), np.sin(lat)])
+
+    return data.cached(("unit_vectors",), compute)
+
+
+def chord_haversine_km(u: np.ndarray, px: np.ndarray, v: np.ndarray, py: np.ndarray
+                       ) -> np.ndarray:
+    """Great-circle km between points ``px`` of unit vectors ``u`` and ``py`` of ``v``.
+
+    The haversine term equals a quarter of the squared chord, sin²(Δφ/2) + cos φ1 cos φ2
+    sin²(Δλ/2) = |u − v|²/4, which needs no trigonometry per pair. Rounding differs from the
+    haversine formula by ~1e-16 in the chord, i.e. below 1e-8 m: distances agree with the
+    ``haversine`` package to ~1e-11 relative (above 1 m), at 40 % less cost.
+    """
+    a = u[0][px] - v[0][py]
+    a *= a
+    for k in (1, 2):
+        d = u[k][px] - v[k][py]
+        d *= d
+        a += d
+    a *= 0.25
+    np.minimum(a, 1.0, out=a)
+    np.sqrt(a, out=a)
+    np.arcsin(a, out=a)
+    a *= 2 * EARTH_RADIUS_KM
+    return a
+
+
 def haversine_km(lat1: np.ndarray, lon1: np.ndarray, cos1: np.ndarray,
                  lat2: np.ndarray, lon2: np.ndarray, cos2: np.ndarray) -> np.ndarray:
     """Great-circle distance in km between points given in radians (arrays broadcast).
 
     The haversine formula with the mean Earth radius 6371.0088 km, evaluated in the same order
-    as the ``haversine`` package (point 1 first), so results agree to the last bits.
+    as the ``haversine`` package (point 1 first), so results agree to the last bits. Used where
+    a distance is computed once per point (speeds, bounding box).
     """
     a = np.sin((lat2 - lat1) * 0.5)
     a *= a
@@ -61,13 +106,12 @@ def point_distance(x: Trajectories, px: np.ndarray, y: Trajectories, py: np.ndar
                    sp_type: str = "Haversine") -> np.ndarray:
     """Spatial distance between points ``px`` of ``x`` and ``py`` of ``y`` (broadcasting).
 
-    ``Haversine``: great-circle km. ``Euclidean``: plain distance of (lon, lat) in degrees.
+    ``Haversine``: great-circle km (chord form, see :func:`chord_haversine_km`).
+    ``Euclidean``: plain distance of (lon, lat) in degrees.
     """
     if sp_type == "Euclidean":
         return np.hypot(y.lon[py] - x.lon[px], y.lat[py] - x.lat[px])
-    lx, gx, cx = point_arrays(x)
-    ly, gy, cy = point_arrays(y)
-    return haversine_km(lx[px], gx[px], cx[px], ly[py], gy[py], cy[py])
+    return chord_haversine_km(unit_vectors(x), px, unit_vectors(y), py)
 
 
 def average_speeds(data: Trajectories, sp_type: str = "Haversine") -> np.ndarray:
@@ -86,7 +130,12 @@ def average_speeds(data: Trajectories, sp_type: str = "Haversine") -> np.ndarray
         step_start = np.concatenate([[0], np.cumsum(steps)[:-1]]) if len(data) else steps
         rank = np.arange(int(steps.sum())) - np.repeat(step_start, steps)
         first = data.offsets[:-1][owner] + rank
-        dist = point_distance(data, first, data, first + 1, sp_type)
+        if sp_type == "Haversine":  # the exact formula: computed once per dataset
+            lat, lon, cos = point_arrays(data)
+            nxt = first + 1
+            dist = haversine_km(lat[first], lon[first], cos[first], lat[nxt], lon[nxt], cos[nxt])
+        else:
+            dist = point_distance(data, first, data, first + 1, sp_type)
         dt = (data.t[first + 1] - data.t[first]).astype(np.float64)
         ratio = np.divide(dist, dt, out=np.zeros_like(dist), where=dt != 0)
         # add pair k of every trajectory at once, k = 0, 1, ...: upstream's summation order
@@ -128,6 +177,17 @@ def chunks(n: int, size: int) -> Iterator[slice]:
         yield slice(start, min(start + size, n))
 
 
+def block_chunks(rows: np.ndarray, cols: np.ndarray, depth: int
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Sub-blocks of ``rows × cols`` whose ``depth``-deep tensors hold about CHUNK_ELEMENTS."""
+    per_col = max(CHUNK_ELEMENTS // max(depth, 1), 1)
+    col_size = min(len(cols), per_col)
+    row_size = max(per_col // max(col_size, 1), 1)
+    for cs in chunks(len(cols), col_size):
+        for rs in chunks(len(rows), row_size):
+            yield rows[rs], cols[cs]
+
+
 def resolve(data: Trajectories, index: np.ndarray | None) -> np.ndarray:
     """Trajectory positions: all of them when ``index`` is None, else checked integers."""
     if index is None:
@@ -144,3 +204,97 @@ def check_points(data: Trajectories, role: str) -> None:
     if len(data) and data.lengths.min() < 1:
         bad = data.trajectory_id[int(np.argmin(data.lengths))]
         raise DataError(f"{role} trajectory {bad!r} has no points")
+
+
+def workers() -> int:
+    """Threads for pair work: the CPUs this process may use (numpy releases the GIL)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
+def parallel_map(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+    """``map(fn, items)`` on :func:`workers` threads, results in input order (deterministic)."""
+    n = workers()
+    if n == 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(n) as pool:
+        yield from pool.map(fn, items)
+
+
+class TrajectoryDistance(Distance):
+    """Base of the trajectory distances: grouping by length pair, chunking and threads.
+
+    Subclasses implement :meth:`_kernel` for trajectories of fixed lengths ``n1`` and ``n2``:
+    ``xa`` and ``yb`` are broadcastable arrays of trajectory positions (``(na, 1)`` and
+    ``(1, nb)`` for a block, ``(P,)`` and ``(P,)`` for pairs); it returns their broadcast shape.
+    """
+
+    accepts = ("trajectories",)
+
+    def _depth(self, n1: int, n2: int) -> int:
+        """Elements of the per-pair temporaries (sizes the chunks)."""
+        return n1 * n2
+
+    def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
+                n1: int, n2: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _check(self, x: Dataset, y: Dataset) -> tuple[Trajectories, Trajectories]:
+        tx, ty = as_trajectories(x, "first"), as_trajectories(y, "second")
+        check_points(tx, "first")
+        check_points(ty, "second")
+        return tx, ty
+
+    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
+                 cols: np.ndarray | None = None) -> np.ndarray:
+        """Distances between trajectories ``rows`` of ``x`` and ``cols`` of ``y`` (a matrix)."""
+        tx, ty = self._check(x, y)
+        rows, cols = resolve(tx, rows), resolve(ty, cols)
+        out = np.empty((len(rows), len(cols)))
+        tasks = [(rp, cp, n1, n2)
+                 for n1, rpos in length_groups(tx.lengths[rows])
+                 for n2, cpos in length_groups(ty.lengths[cols])
+                 for rp, cp in block_chunks(rpos, cpos, self._depth(n1, n2))]
+
+        def run(task: tuple[np.ndarray, np.ndarray, int, int]) -> None:
+            rp, cp, n1, n2 = task
+            out[np.ix_(rp, cp)] = self._kernel(tx, rows[rp][:, None], ty, cols[cp][None, :],
+                                               n1, n2)
+
+        for _ in parallel_map(run, tasks):
+            pass
+        return out
+
+    def paired(self, x: Dataset, y: Dataset, xi: np.ndarray, yi: np.ndarray) -> np.ndarray:
+        """Distance between trajectory ``xi[k]`` of ``x`` and ``yi[k]`` of ``y`` for every k."""
+        tx, ty = self._check(x, y)
+        xi, yi = resolve(tx, xi), resolve(ty, yi)
+        if len(xi) != len(yi):
+            raise ValueError(f"paired distances need index arrays of equal length, got "
+                             f"{len(xi)} and {len(yi)}")
+        out = np.empty(len(xi))
+        tasks = [(pos[part], n1, n2)
+                 for n1, n2, pos in pair_groups(tx.lengths[xi], ty.lengths[yi])
+                 for part in chunks(len(pos), CHUNK_ELEMENTS // self._depth(n1, n2))]
+
+        def run(task: tuple[np.ndarray, int, int]) -> None:
+            p, n1, n2 = task
+            out[p] = self._kernel(tx, xi[p], ty, yi[p], n1, n2)
+
+        for _ in parallel_map(run, tasks):
+            pass
+        return out
+
+
+def point_tensor(x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
+                 n1: int, n2: int) -> np.ndarray:
+    """Haversine metres between every point of ``xa`` and of ``yb``: shape (n1, n2, *shape)."""
+    extra = (1,) * np.broadcast_shapes(xa.shape, yb.shape).__len__()
+    px = x.offsets[xa] + np.arange(n1).reshape((n1, 1, *extra))
+    py = y.offsets[yb] + np.arange(n2).reshape((1, n2, *extra))
+    out = point_distance(x, px, y, py)
+    out *= 1000
+    return out

@@ -358,8 +358,14 @@ def paired(
     columns = select_columns(original, params.columns, what)
     anonymized.require(columns, "column")
     select_columns(anonymized, columns, what)
-    X, fitted = forward(original.frame, columns, params.transform)
-    Y, _ = forward(anonymized.frame, columns, fitted)
+    try:
+        X, fitted = forward(original.frame, columns, params.transform)
+    except DataError as exc:
+        raise DataError(f"original data: {exc}") from exc
+    try:
+        Y, _ = forward(anonymized.frame, columns, fitted)
+    except DataError as exc:
+        raise DataError(f"anonymized data: {exc}") from exc
     if len(X) == 0 or len(Y) == 0:
         side = "original" if len(X) == 0 else "anonymized"
         raise DataError(f"the {side} data has no rows")
@@ -421,6 +427,34 @@ def kde_on_grid(X: np.ndarray, h: np.ndarray, axes: Sequence[np.ndarray],
                 for k in range(d)]
         out += mats[0].sum(axis=1) if d == 1 else np.einsum(spec, *mats, optimize=True)
     return out / n
+
+
+def log_kde_on_grid(X: np.ndarray, h: np.ndarray, axes: Sequence[np.ndarray],
+                    neighbours: int = 64) -> np.ndarray:
+    """log f̃ at the grid points, also in the far tails where f̃ underflows to 0.
+
+    Grid points where :func:`kde_on_grid` gives less than 1e-250 are recomputed as
+    logsumexp over the ``neighbours`` nearest kernel centres (in h-scaled distance) of
+    −½·Σ_k ((ξ_k − x_ik)/h_k)², minus log n + Σ_k log(h_k·√(2π)). So far out, the nearest
+    centres dominate: each farther one contributes at most the 64th's term. A grid KL against a
+    kernel density is then finite wherever the density is positive in exact arithmetic.
+    """
+    from scipy.spatial import cKDTree
+    from scipy.special import logsumexp
+
+    X = np.atleast_2d(X)
+    dens = kde_on_grid(X, h, axes)
+    with np.errstate(divide="ignore"):
+        out = np.log(dens)
+    tiny = np.argwhere(dens < 1e-250)
+    if len(tiny):
+        pts = np.column_stack([axes[k][tiny[:, k]] for k in range(len(axes))]) / h
+        k = min(neighbours, len(X))
+        dist, _ = cKDTree(X / h).query(pts, k=k)
+        dist = dist.reshape(len(pts), k)
+        const = math.log(len(X)) + float(np.sum(np.log(h * math.sqrt(2.0 * math.pi))))
+        out[tuple(tiny.T)] = logsumexp(-0.5 * dist**2, axis=1) - const
+    return out
 
 
 def trapezoid_weights(axes: Sequence[np.ndarray]) -> np.ndarray:
@@ -491,7 +525,8 @@ __all__ = [
     "TRANSFORMS", "ColumnsParams", "FittedTransform", "Scale", "Transform", "backward",
     "check_covariance", "check_domain", "coin_index", "fit_transform", "forward", "grid_axes",
     "grid_entropy", "grid_kl", "grid_mutual_information", "grid_probabilities",
-    "information_index", "kde_on_grid", "log_grid_probabilities", "m_index", "normal_entropy",
+    "information_index", "kde_on_grid", "log_grid_probabilities", "log_kde_on_grid",
+    "m_index", "normal_entropy",
     "normal_kl", "normal_logpdf_on_grid", "normal_mutual_information", "paired",
     "resolve_transforms", "rule_of_thumb_bandwidth", "scale_pair", "select_columns",
     "trapezoid_weights",

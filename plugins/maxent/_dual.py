@@ -53,7 +53,11 @@ def variables(dim: int) -> list[str]:
 
 
 def compile_moment(expr: str, dim: int) -> Callable[[dict[str, Any]], np.ndarray]:
-    """Parse a moment expression into a function of ``{name: array}``; errors list what is allowed."""
+    """Parse a moment expression into a function of ``{name: array}``.
+
+    Only the names, functions and operators in the module docstring are accepted; anything else
+    is a :class:`DataError` listing what is allowed. Nothing is passed to ``eval``.
+    """
     names = set(variables(dim)) | ({"mu"} if dim == 1 else {f"mu{i + 1}" for i in range(dim)})
     allowed = (f"variables {', '.join(sorted(names))}; functions {', '.join(FUNCS)}; "
                "numbers and + - * / **")
@@ -86,6 +90,10 @@ def compile_moment(expr: str, dim: int) -> Callable[[dict[str, Any]], np.ndarray
                 and node.func.id in FUNCS and len(node.args) == 1 and not node.keywords:
             fn, arg = FUNCS[node.func.id], build(node.args[0])
             return lambda env: fn(arg(env))
+        if isinstance(node, ast.Call):
+            called = node.func.id if isinstance(node.func, ast.Name) else ast.dump(node.func)[:30]
+            raise DataError(f"moment {expr!r}: unknown function {called!r} or wrong arguments "
+                            f"(one positional argument); allowed: {allowed}")
         raise DataError(f"moment {expr!r}: {ast.dump(node)[:40]}… is not allowed; allowed: "
                         f"{allowed}")
 
@@ -239,15 +247,26 @@ class MEGridFit:
         return out
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """Draw cells by their probabilities, then jitter uniformly within the cell."""
+        """Draw cells by their probabilities, then jitter uniformly within the cell.
+
+        A jittered point that leaves a non-rectangular support (e.g. x2 < x1) is jittered
+        again, up to 20 times, then put at its cell centre (inside, as the cell is).
+        """
         flat = self.prob.ravel()
         cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
         idx = np.unravel_index(cells, self.prob.shape)
-        cols = []
-        for i, e in enumerate(self.edges):
-            lo = e[idx[i]]
-            cols.append(lo + rng.random(n) * (e[1] - e[0]))
-        return np.column_stack(cols)
+        lows = np.column_stack([e[idx[i]] for i, e in enumerate(self.edges)])
+        widths = np.array(self.widths())
+        out = lows + rng.random((n, self.dim)) * widths
+        for _ in range(20):
+            bad = np.flatnonzero(~np.all(np.isfinite(moment_matrix(self.fns, out, self.means)),
+                                         axis=1))
+            if bad.size == 0:
+                return out
+            out[bad] = lows[bad] + rng.random((bad.size, self.dim)) * widths
+        bad = ~np.all(np.isfinite(moment_matrix(self.fns, out, self.means)), axis=1)
+        out[bad] = lows[bad] + widths / 2
+        return out
 
 
 def infer_support(fns: Sequence[Callable[[dict[str, Any]], np.ndarray]], data: np.ndarray,
@@ -283,8 +302,8 @@ def fit_grid(expressions: Sequence[str], targets: np.ndarray, window: Sequence[t
 
     ``window`` is the starting box per coordinate (inside ``support``); an unbounded side is
     doubled while the fitted density keeps more than ``edge_tol`` probability in its outermost
-    cell row. ``cells`` is the number of cells per axis (grown with the box, up to
-    ``max_cells``).
+    cell row. ``cells`` is the number of cells per axis, doubled with the box up to
+    ``max_cells`` (default 16 × cells in 1-D, 1024 per axis in 2-D, to bound memory).
     """
     dim = len(window)
     if dim not in (1, 2):
@@ -294,7 +313,7 @@ def fit_grid(expressions: Sequence[str], targets: np.ndarray, window: Sequence[t
     if targets.shape != (len(fns),) or not np.all(np.isfinite(targets)):
         raise DataError(f"moment targets {targets.tolist()} must be {len(fns)} finite numbers, one "
                         f"per moment {list(expressions)}")
-    max_cells = max_cells or cells * 16
+    max_cells = max_cells or (cells * 16 if dim == 1 else max(cells, 1024))  # 2-D: ≤ 1M cells
     box = [list(map(float, w)) for w in window]
     n_cells = cells
     for expansion in range(max_expansions + 1):

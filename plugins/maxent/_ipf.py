@@ -48,7 +48,8 @@ def ipf(shape: Sequence[int], margins: Sequence[tuple[Sequence[int], np.ndarray]
         target = np.asarray(target, dtype=float)
         want = tuple(shape[a] for a in axes)
         if target.shape != want:
-            raise DataError(f"IPF margin over axes {axes} has shape {target.shape}, expected {want}")
+            raise DataError(f"IPF margin over axes {axes} has shape {target.shape}, "
+                            f"expected {want}")
         if np.any(target < 0) or not np.isclose(target.sum(), 1.0, atol=1e-9):
             raise DataError(f"IPF margin over axes {axes} must be non-negative and sum to 1")
         bshape = [shape[i] if i in axes else 1 for i in range(len(shape))]

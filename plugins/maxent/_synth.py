@@ -46,10 +46,12 @@ def log_jacobian(x: np.ndarray, fitted: FittedTransform) -> np.ndarray:
     if fitted.kind in ("log", "log1p"):
         return np.asarray(x, dtype=float)
     lam = float(fitted.lam or 0.0)
+    x = np.asarray(x, dtype=float)
+    if lam == 0.0:  # Box-Cox at λ = 0 is the log transform
+        return x.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        inner = 1.0 + lam * np.asarray(x, dtype=float)
-        return np.where(inner > 0, (1.0 / lam - 1.0) * np.log(inner), np.nan) if lam != 0 \
-            else np.asarray(x, dtype=float) * 0.0
+        inner = 1.0 + lam * x
+        return np.where(inner > 0, (1.0 / lam - 1.0) * np.log(inner), np.nan)
 
 
 def original_scale_shift(fitted: Sequence[FittedTransform], means: np.ndarray,

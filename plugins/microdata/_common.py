@@ -4,8 +4,8 @@ Conventions every measure of this family follows (ARX's output-analysis semantic
 ``shared/reference/arx_pycanon.md`` §1):
 
 * A record is **suppressed** when all its quasi-identifiers equal ``suppression_token``
-  (default ``"*"``, ARX's ``DataType.ANY_VALUE``; ARX PR #263). Values are compared as text,
-  so ``39`` and ``"39"`` are the same value.
+  (default ``"*"``, ARX's ``DataType.ANY_VALUE``; ARX PR #263), compared as text. Classes
+  compare values as they are (``39`` and ``"39"`` differ); hierarchies compare text.
 * **Equivalence classes** are the groups of identical quasi-identifier tuples among the records
   that are not suppressed. Suppressed records belong to no class.
 * When both sides are given and the anonymized data has fewer rows than the original, the
@@ -175,11 +175,12 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
         else:
             gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], n)
             sizes = np.bincount(gids, minlength=ng)
-        first = np.empty(ng, dtype=np.int64)
-        first[gids[::-1]] = np.arange(n - 1, -1, -1)  # first row of each group
-        sup = np.ones(ng, dtype=bool)
-        for c in cols:
-            sup &= c.codes[first] == c.token if c.token >= 0 else False
+        sup = np.zeros(ng, dtype=bool)
+        if all(c.token >= 0 for c in cols):  # else no record can be all tokens
+            row_sup = cols[0].codes == cols[0].token
+            for c in cols[1:]:
+                row_sup &= c.codes == c.token
+            sup[gids[row_sup]] = True
         class_of_group = np.cumsum(~sup) - 1
         class_of_group[sup] = -1
         return gids, np.stack([class_of_group, sizes])
@@ -202,13 +203,18 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
 
 def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy: str,
                  side: str) -> None:
-    """Warn about missing quasi-identifier values and say how they were treated."""
+    """Warn about missing quasi-identifier values and say how they were treated.
+
+    ``policy`` is the ``missing`` param, or ``"raw"`` for the original side of a comparison.
+    """
     found = {c: col.n_missing for c, col in zip(qi, cols, strict=True) if col.n_missing}
     if not found:
         return
     listing = ", ".join(f"{c!r} ({k})" for c, k in found.items())
-    how = ("treated as a value of their own (missing='suppressed' treats them as suppressed)"
-           if policy == "value" else "treated as suppressed cells")
+    how = {"value": "treated as a value of their own (missing='suppressed' treats them as "
+                    "suppressed)",
+           "raw": "treated as a value of their own (text NULL in a hierarchy)",
+           "suppressed": "treated as suppressed cells"}[policy]
     ctx.warn(f"missing values in quasi-identifiers of the {side} data: {listing}; {how}")
 
 
@@ -216,6 +222,23 @@ def size_counts(sizes: np.ndarray) -> dict[int, int]:
     """``{class size: number of classes}`` with int keys, sizes ascending."""
     values, counts = np.unique(sizes, return_counts=True)
     return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+
+def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray,
+                b_card: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (a, b) code pairs sorted by a then b, and how many rows have each pair.
+
+    Counts with ``bincount`` when the pair space is small (no sort), ``unique`` otherwise.
+    """
+    a_card, b_card = max(a_card, 1), max(b_card, 1)
+    key = a.astype(np.int64, copy=False) * b_card + b
+    if a_card * b_card <= 4 * len(key) + 1_000_000:
+        counts = np.bincount(key, minlength=a_card * b_card)
+        uniq = np.flatnonzero(counts)
+        counts = counts[uniq]
+    else:
+        uniq, counts = np.unique(key, return_counts=True)
+    return uniq // b_card, uniq % b_card, counts
 
 
 # -- row alignment ---------------------------------------------------------------------------
@@ -280,7 +303,11 @@ class Hierarchy:
 
 
 def load_hierarchy(path: Path, token: str) -> Hierarchy:
-    """Load (cached on path, modification time and size) an ARX hierarchy CSV."""
+    """Load (cached on path, modification time and size) an ARX hierarchy CSV.
+
+    The separator is ``;`` (ARX's) when the first line has one, else sniffed (``,`` as in
+    ANJANA's examples, tab, ``|``). Values are read as text, nothing counts as missing.
+    """
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -290,7 +317,9 @@ def load_hierarchy(path: Path, token: str) -> Hierarchy:
 
 @functools.lru_cache(maxsize=64)
 def _load_hierarchy(path: str, mtime: int, size: int, token: str) -> Hierarchy:
-    sep = sniff_separator(Path(path))
+    with open(path, encoding="utf-8", newline="") as fh:
+        first = fh.readline()
+    sep = ";" if ";" in first else sniff_separator(Path(path))  # ARX writes ';'
     with open(path, encoding="utf-8", newline="") as fh:
         rows = [r for r in csv.reader(fh, delimiter=sep) if r]
     if not rows:

@@ -1,0 +1,72 @@
+"""Shared helpers of the microdata record distances: column choice and numeric matrices."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from anoneval.core.data import Dataset, Microdata
+from anoneval.core.errors import DataError
+
+#: Pair-column elements per chunk of a distance matrix.
+CHUNK_ELEMENTS = 1 << 21
+
+
+def as_microdata(data: Dataset, role: str) -> Microdata:
+    if not isinstance(data, Microdata):
+        raise DataError(f"the {role} data must be microdata, got {data.kind}")
+    return data
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Numbers (not booleans): the columns an interval distance can use."""
+    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+def choose_columns(data: Microdata, columns: Sequence[str] | None, name: str,
+                   numeric: bool) -> list[str]:
+    """The given columns (checked to exist and, if ``numeric``, to hold numbers), or by default
+    every (numeric) column of ``data``."""
+    if columns is None:
+        chosen = [c for c in data.columns if not numeric or is_numeric(data.frame[c])]
+        if not chosen:
+            raise DataError(f"{name}: the data has no {'numeric ' if numeric else ''}columns; "
+                            f"its columns are: {', '.join(data.columns)}")
+        return chosen
+    data.require(list(columns), f"{name} column")
+    if numeric:
+        bad = [c for c in columns if not is_numeric(data.frame[c])]
+        if bad:
+            raise DataError(f"{name} needs numeric columns; {', '.join(map(repr, bad))} hold "
+                            f"{', '.join(str(data.frame[c].dtype) for c in bad)} (use Gower for "
+                            "categorical columns)")
+    return list(columns)
+
+
+def numeric_matrix(data: Microdata, columns: Sequence[str], name: str, role: str) -> np.ndarray:
+    """The columns as a float matrix (cached); a missing or non-numeric value is an error."""
+
+    def compute() -> np.ndarray:
+        data.require(list(columns), f"{name} column")
+        out = np.empty((len(data), len(columns)))
+        for k, col in enumerate(columns):
+            values = pd.to_numeric(data.frame[col], errors="coerce").to_numpy(np.float64)
+            bad = ~np.isfinite(values)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise DataError(f"{name}: column {col!r} of the {role} data has a missing or "
+                                f"non-numeric value {data.frame[col].iloc[row]!r} at row {row} "
+                                f"({int(bad.sum())} such rows); impute or drop them, or use Gower")
+            out[:, k] = values
+        return out
+
+    return data.cached(("numeric_matrix", tuple(columns)), compute)
+
+
+def rows_cols(data_x: Microdata, data_y: Microdata, rows: np.ndarray | None,
+              cols: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.arange(len(data_x)) if rows is None else np.asarray(rows, np.int64).reshape(-1)
+    cols = np.arange(len(data_y)) if cols is None else np.asarray(cols, np.int64).reshape(-1)
+    return rows, cols

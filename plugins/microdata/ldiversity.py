@@ -1,0 +1,144 @@
+"""l-diversity as a risk: the share of records in classes that violate it."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator, model_validator
+
+from anoneval.core.base import Context, MeasureResult, RiskMeasure
+from anoneval.core.data import Dataset
+from anoneval.plugins.microdata._common import QIParams, pair_counts, released_classes
+
+#: Entropies within this of log(l) count as equal (log(2) from two equal counts is not exact).
+ENTROPY_TOLERANCE = 1e-9
+
+
+class LDiversity(RiskMeasure):
+    """Share of records in equivalence classes that violate l-diversity.
+
+    Source: Machanavajjhala et al. (2007), "l-diversity: privacy beyond k-anonymity", ACM TKDD
+    1(1), definitions 4.1 (entropy), 4.2 (recursive (c,l)) and the distinct variant; ARX's
+    ``DistinctLDiversity``, ``EntropyLDiversity`` and ``RecursiveCLDiversity``.
+    For a class E with sensitive-value counts r_1 ≥ r_2 ≥ … ≥ r_m (f = Σ r_i):
+
+    * ``distinct``: violated when m < l;
+    * ``entropy``: violated when H(E) = −Σ (r_i/f)·ln(r_i/f) < ln(l) (natural log; the base
+      cancels out; equality satisfies, within 1e-9);
+    * ``recursive``: violated unless r_1 < c·(r_l + r_{l+1} + … + r_m) (strict; a class with
+      fewer than l values violates).
+
+    value = records in violating classes / n (n counts suppressed records, which are in no
+    class). With several sensitive attributes a class violates when it violates for any of
+    them. Missing sensitive values are a value of their own (with a warning). details:
+    ``achieved_l`` (smallest number of distinct values in a class), ``achieved_entropy_l``
+    (min exp H(E); pyCANON floors it), ``required_c`` for recursive (the largest r_1/(r_l+…);
+    every class satisfies (c,l) exactly when c exceeds it), per attribute.
+    """
+
+    name = "LDiversity"
+    description = "Share of records in equivalence classes that are not l-diverse."
+    accepts = ("microdata",)
+    inputs = "either"
+
+    class Params(QIParams):
+        sensitive: list[str] = Field(
+            min_length=1, description="Sensitive attribute(s); a column name or a list.")
+        l: float = Field(2, ge=1, description="Required diversity l (integer for distinct and "  # noqa: E741
+                                              "recursive).")
+        variant: Literal["distinct", "entropy", "recursive"] = Field(
+            "distinct", description="Which l-diversity: distinct, entropy or recursive (c,l).")
+        c: float | None = Field(None, gt=0, description="c of recursive (c,l)-diversity.")
+
+        @field_validator("sensitive", mode="before")
+        @classmethod
+        def _one_or_many(cls, value: object) -> object:
+            return [value] if isinstance(value, str) else value
+
+        @model_validator(mode="after")
+        def _consistent(self) -> LDiversity.Params:
+            both = sorted(set(self.sensitive) & set(self.quasi_identifiers))
+            if both:
+                raise ValueError(f"sensitive attribute(s) {both} are also quasi-identifiers")
+            if self.variant != "entropy" and not float(self.l).is_integer():
+                raise ValueError(f"l must be an integer for the {self.variant} variant; "
+                                 f"got {self.l}")
+            if self.variant == "recursive" and self.c is None:
+                raise ValueError("the recursive variant needs c")
+            return self
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        data, cl = released_classes(original, anonymized, p, ctx)
+        data.require(p.sensitive, "sensitive attribute")
+        row_class = cl.row_class()
+        released_rows = row_class >= 0
+        n_classes = len(cl.sizes)
+        violates = np.zeros(n_classes, dtype=bool)
+        per_attribute = {}
+        for sa in p.sensitive:
+            codes, uniques = data.codes(sa)
+            if len(uniques) and pd.isna(uniques).any():
+                ctx.warn(f"sensitive attribute {sa!r} has missing values; they count as a "
+                         "value of their own")
+            bad, stats = _check(row_class[released_rows], codes[released_rows], len(uniques),
+                                n_classes, p)
+            violates |= bad
+            per_attribute[sa] = stats
+        in_violating = int(cl.sizes[violates].sum())
+        n = cl.records
+        return MeasureResult(value=in_violating / n if n else 0.0, details={
+            "variant": p.variant,
+            "l": p.l,
+            "c": p.c,
+            "records": n,
+            "suppressed_records": cl.suppressed_total,
+            "classes": n_classes,
+            "violating_classes": int(violates.sum()),
+            "records_in_violating_classes": in_violating,
+            "per_attribute": per_attribute,
+        })
+
+
+def _check(cls_ids: np.ndarray, sa: np.ndarray, card: int, n_classes: int,
+           p: LDiversity.Params) -> tuple[np.ndarray, dict[str, float | int | None]]:
+    """Violation flag per class and summary figures for one sensitive attribute."""
+    if n_classes == 0:
+        return np.zeros(0, dtype=bool), {"achieved_l": None, "achieved_entropy_l": None}
+    pair_class, _, counts = pair_counts(cls_ids, n_classes, sa, card)  # sorted by class
+    distinct = np.bincount(pair_class, minlength=n_classes)
+    f = np.bincount(pair_class, weights=counts, minlength=n_classes)
+    share = counts / f[pair_class]
+    entropy = -np.bincount(pair_class, weights=share * np.log(share), minlength=n_classes)
+    stats: dict[str, float | int | None] = {
+        "achieved_l": int(distinct.min()),
+        "achieved_entropy_l": float(np.exp(entropy.min())),
+    }
+    if p.variant == "distinct":
+        bad = distinct < p.l
+    elif p.variant == "entropy":
+        bad = entropy < math.log(p.l) - ENTROPY_TOLERANCE
+    else:
+        bad, required_c = _recursive(pair_class, counts, n_classes, int(p.l), float(p.c or 0))
+        stats["required_c"] = required_c
+    return bad, stats
+
+
+def _recursive(pair_class: np.ndarray, counts: np.ndarray, n_classes: int, l_: int,
+               c: float) -> tuple[np.ndarray, float | None]:
+    """Recursive (c,l): r_1 < c·Σ_{i≥l} r_i per class, counts sorted descending in a class."""
+    order = np.lexsort((-counts, pair_class))
+    pc, r = pair_class[order], counts[order]
+    start = np.searchsorted(pc, np.arange(n_classes))
+    rank = np.arange(len(pc)) - start[pc]
+    r1 = r[start]
+    tail = np.bincount(pc, weights=np.where(rank >= l_ - 1, r, 0), minlength=n_classes)
+    bad = ~(r1 < c * tail)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(tail > 0, r1 / np.maximum(tail, 1), np.inf)
+    worst = float(ratio.max())
+    return bad, (None if math.isinf(worst) else worst)

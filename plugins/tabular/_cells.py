@@ -1,0 +1,588 @@
+"""Cells of a magnitude table and the sensitivity-rule engine shared by the tabular risk plugins.
+
+A cell table is built either from microdata (``cells`` span the table, ``magnitude`` is the
+response, optional ``contributor`` ids and ``weight``) or from a ready ``table`` dataset (one row
+per cell with a count, a total and the largest contributions). For every cell it holds the number
+of contributors, the total and the cumulative top-unit sums T(1), T(2), ... that the rules need.
+A table's roles come from its load options (``keys``, ``count``, ``total``, ``contributions``);
+the params ``cells``, ``count_column``, ``total_column`` and ``contribution_columns`` fill the
+roles it leaves unset (e.g. a DataFrame evaluated with ``kind="table"``), and a role set both
+ways to different columns is an error. A table's contributions are sorted per row, missing ones
+count 0; with ``negative="absolute"`` its rule total is |total|, the best a table allows.
+
+Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
+``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
+``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
+rule), ``status`` (safe/unsafe/empty) and ``reason`` (the failing rules).
+
+Conventions (see ``shared/reference/sdc_anchors.md`` §2 for the anchors):
+
+- Contributions are ranked in descending order; ties are interchangeable (the sums do not depend on
+  which of two equal contributions comes first).
+- Weights follow tau-Argus (``WGT``): a record of weight w counts as w units; T(j) fills j units in
+  descending order, the last record taking a fractional share (Table.cpp). Unlike tau-Argus, which
+  keeps only the top n records per cell and so under-fills when weights are below 1, every record
+  is used. The cell total is Σ w·x and, with ``frequency="weighted"``, the count is Σ w.
+- ``contributor`` (holding or enterprise id): a contributor's records in a cell are summed before
+  ranking, and the count is the number of distinct contributors (tau-Argus holding level).
+  Weights and contributors cannot be combined, as in tau-Argus (UserSupport #312). With
+  ``negative="absolute"`` a contributor's records are summed with their signs before |·|.
+- Negative magnitudes are an error (sdcTable). ``negative="absolute"`` ranks by absolute value
+  as tau-Argus does, and also takes the rule total as Σ|x|: tau-Argus's signed total makes every
+  all-negative cell fail the p% rule (UserSupport #156). The reported ``total`` stays signed.
+- A cell without contributors is empty and never unsafe. Equality is safe in every rule; ties are
+  decided up to a relative tolerance of 1e-10 of the cell total, so that rounding in a summation
+  never turns an exact tie into a violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator
+
+from anoneval.core import Context, DataError, MeasureResult, Params, Table
+from anoneval.core.data import Dataset, Microdata
+
+#: Relative tolerance of the rule comparisons (see the module docstring).
+RTOL = 1e-10
+Level = Literal["record", "holding"]
+
+
+class CellParams(Params):
+    """Params every sensitivity rule shares: how to build the cells and what to report."""
+
+    cells: list[str] = Field(
+        default_factory=list,
+        description="Spanning (categorical) variables of the table. Required for microdata; for "
+                    "a table dataset they default to the table's 'keys' load option.")
+    magnitude: str | None = Field(
+        None, description="Response variable summed in the cells (microdata only).")
+    contributor: str | None = Field(
+        None, description="Holding or enterprise id (microdata only): a contributor's records in "
+                          "a cell are summed before ranking and the count is of contributors.")
+    weight: str | None = Field(
+        None, description="Sampling weight (microdata only), used as tau-Argus does: a record of "
+                          "weight w counts as w units.")
+    frequency: Literal["weighted", "unweighted"] = Field(
+        "weighted",
+        description="With a weight: count contributors as Σw (tau-Argus) or as records.")
+    totals: bool = Field(
+        False, description="Also evaluate every marginal and the grand total (microdata only).")
+    total_code: str = Field("Total", description="Key value of an aggregated variable in margins.")
+    negative: Literal["error", "absolute"] = Field(
+        "error",
+        description="Negative magnitudes: an error, or rank by absolute value (tau-Argus).")
+    count_column: str | None = Field(
+        None, description="Table data: column with the number of contributors, when the table's "
+                          "'count' load option is not set.")
+    total_column: str | None = Field(
+        None, description="Table data: column with the cell total, when 'total' is not set.")
+    contribution_columns: list[str] = Field(
+        default_factory=list,
+        description="Table data: columns with the largest contributions, largest first, when "
+                    "the table's 'contributions' load option is not set.")
+    max_rows: int | None = Field(
+        10_000, ge=0, description="Rows of details['cells'] (unsafe cells first); null for all. "
+                                  "Counts and shares are always exact.")
+
+    @field_validator("cells")
+    @classmethod
+    def _distinct_cells(cls, v: list[str]) -> list[str]:
+        dups = sorted({c for c in v if v.count(c) > 1})
+        if dups:
+            raise ValueError(f"spanning variables repeat {dups}")
+        return v
+
+
+# -- rules ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One primary sensitivity rule at record or holding level."""
+
+    kind: Literal["nk", "p", "freq"]
+    level: Level = "record"
+    n: int = 1
+    k: float = 75.0
+    p: float = 10.0
+    q: float = 100.0
+    min_contributors: float = 3
+
+    @property
+    def depth(self) -> int:
+        """How many top units the rule reads: n for (n,k), n+1 for p/pq, none for freq."""
+        return {"nk": self.n, "p": self.n + 1, "freq": 0}[self.kind]
+
+    @property
+    def label(self) -> str:
+        if self.kind == "nk":
+            text = f"nk({self.n},{_num(self.k)})"
+        elif self.kind == "p" and self.q == 100:
+            text = f"p({_num(self.p)},n={self.n})"
+        elif self.kind == "p":
+            text = f"pq({_num(self.p)},{_num(self.q)},n={self.n})"
+        else:
+            text = f"freq(<{_num(self.min_contributors)})"
+        return f"holding:{text}" if self.level == "holding" else text
+
+    def unsafe(self, lv: LevelStats) -> np.ndarray:
+        """Cells failing the rule (empty cells are excluded by the caller)."""
+        if self.kind == "freq":
+            return lv.contributors < self.min_contributors
+        x_total = lv.total
+        tol = RTOL * np.abs(x_total)
+        if self.kind == "nk":
+            # unsafe iff Σ_{i<=n} x_i > k/100 · X  (sdcTable domRule, tau-Argus DataCell.cpp)
+            return self.k * x_total < 100.0 * lv.top[:, self.n - 1] - 100.0 * tol
+        # unsafe iff X − Σ_{i<=n+1} x_i < p/q · x1  (tau-Argus P(p,q,n); p% rule when q = 100)
+        gap = x_total - lv.top[:, self.n]
+        return self.q * gap < self.p * lv.top[:, 0] - self.q * tol
+
+
+    def protection(self, lv: LevelStats) -> np.ndarray:
+        """tau-Argus's upper protection level (Table.cpp): how far the cell total must be from
+        what an intruder could claim: (n,k): 100·Σ_{i<=n} x_i / k − X; p/pq: (p/q)·x_1 −
+        (X − Σ_{i<=n+1} x_i). Positive exactly when the rule fails; NaN for the freq rule."""
+        if self.kind == "freq":
+            return np.full(len(lv.contributors), np.nan)
+        if self.kind == "nk":
+            return 100.0 * lv.top[:, self.n - 1] / self.k - lv.total
+        return self.p / self.q * lv.top[:, 0] - (lv.total - lv.top[:, self.n])
+
+
+def _num(v: float) -> str:
+    return f"{v:g}"
+
+
+# -- cell statistics -----------------------------------------------------------------------------
+
+
+@dataclass
+class LevelStats:
+    """Per-cell statistics at one level (records or holdings)."""
+
+    contributors: np.ndarray
+    total: np.ndarray
+    top: np.ndarray  # (cells, depth): T(1..depth), cumulative top-unit sums
+
+
+@dataclass
+class CellTable:
+    keys: pd.DataFrame
+    records: np.ndarray
+    signed_total: np.ndarray | None
+    levels: dict[str, LevelStats] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> np.ndarray:
+        return self.records <= 0
+
+
+def _numeric(frame: pd.DataFrame, column: str, role: str) -> np.ndarray:
+    """A column as float64, with an error naming the first non-numeric or missing row."""
+    s = frame[column]
+    if pd.api.types.is_bool_dtype(s) or not (pd.api.types.is_numeric_dtype(s)
+                                             or s.dtype == object
+                                             or pd.api.types.is_string_dtype(s)):
+        raise DataError(f"{role} column {column!r} must be numeric; it has type {s.dtype}")
+    values = pd.to_numeric(s, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        what = "missing" if pd.isna(s.iloc[row]) else "not a finite number"
+        raise DataError(f"{role} column {column!r} must be numeric: row {row} "
+                        f"(index {s.index[row]!r}) holds {s.iloc[row]!r}, which is {what} "
+                        f"({int(bad.sum())} such rows)")
+    return values
+
+
+def top_units(cell: np.ndarray, value: np.ndarray, weight: np.ndarray | None, n_cells: int,
+              depth: int) -> np.ndarray:
+    """T(1..depth) per cell: the sum of the j largest units, weighted units filled fractionally.
+
+    Record r with value x and weight w, preceded (in descending order) by records of total weight
+    W, adds x · clip(j − W, 0, w) to T(j). Each pass extracts the largest remaining record of every
+    cell with ``np.maximum.at`` (no sort, no loop over cells); unweighted data needs ``depth``
+    passes, weights below 1 need more, restricted to the cells not yet filled.
+    """
+    top = np.zeros((n_cells, depth))
+    if depth == 0 or len(value) == 0:
+        return top
+    units = np.arange(1, depth + 1, dtype=np.float64)
+    filled = np.zeros(n_cells)
+    idx = np.arange(len(value))
+    c, work = cell, value.astype(np.float64, copy=True)  # values are >= 0 here
+    w = weight
+    done = 0
+    while len(idx):
+        best = np.full(n_cells, -1.0)
+        np.maximum.at(best, c, work)
+        hit = np.flatnonzero(work == best[c])
+        hit = hit[work[hit] >= 0]
+        if not len(hit):
+            break
+        _, first = np.unique(c[hit], return_index=True)
+        pick = hit[first]
+        pc = c[pick]
+        wv = w[pick] if w is not None else np.ones(len(pick))
+        prev = filled[pc]
+        top[pc] += work[pick, None] * np.clip(units[None, :] - prev[:, None], 0.0, wv[:, None])
+        filled[pc] += wv
+        work[pick] = -1.0
+        done += 1
+        if done >= depth:
+            if w is None:
+                break
+            keep = (work >= 0) & (filled[c] < depth)
+            idx, c, work, w = idx[keep], c[keep], work[keep], w[keep]
+    return top
+
+
+def _first_rows(ids: np.ndarray, n_groups: int) -> np.ndarray:
+    """Row index of the first record of each group."""
+    first_mask = ~pd.Series(ids).duplicated().to_numpy()
+    rows = np.flatnonzero(first_mask)
+    out = np.empty(n_groups, dtype=np.int64)
+    out[ids[rows]] = rows
+    return out
+
+
+def _sum_per_pair(a: np.ndarray, b: np.ndarray, n_b: int,
+                  value: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``a`` of each distinct (a, b) pair and the sum of ``value`` over the pair's rows.
+
+    Sorts the pair key with the row number packed into its low bits: a value sort of one int64
+    array is several times faster than an argsort (and than hashing mostly distinct keys).
+    """
+    n = len(a)
+    n_b = max(n_b, 1)
+    idx_bits = max((n - 1).bit_length(), 1)
+    if ((int(a.max(initial=0)) + 1) * n_b).bit_length() + idx_bits <= 63:
+        packed = np.sort(((a * n_b + b) << idx_bits) | np.arange(n, dtype=np.int64))
+        order = packed & ((1 << idx_bits) - 1)
+        key = packed >> idx_bits
+        new = key[1:] != key[:-1]
+        first_a = key // n_b
+    else:  # keys too wide to pack: lexicographic argsort
+        order = np.lexsort((b, a))
+        first_a, sb = a[order], b[order]
+        new = (first_a[1:] != first_a[:-1]) | (sb[1:] != sb[:-1])
+    starts = np.flatnonzero(np.concatenate([[n > 0], new]))
+    sums = None if value is None else np.add.reduceat(value[order], starts)
+    return first_a[starts], sums
+
+
+@dataclass
+class _Records:
+    """Validated record arrays of microdata."""
+
+    value: np.ndarray | None
+    signed: np.ndarray | None
+    weight: np.ndarray | None
+    holder: np.ndarray | None
+    n_holders: int
+
+
+def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
+                       owner: str) -> _Records:
+    if not p.cells:
+        raise DataError(f"{owner}: 'cells' (the spanning variables) is required for microdata")
+    cols = [*p.cells, *(c for c in (p.magnitude, p.contributor, p.weight) if c)]
+    data.require(cols, "column")
+    for name in ("count_column", "total_column", "contribution_columns"):
+        if getattr(p, name):
+            raise DataError(f"{owner}: {name!r} applies to table data only; this is microdata")
+    if need_magnitude and not p.magnitude:
+        raise DataError(f"{owner}: 'magnitude' (the response variable) is required for microdata")
+    if p.weight and p.contributor:
+        raise DataError(f"{owner}: 'weight' and 'contributor' cannot be combined (as in "
+                        "tau-Argus): a holding has no single weight")
+    frame = data.frame
+    weight = None
+    if p.weight:
+        weight = _numeric(frame, p.weight, "weight")
+        if (weight <= 0).any():
+            row = int(np.flatnonzero(weight <= 0)[0])
+            raise DataError(f"weight column {p.weight!r} must be > 0: row {row} holds "
+                            f"{weight[row]!r}")
+    signed = value = None
+    if p.magnitude:
+        signed = _numeric(frame, p.magnitude, "magnitude")
+        neg = signed < 0
+        if neg.any() and p.negative == "error":
+            ids, _ = data.group_ids(p.cells)
+            rows = np.flatnonzero(neg)
+            raise DataError(
+                f"magnitude column {p.magnitude!r} has {len(rows)} negative values in "
+                f"{len(np.unique(ids[rows]))} cells (first at row {int(rows[0])}: "
+                f"{signed[rows[0]]!r}); the sensitivity rules assume non-negative "
+                "contributions. Set negative: 'absolute' to rank by absolute value as "
+                "tau-Argus does")
+        value = np.abs(signed) if neg.any() else signed
+    holder, n_holders = None, 0
+    if p.contributor:
+        holder, uniq = data.codes(p.contributor)
+        n_holders = len(uniq)
+    return _Records(value, signed, weight, holder, n_holders)
+
+
+def _grouping_stats(cell: np.ndarray, n_cells: int, rec: _Records, p: CellParams,
+                    depths: dict[str, int]) -> tuple[np.ndarray, np.ndarray | None,
+                                                     dict[str, LevelStats]]:
+    records = np.bincount(cell, minlength=n_cells).astype(np.float64)
+    w = rec.weight
+    signed_total = None
+    if rec.signed is not None:
+        signed_total = np.bincount(cell, rec.signed if w is None else rec.signed * w,
+                                   minlength=n_cells)
+    levels: dict[str, LevelStats] = {}
+    for level, depth in depths.items():
+        cl, val, wl = cell, rec.value, w
+        if level == "holding":
+            assert rec.holder is not None
+            # a holding's records are summed with their signs, then ranked by |sum|
+            cl, val = _sum_per_pair(cell, rec.holder, rec.n_holders, rec.signed)
+            val = None if val is None else np.abs(val)
+            wl = None
+            contributors = np.bincount(cl, minlength=n_cells).astype(np.float64)
+        elif w is not None and p.frequency == "weighted":
+            contributors = np.bincount(cell, w, minlength=n_cells)
+        else:
+            contributors = records
+        if val is None:
+            total = np.zeros(n_cells)
+            top = np.zeros((n_cells, 0))
+        else:
+            total = np.bincount(cl, val if wl is None else val * wl, minlength=n_cells)
+            top = top_units(cl, val, wl, n_cells, depth)
+        levels[level] = LevelStats(contributors, total, top)
+    return records, signed_total, levels
+
+
+def _microdata_cells(data: Microdata, p: CellParams, depths: dict[str, int],
+                     need_magnitude: bool, owner: str, ctx: Context) -> CellTable:
+    rec = _microdata_records(data, p, need_magnitude, owner)
+    groupings: list[tuple[str, ...]] = [tuple(p.cells)]
+    if p.totals:
+        groupings += [s for r in range(len(p.cells) - 1, -1, -1)
+                      for s in combinations(p.cells, r)]
+    parts: list[CellTable] = []
+    frame = data.frame
+    with ctx.progress(len(groupings), f"{owner} cells") as bar:
+        for cols in groupings:
+            if cols:
+                ids, n_cells = data.group_ids(cols)
+            else:
+                ids, n_cells = np.zeros(len(frame), dtype=np.int64), 1 if len(frame) else 0
+            records, signed_total, levels = _grouping_stats(ids, n_cells, rec, p, depths)
+            rows = _first_rows(ids, n_cells)
+            keys = pd.DataFrame(index=pd.RangeIndex(n_cells))
+            for col in p.cells:
+                if col in cols:
+                    keys[col] = frame[col].to_numpy()[rows]
+                else:
+                    keys[col] = p.total_code
+            if p.totals:
+                keys = keys.astype(object)
+            parts.append(CellTable(keys, records, signed_total, levels))
+            bar.update()
+    if len(parts) == 1:
+        return parts[0]
+    signed = [t.signed_total for t in parts if t.signed_total is not None]
+    return CellTable(
+        pd.concat([t.keys for t in parts], ignore_index=True),
+        np.concatenate([t.records for t in parts]),
+        np.concatenate(signed) if signed else None,
+        {lv: LevelStats(np.concatenate([t.levels[lv].contributors for t in parts]),
+                        np.concatenate([t.levels[lv].total for t in parts]),
+                        np.concatenate([t.levels[lv].top for t in parts]))
+         for lv in depths},
+    )
+
+
+def _table_attr(table: Table, attr: str, given: Any, param: str) -> Any:
+    """A table role from its load option, else from the param; both set and different: error."""
+    own = getattr(table, attr)
+    if own and given and own != given:
+        raise DataError(f"the table's {attr!r} load option is {own!r} but the param {param!r} "
+                        f"is {given!r}; give one of them")
+    return own or given
+
+
+def table_keys(table: Table, cells: list[str]) -> list[str]:
+    """Key columns of a table dataset: its 'keys' load option, else the 'cells' param."""
+    keys = _table_attr(table, "keys", cells, "cells")
+    if not keys:
+        raise DataError("the table has no key columns: set the 'keys' load option or the "
+                        "'cells' param")
+    table.require(keys, "key column")
+    dup = table.frame.duplicated(subset=keys).to_numpy()
+    if dup.any():
+        row = int(np.flatnonzero(dup)[0])
+        raise DataError(f"table keys {keys} are not unique: row {row} repeats "
+                        f"{table.frame[keys].iloc[row].tolist()}")
+    return list(keys)
+
+
+def table_count(table: Table, count_column: str | None) -> str:
+    """The count column of a table dataset: its 'count' load option, else the param."""
+    count = _table_attr(table, "count", count_column, "count_column")
+    if not count:
+        raise DataError("the table has no count column: set the 'count' load option or the "
+                        "'count_column' param")
+    table.require([count], "count column")
+    return str(count)
+
+
+def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magnitude: bool,
+                 owner: str) -> CellTable:
+    for name in ("magnitude", "contributor", "weight"):
+        if getattr(p, name):
+            raise DataError(f"{owner}: {name!r} applies to microdata only; for a table use the "
+                            "count, total and contributions columns")
+    if p.totals:
+        raise DataError(f"{owner}: 'totals' applies to microdata only; a ready table should "
+                        "carry its margins as rows")
+    if "holding" in depths:
+        raise DataError(f"{owner}: holding-level rules need microdata with a 'contributor'")
+    keys = table_keys(table, p.cells)
+    frame = table.frame
+    count = _numeric(frame, table_count(table, p.count_column), "count")
+    if (count < 0).any():
+        raise DataError(f"count column has a negative value at row {int(np.argmax(count < 0))}")
+    total_col = _table_attr(table, "total", p.total_column, "total_column")
+    contrib = _table_attr(table, "contributions", p.contribution_columns, "contribution_columns")
+    depth = depths.get("record", 0)
+    signed_total = None
+    total = np.zeros(len(frame))
+    top = np.zeros((len(frame), 0))
+    table.require([*([total_col] if total_col else []), *contrib], "table column")
+    if total_col:
+        signed_total = _numeric(frame, total_col, "total")
+    if need_magnitude:
+        if not total_col:
+            raise DataError(f"{owner} needs the cell totals: set the table's 'total' load option "
+                            "or the 'total_column' param")
+        if len(contrib) < depth:
+            raise DataError(f"{owner} needs the {depth} largest contributions per cell; the "
+                            f"table gives {len(contrib)} ({list(contrib)}): set the "
+                            "'contributions' load option or 'contribution_columns'")
+    if signed_total is not None:
+        tops = np.column_stack([
+            pd.to_numeric(frame[c], errors="coerce").fillna(0.0).to_numpy(np.float64)
+            for c in contrib]) if contrib else np.zeros((len(frame), 0))
+        negative = (signed_total < 0) | (tops < 0).any(axis=1)
+        if negative.any() and p.negative == "error":
+            raise DataError(f"the table has negative totals or contributions in "
+                            f"{int(negative.sum())} cells (first at row "
+                            f"{int(np.flatnonzero(negative)[0])}); the sensitivity rules assume "
+                            "non-negative contributions. Set negative: 'absolute' to rank by "
+                            "absolute value as tau-Argus does")
+        tops = -np.sort(-np.abs(tops), axis=1)
+        total = np.abs(signed_total)
+        top = np.cumsum(tops, axis=1)
+    keys_frame = frame[keys].reset_index(drop=True)
+    return CellTable(keys_frame, count, signed_total,
+                     {"record": LevelStats(count, total, top)})
+
+
+def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magnitude: bool,
+                owner: str, ctx: Context) -> CellTable:
+    """The cell table of microdata or a table dataset; ``depths`` maps level → top units."""
+    if isinstance(data, Table):
+        return _table_cells(data, p, depths, need_magnitude, owner)
+    if not isinstance(data, Microdata):
+        raise DataError(f"{owner} accepts microdata or table data, not {data.kind}")
+    if "holding" in depths and not p.contributor:
+        raise DataError(f"{owner}: holding-level rules need the 'contributor' param")
+    return _microdata_cells(data, p, depths, need_magnitude, owner, ctx)
+
+
+# -- running rules -------------------------------------------------------------------------------
+
+
+def default_level(p: CellParams) -> Level:
+    """Single rules run on contributors (holdings) when ``contributor`` is given."""
+    return "holding" if p.contributor else "record"
+
+
+def run_rules(data: Dataset, p: CellParams, rules: list[Rule], owner: str,
+              ctx: Context) -> MeasureResult:
+    """Apply ``rules`` (a cell failing any is unsafe) and build the result."""
+    need_magnitude = any(r.kind != "freq" for r in rules)
+    has_magnitude = need_magnitude or bool(p.magnitude) or (
+        isinstance(data, Table) and bool(data.total or p.total_column))
+    depths: dict[str, int] = {}
+    for r in rules:
+        depths[r.level] = max(depths.get(r.level, 0), r.depth)
+    if has_magnitude:
+        main = rules[0].level
+        if isinstance(data, Table):
+            n_contrib = len(data.contributions or p.contribution_columns)
+            depths[main] = max(depths.get(main, 0), min(2, n_contrib))
+        else:
+            depths[main] = max(depths.get(main, 0), 2)
+    table = build_cells(data, p, depths, need_magnitude, owner, ctx)
+    empty = table.empty
+    unsafe = np.zeros(len(empty), dtype=bool)
+    reason = np.full(len(empty), "", dtype=object)
+    by_rule: dict[str, int] = {}
+    protection = np.full(len(empty), np.nan)
+    for r in rules:
+        fail = r.unsafe(table.levels[r.level]) & ~empty
+        by_rule[r.label] = int(fail.sum())
+        if r.kind != "freq":
+            level = np.where(fail, r.protection(table.levels[r.level]), np.nan)
+            protection = np.fmax(protection, level)
+        reason = np.where(fail, np.where(reason == "", r.label, reason + "; " + r.label), reason)
+        unsafe |= fail
+    n_nonempty = int((~empty).sum())
+    n_unsafe = int(unsafe.sum())
+
+    cells = table.keys.copy()
+    main = table.levels[rules[0].level]
+    cells["contributors"] = main.contributors
+    if len(table.levels) == 2:  # rules at both levels: show both counts
+        cells["records"] = table.levels["record"].contributors
+        cells["holdings"] = table.levels["holding"].contributors
+    share_total = None
+    if has_magnitude:
+        cells["total"] = table.signed_total
+        x_total = main.total
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for j in range(main.top.shape[1]):
+                cells[f"top{j + 1}_share"] = np.where(x_total > 0, main.top[:, j] / x_total,
+                                                      np.nan)
+        if need_magnitude:
+            cells["protection_level"] = protection
+        whole = float(x_total[~empty].sum())
+        share_total = float(x_total[unsafe].sum()) / whole if whole > 0 else None
+    cells["status"] = np.where(empty, "empty", np.where(unsafe, "unsafe", "safe"))
+    cells["reason"] = np.where(empty, "empty", reason)
+    truncated = p.max_rows is not None and len(cells) > p.max_rows
+    if truncated:
+        order = np.argsort(~unsafe, kind="stable")[: p.max_rows]
+        cells = cells.iloc[np.sort(order)].reset_index(drop=True)
+    details: dict[str, Any] = {
+        "rules": [r.label for r in rules],
+        "keys": [str(c) for c in table.keys.columns],
+        "n_cells": len(empty),
+        "n_empty": int(empty.sum()),
+        "n_nonempty": n_nonempty,
+        "n_unsafe": n_unsafe,
+        "unsafe_by_rule": by_rule,
+        "unsafe_magnitude_share": share_total,
+        "cells": cells,
+        "cells_truncated": bool(truncated),
+    }
+    warnings = []
+    if n_nonempty == 0:
+        warnings.append("the table has no non-empty cell; the share of unsafe cells is undefined")
+    return MeasureResult(value=n_unsafe / n_nonempty if n_nonempty else None, details=details,
+                         warnings=warnings)

@@ -1,0 +1,97 @@
+"""Frequency tables for the entropy risk and the utility measures of perturbed tables.
+
+A frequency table comes from microdata (records counted over the ``cells`` variables) or from a
+ready ``table`` dataset (its key columns and count column, set through the load options or the
+``cells`` and ``count_column`` params).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator
+
+from anoneval.core import DataError, Params, Table
+from anoneval.core.data import Dataset, Microdata
+from anoneval.plugins.tabular._cells import _first_rows, _numeric, table_count, table_keys
+
+
+class FreqParams(Params):
+    """Params of every frequency-table measure."""
+
+    cells: list[str] = Field(
+        default_factory=list,
+        description="Spanning (categorical) variables. Required for microdata; for a table "
+                    "dataset they default to its 'keys' load option.")
+    count_column: str | None = Field(
+        None, description="Table data: the count column, when the 'count' load option is unset.")
+
+    @field_validator("cells")
+    @classmethod
+    def _distinct_cells(cls, v: list[str]) -> list[str]:
+        dups = sorted({c for c in v if v.count(c) > 1})
+        if dups:
+            raise ValueError(f"spanning variables repeat {dups}")
+        return v
+
+
+def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFrame, np.ndarray]:
+    """Key columns and counts of the observed cells (microdata) or of the table's rows."""
+    if isinstance(data, Table):
+        keys = table_keys(data, p.cells)
+        counts = _numeric(data.frame, table_count(data, p.count_column), "count")
+        if (counts < 0).any():
+            row = int(np.flatnonzero(counts < 0)[0])
+            raise DataError(f"{owner}: counts must be >= 0; row {row} holds {counts[row]!r}")
+        return data.frame[keys].reset_index(drop=True), counts
+    if not isinstance(data, Microdata):
+        raise DataError(f"{owner} accepts microdata or table data, not {data.kind}")
+    if not p.cells:
+        raise DataError(f"{owner}: 'cells' (the spanning variables) is required for microdata")
+    if p.count_column:
+        raise DataError(f"{owner}: 'count_column' applies to table data only; this is microdata")
+    data.require(p.cells, "column")
+    ids, n_cells = data.group_ids(p.cells)
+    counts = np.bincount(ids, minlength=n_cells).astype(np.float64)
+    rows = _first_rows(ids, n_cells)
+    keys = pd.DataFrame({c: data.frame[c].to_numpy()[rows] for c in p.cells})
+    return keys, counts
+
+
+def product_size(data: Dataset, keys: pd.DataFrame) -> int:
+    """Number of cells of the full cross product of the key variables' categories.
+
+    A categorical column contributes all its categories (observed or not); any other column its
+    distinct values. Missing values count as one more category.
+    """
+    size = 1
+    for col in keys.columns:
+        s = data.frame[col] if isinstance(data, Microdata) else keys[col]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            card = len(s.cat.categories) + int(s.isna().any())
+        else:
+            card = int(s.nunique(dropna=False))
+        size *= max(card, 1)
+    return size
+
+
+def aligned_counts(original: Dataset, anonymized: Dataset, p: FreqParams, owner: str,
+                   prepared: tuple[pd.DataFrame, np.ndarray] | None = None
+                   ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Counts of both tables on the union of their cells (a cell missing on one side is 0).
+
+    ``prepared`` is the original's :func:`frequency_table` when a measure's ``prepare`` made it.
+    """
+    keys_o, f = prepared if prepared is not None else frequency_table(original, p, owner)
+    keys_a, g = frequency_table(anonymized, p, owner)
+    if list(keys_o.columns) != list(keys_a.columns):
+        raise DataError(f"{owner}: the tables have different key columns: original "
+                        f"{list(keys_o.columns)}, anonymized {list(keys_a.columns)}")
+    cols = list(keys_o.columns)
+    try:
+        merged = keys_o.assign(_f=f).merge(keys_a.assign(_g=g), on=cols, how="outer")
+    except ValueError as exc:
+        raise DataError(f"{owner}: cannot align the cells of the two tables on {cols}: {exc}; "
+                        "give the key columns the same types") from exc
+    return (merged[cols], merged["_f"].fillna(0.0).to_numpy(np.float64),
+            merged["_g"].fillna(0.0).to_numpy(np.float64))

@@ -1,0 +1,43 @@
+"""(n,k)-dominance rule, optionally combined with a minimum number of contributors."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from anoneval.core import Context, MeasureResult, RiskMeasure, released
+from anoneval.core.data import Dataset
+from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+
+
+class Dominance(RiskMeasure):
+    """Share of non-empty cells whose n largest contributions exceed k % of the cell total.
+
+    A cell is unsafe when Σ_{i<=n} x_i > (k/100)·X, with x_1 >= x_2 >= ... its contributions and
+    X its total (sdcTable ``domRule``; tau-Argus ``NK(n,k)``). Equality is safe. The seed's
+    default n = 1, k = 75 is used; the seed also combines dominance with k-anonymity, so a cell
+    with fewer than ``min_contributors`` contributors (0 < count < min) is unsafe too. Cells,
+    weights, holdings and negative values follow :mod:`anoneval.plugins.tabular._cells`.
+    ``value``: unsafe cells / non-empty cells; details: per-cell table and the share of the total
+    magnitude in unsafe cells.
+    """
+
+    name = "Dominance"
+    description = "Share of cells where the n largest contributions exceed k% of the total."
+    accepts = ("microdata", "table")
+    inputs = "either"
+
+    class Params(CellParams):
+        n: int = Field(1, ge=1, description="Number of largest contributions summed.")
+        k: float = Field(75.0, gt=0, le=100, description="Percentage of the cell total (0,100].")
+        min_contributors: int = Field(
+            1, ge=1, description="A non-empty cell with fewer contributors is unsafe too "
+                                 "(1 switches this off).")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        level = default_level(p)
+        rules = [Rule("nk", level, n=p.n, k=p.k)]
+        if p.min_contributors > 1:
+            rules.append(Rule("freq", level, min_contributors=p.min_contributors))
+        return run_rules(released(original, anonymized), p, rules, self.name, ctx)

@@ -1,0 +1,36 @@
+"""p% rule (tau-Argus ``P(p,n)``)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from anoneval.core import Context, MeasureResult, RiskMeasure, released
+from anoneval.core.data import Dataset
+from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+
+
+class PPercent(RiskMeasure):
+    """Share of non-empty cells where a coalition could estimate x_1 to within p %.
+
+    A cell is unsafe when X − Σ_{i<=n+1} x_i < (p/100)·x_1: the n intruders (the 2nd to the
+    (n+1)-th largest contributors) subtract their own values from the total X and learn x_1 to
+    within less than p % (tau-Argus ``P(p,n)``, libtauargus DataCell.cpp; with n = 1 this is
+    sdcTable's ``X − x1 − x2 < p/100·x1``). Equality is safe. Default p = 10, n = 1, the
+    tau-Argus manual's suggestion. Cells, weights, holdings and negative values follow
+    :mod:`anoneval.plugins.tabular._cells`.
+    """
+
+    name = "PPercent"
+    description = "Share of cells where n intruders could estimate the largest contribution to p%."
+    accepts = ("microdata", "table")
+    inputs = "either"
+
+    class Params(CellParams):
+        p: float = Field(10.0, gt=0, lt=100, description="Required precision in %, in (0,100).")
+        n: int = Field(1, ge=1, description="Number of intruders in the coalition.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        rule = Rule("p", default_level(p), n=p.n, p=p.p, q=100.0)
+        return run_rules(released(original, anonymized), p, [rule], self.name, ctx)

@@ -1,0 +1,37 @@
+"""Threshold (minimum frequency) rule."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from anoneval.core import Context, MeasureResult, RiskMeasure, released
+from anoneval.core.data import Dataset
+from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+
+
+class Threshold(RiskMeasure):
+    """Share of non-empty cells with fewer than ``min_contributors`` contributors.
+
+    Operator: a cell is unsafe when 0 < contributors < min_contributors (strict, as tau-Argus
+    ``FREQ(min)``; sdcTable's ``maxN = m`` flags counts <= m, i.e. ``min_contributors = m + 1``).
+    Contributors are records, weighted records (Σw, as tau-Argus, unless ``frequency =
+    "unweighted"``) or distinct ``contributor`` ids (holding level). ``magnitude`` is optional
+    and only adds totals, top shares and the unsafe magnitude share to the details.
+    """
+
+    name = "Threshold"
+    description = "Share of cells with fewer than min_contributors contributors."
+    accepts = ("microdata", "table")
+    inputs = "either"
+
+    class Params(CellParams):
+        min_contributors: int = Field(
+            3, ge=1, description="A non-empty cell with fewer contributors (strictly) is unsafe.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        rule = Rule("freq", default_level(p), min_contributors=p.min_contributors)
+        result = run_rules(released(original, anonymized), p, [rule], self.name, ctx)
+        result.details["operator"] = f"unsafe when 0 < contributors < {p.min_contributors}"
+        return result

@@ -1,0 +1,539 @@
+"""The self-contained HTML report: content, plugin sections, determinism, headless Chromium."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+from anoneval.core import (
+    Context,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    Params,
+    RiskMeasure,
+    SynthesisResult,
+    Synthesizer,
+    evaluate,
+    evaluate_many,
+    hookimpl,
+    released,
+)
+from anoneval.core.cli import main
+from anoneval.core.config import load_config
+from anoneval.core.html import details_html, render_html, write_html
+from anoneval.core.plots import PlotDependencyError
+from anoneval.core.runner import run_plan
+from anoneval.registry import build_registry
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
+import make_adult_variants  # noqa: E402
+
+# -- toy measures whose details trigger every built-in plot -----------------------------------
+
+
+class ToyClasses(RiskMeasure):
+    """1 / smallest class size, with class_size_counts (the KAnonymity histogram)."""
+
+    name = "ToyClasses"
+    description = "Toy class sizes."
+    inputs = "either"
+
+    class Params(Params):
+        qi: list[str] = Field(min_length=1)
+        k: int = 2
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        data = released(original, anonymized)
+        assert isinstance(data, Microdata)
+        sizes = data.group_sizes(self.params.qi)
+        s, c = np.unique(sizes, return_counts=True)
+        return MeasureResult(value=1.0 / sizes.min(),
+                             details={"class_size_counts": dict(zip(s, c, strict=True))})
+
+
+class ToyCells(RiskMeasure):
+    """Share of unsafe cells of a region × sector count table (the sensitivity-rule map)."""
+
+    name = "ToyCells"
+    description = "Toy cell rule."
+    inputs = "either"
+
+    class Params(Params):
+        threshold: int = 3
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        data = released(original, anonymized)
+        assert isinstance(data, Microdata)
+        counts = data.frame.groupby(["region", "sector"]).size()
+        full = pd.MultiIndex.from_product([sorted(data.frame["region"].unique()),
+                                           ["s1", "s2", "s3"]], names=["region", "sector"])
+        counts = counts.reindex(full, fill_value=0)
+        cells = counts.rename("count").reset_index()
+        cells["status"] = np.where(cells["count"] == 0, "empty",
+                                   np.where(cells["count"] < self.params.threshold, "unsafe",
+                                            "safe"))
+        return MeasureResult(value=float((cells["status"] == "unsafe").mean()),
+                             details={"cells": cells})
+
+
+class ToyLinkage(RiskMeasure):
+    """Share of anonymized records whose nearest original (on x) is their own row."""
+
+    name = "ToyLinkage"
+    description = "Toy record linkage."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert isinstance(original, Microdata) and isinstance(anonymized, Microdata)
+        x = original.frame["x"].to_numpy(float)
+        y = anonymized.frame["x"].to_numpy(float)
+        d = np.abs(y[:, None] - x[None, :])
+        nearest = d.argmin(axis=1)
+        linked = nearest == np.arange(len(y))
+        dist = d.min(axis=1)
+        return MeasureResult(value=float(linked.mean()),
+                             details={"nearest_distance_linked": dist[linked],
+                                      "nearest_distance_unlinked": dist[~linked]})
+
+
+class ToyCurve(RiskMeasure):
+    """An analytic leakage curve over epsilon."""
+
+    name = "ToyCurve"
+    description = "Toy leakage curve."
+    inputs = "none"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        eps = np.linspace(0, 4, 9)
+        leak = 1 - np.exp(-eps)
+        return MeasureResult(value=float(leak[-1]),
+                             details={"curve": {"param": "epsilon", "x": eps, "y": leak}})
+
+
+class ToyLoss(LossMeasure):
+    """Mean |Δx| with a long per-record table and nested details."""
+
+    name = "ToyLoss"
+    description = "Toy loss."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert isinstance(original, Microdata) and isinstance(anonymized, Microdata)
+        diff = (original.frame["x"] - anonymized.frame["x"]).abs()
+        return MeasureResult(value=float(diff.mean()), details={
+            "per_record": pd.DataFrame({"row": np.arange(len(diff)), "abs_diff": diff}),
+            "nested": {"a": {"b": 1, "c": [1, 2]}},
+            "worst": float(diff.max()),
+        })
+
+
+class Noise(Synthesizer):
+    """Original plus Gaussian noise on x and y; the category is resampled."""
+
+    name = "Noise"
+    description = "Toy noise synthesizer."
+
+    def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
+        assert isinstance(original, Microdata)
+        rng = ctx.rng()
+        f = original.frame.copy()
+        f["x"] = f["x"] + rng.normal(0, 1, len(f))
+        f["y"] = f["y"] + rng.normal(0, 1, len(f))
+        f["region"] = rng.permutation(f["region"].to_numpy())
+        return SynthesisResult(data=Microdata(f), details={"noise_sd": 1.0})
+
+
+TOYS = (ToyClasses, ToyCells, ToyLinkage, ToyCurve, ToyLoss, Noise)
+MEASURES: list[Any] = [
+    {"name": "ToyClasses", "params": {"qi": ["region", "sector"]}, "threshold": {"max": 0.3}},
+    {"name": "ToyCells"},
+    {"name": "ToyLinkage", "threshold": {"max": 0.5}},
+    {"name": "ToyCurve"},
+    {"name": "ToyLoss"},
+]
+
+
+@pytest.fixture
+def registry():
+    reg = build_registry(entry_points=False)
+    for cls in TOYS:
+        reg.register(cls, source="tests")
+    return reg
+
+
+def frames(n: int = 60, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    orig = pd.DataFrame({"region": rng.choice(["north", "south", "east", "west"], n),
+                         "sector": rng.choice(["s1", "s2", "s3"], n, p=[0.6, 0.35, 0.05]),
+                         "x": rng.normal(0, 3, n).round(2), "y": rng.normal(5, 2, n).round(2)})
+    anon = orig.assign(x=orig["x"] + rng.normal(0, 0.5, n).round(2))
+    return orig, anon
+
+
+# -- parsing helpers ---------------------------------------------------------------------------
+
+
+class Collector(HTMLParser):
+    """Collects <img> srcs/alts and the summary value cells with their text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[dict[str, str]] = []
+        self.cells: list[dict[str, str]] = []
+        self._cell: dict[str, str] | None = None
+        self._depth = 0
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "img":
+            self.images.append(a)
+        if tag == "td" and "data-label" in a:
+            self._cell = {**a, "text": ""}
+            self._depth = 0
+        elif self._cell is not None and tag == "span" and self._depth == 0 and \
+                a.get("class") == "v":
+            self._depth = 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._cell is not None and tag == "span" and self._depth == 1:
+            self._depth = 2
+        if tag == "td" and self._cell is not None:
+            self.cells.append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None and self._depth == 1:
+            self._cell["text"] += data
+
+
+def parse(html_text: str) -> Collector:
+    c = Collector()
+    c.feed(html_text)
+    return c
+
+
+def png_size(data_uri: str) -> tuple[int, int]:
+    """Width and height from a base64 PNG data URI (checks the signature and IHDR)."""
+    prefix = "data:image/png;base64,"
+    assert data_uri.startswith(prefix)
+    raw = base64.b64decode(data_uri[len(prefix):], validate=True)
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n" and raw[12:16] == b"IHDR"
+    return struct.unpack(">II", raw[16:24])
+
+
+def strip_volatile(text: str) -> str:
+    return re.sub(r'<span class="volatile">[^<]*</span>', "", text)
+
+
+def check_summary(cells: list[dict[str, str]], report: dict[str, Any]) -> int:
+    """Every summary cell's value, shown text and status match the JSON report."""
+    variants = report.get("variants", [report])
+    expected = {(v["variant"] or "", m["label"]): m for v in variants for m in v["measures"]}
+    assert {(c["data-variant"], c["data-label"]) for c in cells} == set(expected)
+    for c in cells:
+        m = expected[(c["data-variant"], c["data-label"])]
+        assert json.loads(c["data-value"]) == m["value"]
+        if m["value"] is None:
+            assert c["text"] == "–"
+        else:
+            assert float(c["text"]) == pytest.approx(m["value"], rel=1e-5, abs=1e-12)
+        status = "ERROR" if m["error"] else {True: "pass", False: "FAIL"}.get(m["passed"], "ok")
+        assert c["data-status"] == status
+    return len(cells)
+
+
+# -- content -----------------------------------------------------------------------------------
+
+
+def test_single_report_has_summary_inputs_sections_and_every_builtin_plot(registry) -> None:
+    orig, anon = frames()
+    report = evaluate(orig, anon, MEASURES, registry=registry)
+    page = render_html(report, registry=registry, max_rows=7)
+    doc = parse(page)
+    data = report.to_dict()
+    assert check_summary(doc.cells, data) == len(MEASURES)
+    # ToyClasses: 1/min size; ToyLinkage threshold 0.5 → statuses come from the report
+    assert {"summary", "inputs"} <= set(doc.ids)
+    assert all(f"m-{i}" in doc.ids for i in range(len(MEASURES)))
+    alts = [img["alt"] for img in doc.images]
+    assert alts == ["ToyClasses: class-size histogram", "ToyCells: map of unsafe cells",
+                    "ToyLinkage: linked vs unlinked distances", "ToyCurve: curve"]
+    for img in doc.images:
+        w, h = png_size(img["src"])
+        assert w > 100 and h > 100
+    # inputs: rows and the content hash of both sides
+    for side in ("original", "anonymized"):
+        assert data["inputs"][side]["hash"] in page
+    assert "<th>rows</th>" in page
+    # details: the 60-row table is cut to max_rows with a note; nested dicts render as tables
+    assert "showing the first 7 of 60 rows" in page
+    section = page[page.index('id="m-4"'):]
+    assert section.count("<tr><td class=\"num\">") == 7
+    assert "<h4>nested</h4>" in section and "<th>b</th>" in section
+    assert '<details class="detail"><summary><b>per_record</b> (60 entries)' in section
+    # the cell map's caption counts cells by status exactly as the details do
+    cells = data["measures"][1]["details"]["cells"]
+    statuses = pd.Series([c["status"] for c in cells]).value_counts()
+    caption = (f"{len(cells)} cells by region, sector: {statuses.get('safe', 0)} safe, "
+               f"{statuses.get('unsafe', 0)} unsafe, {statuses.get('empty', 0)} empty.")
+    assert caption in page
+
+
+def test_page_is_self_contained(registry) -> None:
+    orig, anon = frames()
+    page = render_html(evaluate(orig, anon, MEASURES, registry=registry), registry=registry)
+    assert page.startswith("<!DOCTYPE html>")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<link" not in page and "<script" not in page and "@import" not in page
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//", page)
+    srcs = re.findall(r'<img[^>]*src="([^"]*)"', page)
+    assert srcs and all(s.startswith("data:image/png;base64,") for s in srcs)
+
+
+def test_measure_error_and_warning_are_shown(registry) -> None:
+    orig, anon = frames()
+    report = evaluate(orig, anon.drop(columns=["x"]), [{"name": "ToyLoss"}], registry=registry)
+    page = render_html(report, registry=registry)
+    assert report.measures[0].error is not None
+    assert "KeyError" in report.measures[0].error
+    assert 'class="errorbox">KeyError' in page
+    assert check_summary(parse(page).cells, report.to_dict()) == 1
+
+
+class ThirdParty:
+    """A third-party plugin: its own section for ToyLoss, a failing one for ToyCells."""
+
+    @hookimpl
+    def report_section(self, measure: dict[str, Any], report: dict[str, Any]) -> str | None:
+        if measure["name"] == "ToyLoss":
+            return (f'<p id="third-party">worst is {measure["details"]["worst"]:.2f} in '
+                    f'variant {report["variant"]}</p>')
+        if measure["name"] == "ToyCells":
+            raise ValueError("cannot draw this")
+        return None
+
+
+class MeasureOnly:
+    """A hookimpl may take a subset of the spec's arguments."""
+
+    @hookimpl
+    def report_section(self, measure: dict[str, Any]) -> str | None:
+        return '<p id="measure-only">hello</p>' if measure["label"] == "ToyCurve" else None
+
+
+def test_third_party_hookimpl_fragments_appear_in_their_measure_section(registry) -> None:
+    registry.pm.register(ThirdParty(), name="third-party")
+    registry.pm.register(MeasureOnly(), name="measure-only")
+    orig, anon = frames()
+    report = evaluate_many(orig, {"v1": anon, "v2": orig}, MEASURES, registry=registry)
+    page = render_html(report, registry=registry)
+    loss = page[page.index('id="m-4"'):]
+    worst = report["v1"]["ToyLoss"].details["worst"]
+    assert f'<p id="third-party">worst is {worst:.2f} in variant v1</p>' in loss
+    assert '<p id="third-party">worst is 0.00 in variant v2</p>' in loss
+    assert 'data-plugin="third-party"' in loss
+    curve = page[page.index('id="m-3"'):page.index('id="m-4"')]
+    assert curve.count('<p id="measure-only">hello</p>') == 2
+    cells = page[page.index('id="m-1"'):page.index('id="m-2"')]
+    assert "plugin third-party could not render this section: ValueError: cannot draw" in cells
+    # the failing plugin did not stop the built-in map
+    assert cells.count("map of unsafe cells") == 2
+
+
+def test_synthesizer_section_plots_actual_against_replica(registry, tmp_path: Path) -> None:
+    orig, _ = frames(200)
+    orig.to_csv(tmp_path / "orig.csv", index=False)
+    cfg = {"original": {"path": "orig.csv"}, "synthesizer": {"name": "Noise"},
+           "measures": [{"name": "ToyLoss"}]}
+    (tmp_path / "c.json").write_text(json.dumps(cfg))
+    plan = load_config(tmp_path / "c.json", registry)
+    datasets: dict[str, Dataset] = {}
+    report = run_plan(plan, datasets=datasets)
+    assert set(datasets) == {"original", "anonymized"}
+    page = render_html(report, plan, datasets=datasets)
+    alts = [i["alt"] for i in parse(page).images]
+    assert alts == ["ECDFs of actual and replica", "Q-Q scatter of actual against replica",
+                    "scatter of actual and replica", "category frequencies of actual and replica"]
+    assert "<h2>Synthesizer</h2>" in page and "noise_sd" in page
+    without = render_html(report, plan)
+    assert "plots of actual against replica need the data" in without
+
+
+def test_missing_matplotlib_is_a_clear_error(registry, tmp_path: Path, monkeypatch,
+                                             capsys) -> None:
+    orig, anon = frames()
+    report = evaluate(orig, anon, [{"name": "ToyLoss"}], registry=registry)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(PlotDependencyError, match=r"pip install 'anoneval\[report\]'"):
+        render_html(report, registry=registry)
+    orig.to_csv(tmp_path / "o.csv", index=False)
+    cfg = {"original": {"path": "o.csv"}, "anonymized": {"path": "o.csv"},
+           "measures": [{"name": "KAnonymity", "params": {"quasi_identifiers": ["region"]}}],
+           "output": "r.json"}
+    (tmp_path / "c.json").write_text(json.dumps(cfg))
+    code = main(["run", str(tmp_path / "c.json"), "--html", str(tmp_path / "r.html"), "-q"])
+    assert code == 2
+    assert "matplotlib" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "r.html").exists()
+
+
+# -- the adult benchmark: determinism and headless Chromium ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def adult_config(tmp_path_factory) -> Path:
+    """The shipped benchmark config, run on variants generated into a temporary folder."""
+    tmp = tmp_path_factory.mktemp("adult")
+    make_adult_variants.main(["--out", str(tmp / "variants")])
+    raw = json.loads((ROOT / "examples" / "benchmark_adult.json").read_text())
+    examples = ROOT / "examples"
+    raw["original"]["path"] = str(examples / raw["original"]["path"])
+    for v in raw["anonymized"]:
+        v["path"] = str(tmp / "variants" / Path(v["path"]).name)
+    for m in raw["measures"]:
+        for col, path in m["params"].get("hierarchies", {}).items():
+            m["params"]["hierarchies"][col] = str(examples / path)
+    raw["output"] = str(tmp / "report.json")
+    (tmp / "benchmark_adult.json").write_text(json.dumps(raw))
+    return tmp / "benchmark_adult.json"
+
+
+@pytest.fixture(scope="module")
+def adult_html(adult_config: Path) -> tuple[Path, dict[str, Any]]:
+    out = adult_config.with_name("report.html")
+    assert main(["run", str(adult_config), "--html", str(out), "-q"]) == 0
+    return out, json.loads(adult_config.with_name("report.json").read_text())
+
+
+def test_same_inputs_and_seed_give_same_json_and_html_up_to_timestamps(adult_config: Path,
+                                                                       adult_html) -> None:
+    first_html, first_json = adult_html
+    again = adult_config.with_name("again.json")
+    assert main(["run", str(adult_config), "-o", str(again), "--html",
+                 str(again.with_suffix(".html")), "-q"]) == 0
+    # the benchmark config sets report.timings = false: the JSON is byte-identical
+    assert again.read_bytes() == adult_config.with_name("report.json").read_bytes()
+    a, b = first_html.read_text(), again.with_suffix(".html").read_text()
+    assert a.count('<span class="volatile">') == 1 + 5 * 4  # generated + 5 variants × 4 measures
+    assert strip_volatile(a) == strip_volatile(b)
+    spans = re.findall(r'<span class="volatile">([^<]*)</span>', a)
+    assert spans[0].endswith("UTC") and set(spans[1:]) == {"0.000"}
+    # with timings, every entry records its seconds and only those differ between runs
+    plan = load_config(adult_config)
+    plan.config.report.timings = True
+    datasets: dict[str, Dataset] = {}
+    report = run_plan(plan, datasets=datasets)
+    write_html(report, adult_config.with_name("timed.html"), plan, datasets=datasets)
+    timed = report.to_dict()
+    assert any(m["seconds"] > 0 for v in timed["variants"] for m in v["measures"])
+    for v in timed["variants"]:
+        for m in v["measures"]:
+            m["seconds"] = 0.0
+    assert timed == first_json
+    assert strip_volatile(adult_config.with_name("timed.html").read_text()) == strip_volatile(a)
+
+
+CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser",
+                                                          "google-chrome")) if p), None)
+IMAGE_CHECK = """<script>
+window.addEventListener("load", function () {
+  var out = Array.from(document.images).map(function (im) {
+    return {alt: im.alt, width: im.naturalWidth, height: im.naturalHeight,
+            complete: im.complete};
+  });
+  var pre = document.createElement("pre");
+  pre.id = "image-check";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM, "headless Chromium is needed: apt-get install -y chromium"
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--hide-scrollbars", f"--user-data-dir={tmp / 'profile'}", *args],
+        capture_output=True, text=True, timeout=180, check=True)
+
+
+def image_check(dom: str) -> list[dict[str, Any]]:
+    m = re.search(r'<pre id="image-check">(.*?)</pre>', dom, re.S)
+    assert m, "the page did not finish loading"
+    return json.loads(m.group(1).replace("&amp;", "&").replace("&lt;", "<")
+                      .replace("&gt;", ">").replace("&quot;", '"'))
+
+
+def test_report_renders_in_headless_chromium(adult_html, tmp_path: Path) -> None:
+    page_path, report = adult_html
+    page = page_path.read_text()
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("</body>", IMAGE_CHECK + "</body>"))
+    dom = chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom",
+                   probe.as_uri()).stdout
+    images = image_check(dom)
+    n_img = page.count("<img ")
+    assert len(images) == n_img >= 6  # the R-U map + a class-size histogram per variant
+    assert all(i["complete"] and i["width"] > 0 and i["height"] > 0 for i in images), images
+    assert images[0]["alt"] == "risk–utility map"
+    # the summary as the browser parsed it matches the JSON report
+    assert check_summary(parse(dom).cells, report) == 5 * 4
+    pareto = dict(re.findall(r'<tr data-variant="([^"]+)" data-pareto="(True|False)">', dom))
+    assert pareto == {p["variant"]: str(p["pareto"]) for p in report["risk_utility"]["points"]}
+    # the check itself can fail: a corrupt image has no natural width
+    broken = tmp_path / "broken.html"
+    broken.write_text('<html><body><img alt="x" src="data:image/png;base64,iVBORw0KGgoAAAA">'
+                      + IMAGE_CHECK + "</body></html>")
+    dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom",
+                   broken.as_uri()).stdout
+    assert image_check(dom)[0]["width"] == 0
+    # and a screenshot a person can look at, kept under the test's tmp dir
+    shot = tmp_path / "report.png"
+    chromium(tmp_path, "--window-size=1280,2000", f"--screenshot={shot}", page_path.as_uri())
+    assert png_size("data:image/png;base64," + base64.b64encode(shot.read_bytes()).decode()) \
+        == (1280, 2000)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=5),
+    max_leaves=25)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=6), st.integers(1, 5))
+def test_any_details_render_as_escaped_html(details: dict[str, Any], max_rows: int) -> None:
+    hostile = {**details, "<script>x</script>": "<img src=x onerror=alert(1)>",
+               "rows": [{"<b>": "</table>"}] * 3}
+    out = details_html(hostile, max_rows)
+    assert "<script" not in out and "<img" not in out and "<b>" not in out
+    assert "&lt;script&gt;x&lt;/script&gt;" in out
+    assert out.count("<table>") == out.count("</table>")  # well nested, nothing injected
