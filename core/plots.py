@@ -127,10 +127,10 @@ def class_size_section(measure: Mapping[str, Any]) -> str | None:
             ax.axvline(k - 0.5 if sizes.max() <= 60 else k, color=COLORS["pareto"],
                        linestyle="--", label=f"k = {k:g}")
             ax.legend()
-        ax.set_xlabel("class size")
+        ax.set_xlabel("class size" + ("" if sizes.max() <= 60 else " (log-spaced bins)"))
         ax.set_ylabel(f"number of {what}")
     ax_c.set_title("classes per size")
-    ax_r.set_title("records in classes of that size")
+    ax_r.set_title("records per class size")
     caption = (f"{int(n.sum())} classes, {int((n * sizes).sum())} records; smallest class "
                f"{sizes.min():g}, largest {sizes.max():g}.")
     return figure_block(fig, f"{measure['label']}: class-size histogram", caption)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pydantic import Field
 from anoneval.core import (
     ConfigError,
     Context,
+    DataError,
     Microdata,
     SynthesisResult,
     Synthesizer,
@@ -33,8 +35,15 @@ from anoneval.plugins.maxent.architecture import run_architecture
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-from make_mortgage_like import make  # noqa: E402
+
+
+def make() -> pd.DataFrame:
+    """The example's deterministic mortgage-like data (examples/make_mortgage_like.py)."""
+    spec = importlib.util.spec_from_file_location("make_mortgage_like",
+                                                  ROOT / "examples" / "make_mortgage_like.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make()
 
 
 class ShiftedNormal(Synthesizer):
@@ -201,6 +210,10 @@ def test_config_errors_name_the_path(tmp_path, mortgage, registry):
     other = config(tmp_path, mortgage, synthesizer={"name": "NoColumns", "params": {}})
     with pytest.raises(ConfigError, match="ME synthesizer"):
         run_architecture(other, registry=registry)
+    negative = tmp_path / "negative.csv"
+    pd.read_csv(mortgage).assign(loan=lambda f: f["loan"] - 50_000).to_csv(negative, index=False)
+    with pytest.raises(DataError, match=r"column 'loan': log transform needs positive"):
+        run_architecture(config(tmp_path, negative), registry=registry)
     typo = config(tmp_path, mortgage, synthesizer={"name": "MaxEntNormal",
                                                    "params": {"adjust_moment": True}})
     with pytest.raises(ConfigError, match=r"synthesizer\.params"):

@@ -50,23 +50,27 @@ def times(data: Trajectories) -> np.ndarray:
     return data.cached(("times_f8",), lambda: data.t.astype(np.float64))
 
 
-def unit_vectors(data: Trajectories) -> np.ndarray:
-    """Cartesian unit vectors (3, n_points) of the points on the sphere, cached."""
+def half_vectors(data: Trajectories) -> np.ndarray:
+    """Cartesian unit vectors of the points halved, shape (3, n_points), cached.
+
+    Halving is exact in binary floating point and saves a pass: |u/2 − v/2|² = chord²/4.
+    """
 
     def compute() -> np.ndarray:
         lat, lon, cos_lat = point_arrays(data)
-        return np.stack([cos_lat * np.cos(lon), cos_lat * np.sin(lon), np.sin(lat)])
+        return 0.5 * np.stack([cos_lat * np.cos(lon), cos_lat * np.sin(lon), np.sin(lat)])
 
-    return data.cached(("unit_vectors",), compute)
+    return data.cached(("half_vectors",), compute)
 
 
-def chord_haversine_km(u: np.ndarray, px: np.ndarray, v: np.ndarray, py: np.ndarray
-                       ) -> np.ndarray:
-    """Great-circle km between points ``px`` of unit vectors ``u`` and ``py`` of ``v``.
+def chord_haversine(u: np.ndarray, px: np.ndarray, v: np.ndarray, py: np.ndarray,
+                    scale: float = 2 * EARTH_RADIUS_KM) -> np.ndarray:
+    """``scale`` · asin(chord/2) between points ``px`` of half-vectors ``u`` and ``py`` of ``v``:
+    great-circle km with the default scale (2R), metres with 2000·R.
 
     The haversine term equals a quarter of the squared chord, sin²(Δφ/2) + cos φ1 cos φ2
-    sin²(Δλ/2) = |u − v|²/4, which needs no trigonometry per pair. Rounding differs from the
-    haversine formula by ~1e-16 in the chord, i.e. below 1e-8 m: distances agree with the
+    sin²(Δλ/2) = |u − v|²/4, which needs no trigonometry per pair. Its rounding differs from
+    the haversine formula by ~1e-16 in the chord, i.e. below 1e-8 m: distances agree with the
     ``haversine`` package to ~1e-11 relative (above 1 m), at 40 % less cost.
     """
     a = u[0][px] - v[0][py]
@@ -75,11 +79,10 @@ def chord_haversine_km(u: np.ndarray, px: np.ndarray, v: np.ndarray, py: np.ndar
         d = u[k][px] - v[k][py]
         d *= d
         a += d
-    a *= 0.25
     np.minimum(a, 1.0, out=a)
     np.sqrt(a, out=a)
     np.arcsin(a, out=a)
-    a *= 2 * EARTH_RADIUS_KM
+    a *= scale
     return a
 
 
@@ -106,12 +109,12 @@ def point_distance(x: Trajectories, px: np.ndarray, y: Trajectories, py: np.ndar
                    sp_type: str = "Haversine") -> np.ndarray:
     """Spatial distance between points ``px`` of ``x`` and ``py`` of ``y`` (broadcasting).
 
-    ``Haversine``: great-circle km (chord form, see :func:`chord_haversine_km`).
+    ``Haversine``: great-circle km (chord form, see :func:`chord_haversine`).
     ``Euclidean``: plain distance of (lon, lat) in degrees.
     """
     if sp_type == "Euclidean":
         return np.hypot(y.lon[py] - x.lon[px], y.lat[py] - x.lat[px])
-    return chord_haversine_km(unit_vectors(x), px, unit_vectors(y), py)
+    return chord_haversine(half_vectors(x), px, half_vectors(y), py)
 
 
 def average_speeds(data: Trajectories, sp_type: str = "Haversine") -> np.ndarray:

@@ -13,11 +13,14 @@ from anoneval.core.base import Context, Params
 from anoneval.core.data import Dataset, Trajectories
 from anoneval.core.errors import DataError
 from anoneval.plugins.distances._traj import (
+    EARTH_RADIUS_KM,
     TrajectoryDistance,
     as_trajectories,
     average_speeds,
     block_chunks,
     check_points,
+    chord_haversine,
+    half_vectors,
     haversine_km,
     length_groups,
     parallel_map,
@@ -85,7 +88,7 @@ class Martinez2021(TrajectoryDistance):
     Not a metric: D(T, T) = 0 and D is symmetric, but the triangle inequality can fail.
 
     Numerics: speeds use the haversine formula exactly as the ``haversine`` package (R =
-    6371.0088 km); pair distances use its chord form (:func:`chord_haversine_km`), which agrees
+    6371.0088 km); pair distances use its chord form (:func:`chord_haversine`), which agrees
     to ~1e-13 relative on upstream's test values (bit-identical is not promised).
     Speed: pairs are vectorised per length pair (the aligned indices depend only on the two
     lengths), chunked to ~4 MB temporaries and spread over the CPUs.
@@ -93,6 +96,7 @@ class Martinez2021(TrajectoryDistance):
 
     name = "Martinez2021"
     description = "Spatio-temporal trajectory distance of the MobiDataLab anonymizer (metres)."
+
     class Params(Params):
         p_lambda: float | None = Field(
             None, ge=0, description="Weight of the temporal term; null: estimated from the "
@@ -225,13 +229,16 @@ class Martinez2021(TrajectoryDistance):
         px = x.offsets[xa] + i.reshape(shape)
         py = y.offsets[yb] + j.reshape(shape)
         sp = self.params.sp_type
-        term = point_distance(x, px, y, py, sp)
-        term *= 1000
-        v = (average_speeds(x, sp)[xa] + average_speeds(y, sp)[yb]) / 2 / 3.6
+        if sp == "Haversine":  # metres directly: one pass less
+            term = chord_haversine(half_vectors(x), px, half_vectors(y), py,
+                                   2000 * EARTH_RADIUS_KM)
+        else:
+            term = point_distance(x, px, y, py, sp)
+            term *= 1000
+        weight = (average_speeds(x, sp)[xa] + average_speeds(y, sp)[yb]) / 2 / 3.6 * lam
         dt = times(x)[px] - times(y)[py]
         np.abs(dt, out=dt)
-        dt *= lam
-        dt *= v
+        dt *= weight
         term += dt
         term *= term
         d = np.sqrt(np.add.reduce(term, axis=0) / len(i))
