@@ -333,6 +333,14 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     if isinstance(raw.get("measures"), list):  # "DM" is short for {"name": "DM"}
         raw = {**raw, "measures": [{"name": m} if isinstance(m, str) else m
                                    for m in raw["measures"]]}
+    kind = raw["original"].get("kind") if isinstance(raw.get("original"), dict) else None
+    if kind is not None:  # the anonymized side is of the original's kind unless it says so
+        anon = raw.get("anonymized")
+        if isinstance(anon, dict):
+            raw = {**raw, "anonymized": {"kind": kind, **anon}}
+        elif isinstance(anon, list):
+            raw = {**raw, "anonymized": [{"kind": kind, **a} if isinstance(a, dict) else a
+                                         for a in anon]}
     config: EvalConfig | None = None
     try:
         config = EvalConfig.model_validate(raw)

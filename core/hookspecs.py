@@ -63,6 +63,8 @@ def after_measure(measure: Measure, result: MeasureResult | None, ctx: Context) 
 def report_section(measure: dict[str, Any], report: dict[str, Any]) -> str | None:
     """Return an HTML fragment for this measure's section of the HTML report, or None.
 
-    ``measure`` is the measure's entry of the JSON report and ``report`` the whole JSON report.
+    ``measure`` is the measure's entry of the JSON report and ``report`` the JSON report it
+    belongs to (for a many-variant run, that variant's report, which names the ``variant``).
     Every non-None fragment is included, so a third-party measure can render its own section.
+    An implementation may take only the arguments it needs.
     """

@@ -154,3 +154,12 @@ def test_unknown_nested_key_lists_the_keys_allowed_there(files: Path, toy_regist
     found = dict(problems(raw, files, toy_registry))
     assert found["measures[0].threshold.mx"] == (
         "unknown key; did you mean 'max'? Allowed: max, min")
+
+
+def test_anonymized_side_inherits_the_original_kind(files: Path, toy_registry) -> None:
+    raw = base_config(original={"path": "orig.csv", "kind": "table"},
+                      measures=[{"name": "Analytic"}])
+    plan = validate_config(raw, files, toy_registry)
+    assert plan.anonymized[0].kind == "table"
+    raw["anonymized"] = [{"name": "v", "path": "anon.parquet", "kind": "microdata"}]
+    assert validate_config(raw, files, toy_registry).anonymized[0].kind == "microdata"

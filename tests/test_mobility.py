@@ -287,6 +287,26 @@ def test_windowed_matches_naive_upstream_on_random_data():
                                             rel=1e-12)
 
 
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 14), percent=st.floats(1, 100))
+def test_windowed_linkage_equals_naive_upstream(seed, n, percent):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 6, n)
+    offsets = np.r_[0, np.cumsum(lengths)]
+    p = int(offsets[-1])
+    t = np.repeat(rng.integers(0, 5000, n), lengths) + np.arange(p) * 60
+    orig = Trajectories(np.arange(n), np.arange(n), offsets, rng.uniform(2, 2.05, p),
+                        rng.uniform(41, 41.05, p), t)
+    moved = Trajectories(orig.trajectory_id, orig.user_id, offsets,
+                         orig.lon + rng.normal(0, 0.01, p), orig.lat + rng.normal(0, 0.01, p),
+                         t + rng.integers(-600, 600, p))
+    entry = run(orig, moved, "RecordLinkage", {
+        "percen_window_size": percent,
+        "distance": {"name": "Martinez2021", "params": {"p_lambda": 0.2}}})
+    want = upstream_rl(orig, moved, 0.2, n * percent / 100)
+    assert entry.value == pytest.approx(want, rel=1e-12)
+
+
 def test_identical_originals_share_the_probability():
     # originals 1 and 2 are identical: linking anonymized 1 (and 2) to that content gives ½ each
     pts = pd.DataFrame({"user_id": [1, 1, 2, 2, 3, 3], "trajectory_id": [1, 1, 2, 2, 3, 3],
