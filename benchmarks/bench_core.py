@@ -38,6 +38,20 @@ def best_of(fn, repeat: int, number: int) -> float:  # type: ignore[no-untyped-d
     return best
 
 
+def time_case(registry, frame: pd.DataFrame, n_measures: int,  # type: ignore[no-untyped-def]
+              number: int) -> tuple[float, float]:
+    """(direct, framework) milliseconds for ``n_measures`` Noop measures on ``frame``."""
+    measures = [{"name": "Noop", "label": f"m{i}"} for i in range(n_measures)]
+    ev = Evaluator(frame, measures, registry=registry)
+    original, anonymized = Microdata(frame), Microdata(frame)
+    ctx = Context(registry=registry)
+    direct = best_of(lambda: [p.measure.compute(original, anonymized, ctx)
+                              for p in ev.measures], 5, number)
+    # a new anonymized DataFrame each call, as a benchmark loop over variants would pass
+    framework = best_of(lambda: ev.evaluate(frame), 5, number)
+    return direct * 1e3, framework * 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
@@ -50,15 +64,7 @@ def main() -> None:
           f"{'target':>7} {'ratio':>6}")
     for rows, n_measures in [(100, 1), (100, 10), (10_000, 10)]:
         frame = pd.DataFrame({"a": rng.integers(0, 5, rows), "b": rng.integers(0, 5, rows)})
-        measures = [{"name": "Noop", "label": f"m{i}"} for i in range(n_measures)]
-        ev = Evaluator(frame, measures, registry=registry)
-        original = Microdata(frame)
-        anonymized = Microdata(frame)
-        ctx = Context(registry=registry)
-        direct_ms = best_of(lambda: [p.measure.compute(original, anonymized, ctx)
-                                     for p in ev.measures], 5, number) * 1e3
-        # a new anonymized DataFrame each call, as a benchmark loop over variants would pass
-        framework_ms = best_of(lambda: ev.evaluate(frame), 5, number) * 1e3
+        direct_ms, framework_ms = time_case(registry, frame, n_measures, number)
         overhead = (framework_ms - direct_ms) / n_measures
         print(f"{f'{rows} rows, {n_measures} measures':<40} {direct_ms:>10.4f} "
               f"{framework_ms:>13.4f} {overhead:>12.4f} {'< 1':>7} "
