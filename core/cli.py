@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
 from anoneval.core.config import config_schema, load_config
 from anoneval.core.errors import AnonevalError
@@ -101,6 +102,21 @@ def plugins_markdown(infos: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def type_name(ann: Any) -> str:
+    """A readable type: ``int``, ``list[str]``, ``'a' | 'b'``, ``float | null``."""
+    origin = get_origin(ann)
+    if origin is Literal:
+        return " | ".join(repr(a) for a in get_args(ann))
+    if origin in (Union, types.UnionType):
+        return " | ".join(type_name(a) for a in get_args(ann))
+    if origin is not None:
+        args = ", ".join(type_name(a) for a in get_args(ann))
+        return f"{getattr(origin, '__name__', str(origin))}[{args}]"
+    if ann is type(None):
+        return "null"
+    return getattr(ann, "__name__", str(ann))
+
+
 def describe_params(cls: type) -> list[dict[str, Any]]:
     """Name, type, default and description of each param of a plugin class."""
     out = []
@@ -110,9 +126,7 @@ def describe_params(cls: type) -> list[dict[str, Any]]:
             default = f.default_factory()  # type: ignore[call-arg]
         if hasattr(default, "model_dump"):
             default = default.model_dump()
-        ann = f.annotation
-        type_name = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
-        out.append({"name": name, "type": type_name,
+        out.append({"name": name, "type": type_name(f.annotation),
                     "default": None if f.is_required() else default,
                     "required": f.is_required(), "description": f.description or ""})
     return out
@@ -212,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except AnonevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as exc:  # e.g. the report folder is not writable
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
