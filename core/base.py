@@ -110,7 +110,8 @@ class Context:
         return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
 
     def rng(self, *salt: int) -> np.random.Generator:
-        """A generator seeded by the evaluation seed (plus optional integer salt)."""
+        """A generator seeded by the evaluation seed, plus optional non-zero integer salt for
+        independent streams (numpy ignores trailing zeros: ``rng(0)`` is ``rng()``)."""
         return np.random.default_rng([self.seed, *salt]) if salt else np.random.default_rng(
             self.seed
         )
