@@ -41,3 +41,12 @@ def test_plugin_list_is_in_sync_with_the_registry(root: Path) -> None:
                           env={"PATH": "", "ANONEVAL_REGISTRY": ""})
     assert listed.strip() == proc.stdout.strip(), (
         "README plugin list is stale: regenerate it with `anoneval plugins --markdown`")
+
+
+def test_plugin_reference_is_in_sync(root: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "describe", "--all",
+                           "--markdown"], capture_output=True, text=True, check=True,
+                          env={"PATH": "", "ANONEVAL_REGISTRY": ""})
+    assert (root / "docs" / "plugins.md").read_text() == proc.stdout, (
+        "docs/plugins.md is stale: regenerate it with "
+        "`anoneval describe --all --markdown > docs/plugins.md`")
