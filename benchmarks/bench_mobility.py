@@ -5,7 +5,8 @@
 Cases (synthetic taxi-like trajectories in San Francisco, about 14 points each, anonymized by
 ~350 m of noise and a time shift of up to 10 min):
 
-1. λ + exhaustive linkage of 1,200 trajectories: target < 1.5 s and ≥ 90× faster than upstream.
+1. λ + exhaustive linkage of 1,200 trajectories: target < 1.5 s and ≥ 90× faster than upstream
+   (the "ok" column checks both; the speed-up is not checked at ``--quick`` sizes).
 2. λ + linkage of 10,000 trajectories (a day of taxi traffic) with upstream's default window
    (w = 100) and exhaustively: target < 60 s and peak memory < 2 GB.
 
@@ -188,20 +189,25 @@ def main() -> None:
     print(f"baseline: naive per-pair Python port of upstream, timed on {subset}×{subset} pairs "
           f"in this run: {lam_pp * 1e6:.1f} µs/pair (λ), {link_pp * 1e6:.1f} µs/pair (linkage); "
           "full-size times below are EXTRAPOLATED from these, not measured")
-    rows = [(small, "exhaustive", 1.5, 2048), (large, "window", 60.0, 2048)]
+    # (N, search, seconds target, peak MB target, minimum speed-up over the baseline); the 90×
+    # of the issue is for N = 1,200 (at --quick sizes fixed costs dominate: not checked)
+    rows = [(small, "exhaustive", 1.5, 2048, None if args.quick else 90.0),
+            (large, "window", 60.0, 2048, None)]
     if not args.quick:
-        rows.append((large, "exhaustive", 60.0, 2048))
+        rows.append((large, "exhaustive", 60.0, 2048, None))
     print(f"{'case':<34}{'seconds':>9}{'target':>9}{'baseline~':>11}{'ratio':>8}"
           f"{'peak MB':>9}{'RL':>8}")
-    for n, search, target, mem in rows:
+    for n, search, target, mem, min_ratio in rows:
         res = child(n, search)
         pairs_lambda = n * n  # upstream estimates λ on all N² ordered pairs up to 10,000
         cand = res["candidates"]
         baseline = lam_pp * pairs_lambda + link_pp * n * cand
-        ok = res["total_s"] < target and res["max_rss_mb"] < mem
+        ratio = baseline / res["total_s"]
+        ok = (res["total_s"] < target and res["max_rss_mb"] < mem
+              and (min_ratio is None or ratio >= min_ratio))
         label = f"λ + {search} RL, N={n} (w={cand:g})"
         print(f"{label:<34}{res['total_s']:>9.2f}{'<' + format(target, 'g'):>9}"
-              f"{baseline:>10.0f}s{baseline / res['total_s']:>7.0f}×{res['max_rss_mb']:>9.0f}"
+              f"{baseline:>10.0f}s{ratio:>7.0f}×{res['max_rss_mb']:>9.0f}"
               f"{res['value']:>8.3f}  {'ok' if ok else 'MISSED'} (λ alone {res['lambda_s']:.2f}s)")
 
 

@@ -199,7 +199,9 @@ class Trajectories(Dataset):
 
     Points of trajectory ``i`` are ``offsets[i]:offsets[i+1]`` of ``lon``, ``lat`` and ``t``
     (epoch seconds, UTC), sorted by time. Trajectories are sorted by id. ``dropped_points`` and
-    ``dropped_trajectories`` count what the loader removed for invalid coordinates.
+    ``dropped_trajectories`` count what the loader removed for invalid coordinates;
+    ``several_users`` the trajectories whose points name more than one user (each keeps the
+    user of its first point).
     """
 
     kind: ClassVar[str] = "trajectories"
@@ -215,6 +217,7 @@ class Trajectories(Dataset):
         source: str | None = None,
         dropped_points: int = 0,
         dropped_trajectories: int = 0,
+        several_users: int = 0,
     ) -> None:
         super().__init__(source)
         self.trajectory_id = np.asarray(trajectory_id)
@@ -225,6 +228,7 @@ class Trajectories(Dataset):
         self.t = np.asarray(t, dtype=np.int64)
         self.dropped_points = dropped_points
         self.dropped_trajectories = dropped_trajectories
+        self.several_users = several_users
         n = len(self.trajectory_id)
         if len(self.offsets) != n + 1 or len(self.user_id) != n:
             raise ValueError("offsets must have one more entry than there are trajectories")
@@ -280,7 +284,8 @@ class Trajectories(Dataset):
     def summary(self) -> dict[str, Any]:
         out = super().summary()
         out.update(points=self.n_points, dropped_points=self.dropped_points,
-                   dropped_trajectories=self.dropped_trajectories)
+                   dropped_trajectories=self.dropped_trajectories,
+                   trajectories_with_several_users=self.several_users)
         return out
 
     def _hash_parts(self) -> list[bytes]:
@@ -309,6 +314,9 @@ class Trajectories(Dataset):
         rule), ``"error"`` raises; dropped points and trajectories are counted
         (``dropped_points``, ``dropped_trajectories``) and shown in the report's inputs.
         Trajectories are sorted by id, points by time (stable: equal times keep file order).
+        A trajectory is identified by its id alone (as upstream): one whose points name several
+        users keeps the user of its first point and is counted (``several_users``, shown in the
+        report's inputs), since ids repeated per user would merge different people's points.
         Unlike the anonymizer's loader, a file need not start with its smallest trajectory id
         (that loader then adds an empty trajectory with a duplicate id).
         """
@@ -358,9 +366,12 @@ class Trajectories(Dataset):
         tcodes, user, lon, lat, t = tcodes[order], user[order], lon[order], lat[order], t[order]
         counts = np.bincount(tcodes, minlength=len(tuniq))
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        ucodes = pd.factorize(user)[0]  # missing users share the code −1
+        switch = (ucodes[1:] != ucodes[:-1]) & (tcodes[1:] == tcodes[:-1])
         return cls(np.asarray(tuniq), user[offsets[:-1]], offsets, lon, lat, t, source=source,
                    dropped_points=int((~keep).sum()),
-                   dropped_trajectories=n_traj_before - len(tuniq))
+                   dropped_trajectories=n_traj_before - len(tuniq),
+                   several_users=len(np.unique(tcodes[1:][switch])))
 
 
 def _plain(value: Any) -> Any:

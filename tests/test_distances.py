@@ -181,6 +181,28 @@ def test_consistent_units_scale_lambda_by_3_6(mock):
     assert fixed.max_dist == pytest.approx(up.max_dist, rel=1e-12)
 
 
+def test_chord_form_differs_from_haversine_by_nanometres():
+    # the documented bound of chord_haversine: < 2e-9 m absolute at any distance, hence the
+    # 1e-9 relative agreement of Martinez2021 above ~2 m (oracle: hav_km, the haversine formula)
+    rng = np.random.default_rng(12)
+    lat = rng.uniform(-60, 60, 400)
+    lon = rng.uniform(-170, 170, 400)
+    dist_m = 10.0 ** rng.uniform(-2, 5, 400)
+    bearing = rng.uniform(0, 2 * math.pi, 400)
+    lat2 = lat + np.degrees(dist_m / (R_KM * 1000) * np.sin(bearing))
+    lon2 = lon + np.degrees(dist_m / (R_KM * 1000) * np.cos(bearing) / np.cos(np.radians(lat)))
+    n = len(lat)
+    pts = Trajectories(np.arange(2 * n), np.arange(2 * n), np.arange(2 * n + 1),
+                       np.r_[lon, lon2], np.r_[lat, lat2], np.zeros(2 * n, np.int64))
+    d = Martinez2021(p_lambda=0.0).fit(pts, Context()).paired(
+        pts, pts, np.arange(n), np.arange(n) + n)  # one point each: D = the point distance
+    want = np.array([1000 * hav_km(a, b, c, e) for a, b, c, e in zip(lat, lon, lat2, lon2,
+                                                                     strict=True)])
+    assert np.abs(d - want).max() < 2e-9
+    big = want > 2
+    assert (np.abs(d - want)[big] / want[big]).max() < 1e-9
+
+
 def test_aligned_indices_examples():
     # worked examples of the reference notes (half-to-even rounding of running sums)
     i, j = aligned_indices(8, 7)
@@ -391,6 +413,26 @@ def test_gower_hand_worked_mixed_example():
     assert got[2, 3] == pytest.approx(0.875)
     np.testing.assert_allclose(got, got.T)
     assert np.all(np.diag(got) == 0)
+
+
+def test_gower_levels_order_text_ordinals():
+    # text read from a file has no order: levels gives it. edu ranks low 0, mid 1, high 2 (M − 1
+    # = 2); v range 2. (0,1): edu |0 − 2|/2 = 1, v 1/2 → (1 + .5)/2 = .75;
+    # (1,2): |2 − 1|/2 = .5, v .5 → .5. Alphabetical default (high 0, low 1, mid 2):
+    # (0,1): |1 − 0|/2 = .5, v .5 → .5; (1,2): |0 − 2|/2 = 1 → .75
+    x = Microdata(pd.DataFrame({"edu": ["low", "high", "mid"], "v": [0.0, 1.0, 2.0]}))
+    got = Gower(levels={"edu": ["low", "mid", "high"]}).fit(x, Context()).pairwise(x, x)
+    assert (got[0, 1], got[1, 2], got[0, 2]) == pytest.approx((0.75, 0.5, 0.75))
+    alpha = Gower(ordinal=["edu"]).fit(x, Context()).pairwise(x, x)
+    assert (alpha[0, 1], alpha[1, 2]) == pytest.approx((0.5, 0.75))
+    with pytest.raises(DataError, match=r"'high'.*not one of its levels \['low', 'mid'\]"):
+        Gower(levels={"edu": ["low", "mid"]}).fit(x, Context()).pairwise(x, x)
+    with pytest.raises(DataError, match="distinct"):
+        Gower(levels={"edu": ["low", "low"]}).fit(x, Context())
+    with pytest.raises(DataError, match="levels names 'ed'"):
+        Gower(levels={"ed": ["a"]}).fit(x, Context())
+    with pytest.raises(DataError, match="both categorical and ordinal"):
+        Gower(categorical=["edu"], levels={"edu": ["low", "mid", "high"]}).fit(x, Context())
 
 
 def test_gower_categorical_codes_and_errors():

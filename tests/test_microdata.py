@@ -59,12 +59,16 @@ def test_kanonymity_hand():
     assert v == pytest.approx(3 / 8)  # classes of size 2 and 1 violate: (2 + 1) / 8
     assert d["achieved_k"] == 1
     assert d["classes"] == 3 and d["suppressed_records"] == 2 and d["released_records"] == 6
-    assert d["sample_uniques"] == 1 and d["sample_unique_share"] == pytest.approx(1 / 8)
+    # ARX's sample risks are over the 6 released records (RiskModelHistogram skips suppressed
+    # rows): 1 unique of 6.
+    assert d["sample_uniques"] == 1 and d["sample_unique_share"] == pytest.approx(1 / 6)
     assert d["highest_risk"] == 1.0
     assert d["average_risk"] == pytest.approx(3 / 6)  # ARX: #classes / released records
     assert d["average_risk_per_class"] == pytest.approx((1 / 3 + 1 / 2 + 1) / 3)
-    # 1/f > 0.4 for f = 2 (0.5) and f = 1 (1.0): 3 records of 8; f = 3 gives 0.333.
-    assert d["share_above_threshold"] == pytest.approx(3 / 8)
+    # 1/f > 0.4 for f = 2 (0.5) and f = 1 (1.0): 3 of the 6 released records; f = 3 gives
+    # 0.333 (ARX's prosecutor "records at risk").
+    assert d["records_above_threshold"] == 3
+    assert d["share_above_threshold"] == pytest.approx(3 / 6)
     assert d["class_size_counts"] == {1: 1, 2: 1, 3: 1}
     assert all(type(k) is int for k in d["class_size_counts"])
     v, d, _ = run(KAnonymity(quasi_identifiers=["a", "b"], k=3, list_violations=5), TINY)
@@ -377,12 +381,60 @@ def test_pycanon_agreement():
 
 def test_pycanon_dm_with_deleted_records():
     rng = np.random.default_rng(3)
-    raw = random_table(rng, 60)
+    raw = random_table(rng, 60).assign(pid=np.arange(60))
     anon = raw.iloc[:45].reset_index(drop=True)  # 15 records deleted (pyCANON's suppression)
     qi = ["q1", "q2"]
-    v, d, w = run(DM(quasi_identifiers=qi), raw, anon)
+    v, d, w = run(DM(quasi_identifiers=qi, id="pid"), raw, anon)
     assert v == metrics.discernability_metric(raw, anon, qi)
-    assert d["deleted_records"] == 15 and any("fewer rows" in m for m in w)
+    assert d["deleted_records"] == 15 and any("15 records of the original" in m for m in w)
+    # the deleted records are the ones whose id is missing, wherever they were
+    shuffled = raw.iloc[np.random.default_rng(4).permutation(60)[:45]].reset_index(drop=True)
+    v, d, _ = run(DM(quasi_identifiers=qi, id="pid"), raw, shuffled)
+    assert v == metrics.discernability_metric(raw, shuffled, qi) and d["deleted_records"] == 15
+
+
+def brute_classes(df, qi, token="*"):
+    """Classes by a plain loop: {tuple: [row indices]}, suppressed (all-token) rows left out."""
+    classes = {}
+    for i, row in enumerate(df[qi].itertuples(index=False)):
+        if all(str(v) == token for v in row):
+            continue
+        classes.setdefault(tuple(row), []).append(i)
+    return classes
+
+
+def test_k_and_l_values_brute_force():
+    """The values (shares of records in violating classes) against loops written here."""
+    rng = np.random.default_rng(11)
+    qi = ["q1", "q2", "q3"]
+    for _ in range(20):
+        df = random_table(rng, int(rng.integers(5, 80))).astype({"q2": object})
+        df.loc[rng.random(len(df)) < 0.15, qi] = "*"
+        n = len(df)
+        classes = brute_classes(df, qi)
+        for k in (1, 2, 3, 5):
+            expected = sum(len(rows) for rows in classes.values() if len(rows) < k) / n
+            v = run(KAnonymity(quasi_identifiers=qi, k=k), df)[0]
+            assert v == pytest.approx(expected, abs=1e-15)
+            if not (df[qi] == "*").all(axis=1).any():  # pyCANON knows no suppression
+                assert (v == 0) == (k <= anonymity.k_anonymity(df, qi))
+        for variant, l_, c in [("distinct", 2, None), ("distinct", 3, None),
+                               ("entropy", 1.5, None), ("entropy", 2, None),
+                               ("recursive", 2, 1.5), ("recursive", 3, 4)]:
+            bad = 0
+            for rows in classes.values():
+                counts = sorted(df["s"].iloc[rows].value_counts().tolist(), reverse=True)
+                f = sum(counts)
+                if variant == "distinct":
+                    violates = len(counts) < l_
+                elif variant == "entropy":  # natural log; equality satisfies
+                    h = -sum(r / f * math.log(r / f) for r in counts)
+                    violates = h < math.log(l_) - 1e-9
+                else:  # r_1 < c·(r_l + … + r_m)
+                    violates = not counts[0] < c * sum(counts[l_ - 1:])
+                bad += f if violates else 0
+            m = LDiversity(quasi_identifiers=qi, sensitive="s", variant=variant, l=l_, c=c)
+            assert run(m, df)[0] == pytest.approx(bad / n, abs=1e-15), (variant, l_, c)
 
 
 # -- invariants (hypothesis) -----------------------------------------------------------------
@@ -464,6 +516,35 @@ def test_nue_hierarchy_levels_monotone(ages):
     assert values[0] <= values[1] + 1e-9 <= values[2] + 2e-9
 
 
+ARX7_PATHS = {  # level → released value of each raw value (tests/data/microdata/arx7_*.csv)
+    c: pd.read_csv(ARX7_H[c], sep=";", header=None, dtype=str).to_numpy() for c in ARX7.columns}
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 5),
+                          st.integers(0, 5), st.booleans()), min_size=1, max_size=40))
+def test_nue_hierarchy_local_recoding_bounds_and_row_order(cells):
+    # Local recoding: every cell at its own level (clipped to the column's height), records
+    # flagged True fully suppressed ('*'). Each column's normalized loss stays in [0, 1].
+    raw = ARX7.iloc[[c[0] for c in cells]].reset_index(drop=True)
+    rel = raw.astype(str)
+    for j, col in enumerate(ARX7.columns):
+        path = ARX7_PATHS[col]
+        row_of = {v: i for i, v in enumerate(path[:, 0])}
+        levels = [min(c[1 + j], path.shape[1] - 1) for c in cells]
+        rel[col] = [path[row_of[v], lv] for v, lv in zip(rel[col], levels, strict=True)]
+    rel.loc[[c[4] for c in cells], list(ARX7.columns)] = "*"
+    m = NonUniformEntropy(quasi_identifiers=list(ARX7.columns), hierarchies=ARX7_H)
+    v, d, _ = run(m, raw, rel)
+    for col, entry in d["per_column"].items():
+        assert -1e-9 <= entry["normalized"] <= 1 + 1e-9, (col, entry)
+    perm = np.random.default_rng(len(cells)).permutation(len(cells))  # row order is irrelevant
+    shuffled = run(m, raw.iloc[perm].reset_index(drop=True), rel.iloc[perm].reset_index(drop=True))
+    assert shuffled[0] == pytest.approx(v, rel=1e-12, abs=1e-9)
+    assert 0 <= run(NonUniformEntropy(quasi_identifiers=list(ARX7.columns), hierarchies=ARX7_H,
+                                      normalized=True), raw, rel)[0] <= 1 + 1e-9
+
+
 # -- bad input, missing values, alignment --------------------------------------------------
 
 
@@ -474,13 +555,24 @@ def test_unknown_quasi_identifier_is_named():
     assert err and "'zip'" in err and "a, b" in err
 
 
-def test_row_counts_must_match_without_id():
-    err = one(ARX7, ARX7.iloc[:5], "NonUniformEntropy", quasi_identifiers=["age"]).error
-    assert err and "7 rows" in err and "5" in err and "'id'" in err
+@pytest.mark.parametrize("name, extra", [
+    ("NonUniformEntropy", {}), ("DM", {}), ("DMStar", {}), ("AECS", {}), ("KAnonymity", {}),
+    ("LDiversity", {"sensitive": "gender"})])
+def test_row_counts_must_match_without_id(name, extra):
+    err = one(ARX7, ARX7.iloc[:5], name, quasi_identifiers=["age"], **extra).error
+    assert err and "7 rows" in err and "anonymized data 5" in err and "'id'" in err
+    longer = pd.concat([ARX7, ARX7.iloc[:2]], ignore_index=True)
+    err = one(ARX7, longer, name, quasi_identifiers=["age"], **extra).error
+    assert err and "7 rows" in err and "anonymized data 9" in err
+    # the released side alone needs no alignment (except NonUniformEntropy, which needs both)
+    if name != "NonUniformEntropy":
+        assert one(None, ARX7.iloc[:5], name, quasi_identifiers=["age"], **extra).error is None
 
 
 @pytest.mark.parametrize("name, params, where", [
     ("NonUniformEntropy", {"quasi_identifiers": ["age"], "weights": {"age": 1.5}}, "weights"),
+    ("NonUniformEntropy", {"quasi_identifiers": ["age"], "weights": {"age": -0.1}},
+     "weights.age"),
     ("NonUniformEntropy", {"quasi_identifiers": ["age"], "weights": {"gender": 0.5}}, "gender"),
     ("KAnonymity", {"quasi_identifiers": ["age"], "k": 0}, "k"),
     ("DM", {"quasi_identifiers": ["age"], "k": 0}, "k"),
@@ -488,7 +580,10 @@ def test_row_counts_must_match_without_id():
     ("LDiversity", {"quasi_identifiers": ["age"], "sensitive": "gender", "variant": "recursive"},
      "needs c"),
     ("LDiversity", {"quasi_identifiers": ["age"], "sensitive": "age"}, "also quasi"),
+    ("LDiversity", {"quasi_identifiers": ["age"], "sensitive": "gender", "c": 2}, "only by"),
     ("KAnonymity", {"quasi_identifiers": []}, "quasi_identifiers"),
+    ("DM", {"quasi_identifiers": ["age", "zipcode"], "id": "age"}, "also a quasi"),
+    ("KAnonymity", {"quasi_identifiers": ["age"], "risk_threshold": 0}, "risk_threshold"),
     ("KAnonymity", {"quasi_identifiers": ["age"], "kk": 2}, "kk"),
 ])
 def test_validation_errors(name, params, where):

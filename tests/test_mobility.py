@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Evaluator, evaluate
+from anoneval.core.cli import main
 from anoneval.core.config import validate_params
 from anoneval.core.data import Microdata, Trajectories, load
 from anoneval.core.errors import ConfigError, DataError
@@ -63,6 +64,27 @@ def test_cabs_file_starts_with_lat(mobility):
     first = raw[raw["trajectory_id"] == cabs.trajectory_id[0]]
     lon, lat, _ = cabs.points(0)
     assert sorted(lon) == sorted(first["lon"]) and sorted(lat) == sorted(first["lat"])
+
+
+def test_cabs_counts_and_upstreams_371(mobility):
+    """The raw file holds 643 trajectories (ids 1..643) of 382 cabs, 3,814 points. The "371
+    trajectories" of the issue (and of upstream's README: "371 trajectories and 3120
+    locations") count what upstream's example scripts keep: ``min_locations=5`` and
+    ``filter_by_speed()`` (drops a trajectory with a step over 300 km/h or a step with Δt = 0),
+    recomputed here with plain loops."""
+    cabs = load(mobility / "cabs_dataset_20080608_0700_0715.csv", "trajectories")
+    assert (len(cabs), len(set(cabs.user_id.tolist())), cabs.n_points) == (643, 382, 3814)
+    assert cabs.trajectory_id.tolist() == list(range(1, 644))
+    kept = points = 0
+    for k in range(len(cabs)):
+        p = _pts(cabs, k)
+        if len(p) < 5:
+            continue
+        if any(b[0] == a[0] or _hav_km(a[2], a[1], b[2], b[1]) / (b[0] - a[0]) * 3600 > 300
+               for a, b in itertools.pairwise(p)):
+            continue
+        kept, points = kept + 1, points + len(p)
+    assert (kept, points) == (371, 3120)
 
 
 def test_shuffled_rows_and_columns_give_the_same_data(mobility, mock, tmp_path):
@@ -157,6 +179,18 @@ def test_one_point_trajectory_loads_and_links():
     assert data.lengths.tolist() == [1, 2]
     entry = run(data, data, "RecordLinkage")
     assert entry.value == 1.0
+
+
+def test_trajectory_with_several_users_is_counted():
+    # ids repeated per user (trajectory 1 of users 1 and 2) would merge two people's points
+    frame = pd.DataFrame({"user_id": [2, 1, 1, 3], "trajectory_id": [1, 1, 1, 2],
+                          "timestamp": ["2022/01/01 00:00:05", "2022/01/01 00:00:00",
+                                        "2022/01/01 00:00:09", "2022/01/01 00:00:00"],
+                          "lon": [1.0] * 4, "lat": [2.0] * 4})
+    data = Trajectories.from_frame(frame)
+    assert data.user_id.tolist() == [1, 3]  # the user of the earliest point
+    assert data.summary()["trajectories_with_several_users"] == 1
+    assert Trajectories.from_frame(frame.assign(user_id=[1, 1, 1, 3])).several_users == 0
 
 
 def test_missing_trajectory_id_is_an_error():
@@ -466,7 +500,93 @@ def test_gower_linkage_with_mixed_types(records):
     x, y = records
     entry = run(Microdata(x), Microdata(y), "RecordLinkage", {
         "distance": {"name": "Gower"}, "id": "id"})
-    assert 0 <= entry.value <= 1 and entry.details["n_original"] == 40
+    # brute force: Gower over age, income (ranges of the original) and sex (0/1), id excluded
+    r_age, r_inc = np.ptp(x["age"]), np.ptp(x["income"])
+    hits = 0
+    for j in range(len(y)):
+        d = [(abs(x["age"][i] - y["age"][j]) / r_age + abs(x["income"][i] - y["income"][j]) / r_inc
+              + (x["sex"][i] != y["sex"][j])) / 3 for i in range(len(x))]
+        hits += int(np.argmin(d)) == j
+    assert entry.value == pytest.approx(hits / 40) and entry.details["n_original"] == 40
+    assert 0 < hits < 40  # the case discriminates
+
+
+def _nearest_share(d: np.ndarray, truth: np.ndarray, n_orig: int) -> float:
+    """Share of originals whose anonymized record (rows of ``d``) has them first-nearest."""
+    return sum(int(np.argmin(row) == t) for row, t in zip(d, truth, strict=True)) / n_orig
+
+
+def test_microdata_linkage_through_a_config_file(tmp_path):
+    # a JSON config with the three record distances, run by `anoneval run`; anonymized rows are
+    # shuffled and 5 are suppressed, so the id column links them
+    rng = np.random.default_rng(8)
+    n = 60
+    x = pd.DataFrame({"id": np.arange(n) + 500, "age": rng.integers(18, 90, n),
+                      "income": rng.normal(3000, 800, n).round(2),
+                      "sex": rng.choice(["f", "m"], n),
+                      "edu": rng.choice(["low", "mid", "high"], n)})
+    y = x.assign(income=(x["income"] + rng.normal(0, 500, n)).round(2),
+                 age=x["age"] + rng.integers(-3, 4, n),
+                 edu=np.where(rng.random(n) < 0.3, rng.choice(["low", "mid", "high"], n),
+                              x["edu"]))
+    y = y.sample(frac=1, random_state=4).iloc[:55]
+    x.to_csv(tmp_path / "orig.csv", index=False)
+    y.to_csv(tmp_path / "anon.csv", index=False)
+    measures = [
+        {"name": "RecordLinkage", "label": "euclidean", "params": {
+            "id": "id", "distance": {"name": "Euclidean"}}},
+        {"name": "RecordLinkage", "label": "mahalanobis", "params": {
+            "id": "id", "distance": {"name": "Mahalanobis", "params": {"columns": ["age",
+                                                                                 "income"]}}}},
+        {"name": "RecordLinkage", "label": "gower", "params": {
+            "id": "id", "distance": {"name": "Gower", "params": {
+                "levels": {"edu": ["low", "mid", "high"]}, "weights": {"sex": 2}}}}}]
+    config = {"original": {"path": str(tmp_path / "orig.csv")},
+              "anonymized": {"path": str(tmp_path / "anon.csv")},
+              "measures": measures, "output": str(tmp_path / "report.json")}
+    (tmp_path / "cfg.json").write_text(json.dumps(config))
+    assert main(["run", str(tmp_path / "cfg.json"), "-q"]) == 0
+    got = {m["label"]: m for m in json.loads((tmp_path / "report.json").read_text())["measures"]}
+    truth = y["id"].to_numpy() - 500
+    num = ["age", "income"]
+    X, Y = x[num].to_numpy(float), y[num].to_numpy(float)
+    # Euclidean on columns scaled by the original's sample std (id dropped: age, income)
+    s = X.std(axis=0, ddof=1)
+    d_eu = np.array([[math.dist(a / s, b / s) for a in X] for b in Y])
+    # Mahalanobis with the original's covariance, squared (same nearest): (a − b)ᵀ Σ⁻¹ (a − b)
+    vi = np.linalg.inv(np.cov(X, rowvar=False))
+    d_ma = np.array([[float((a - b) @ vi @ (a - b)) for a in X] for b in Y])
+    # Gower: |Δage|/R + |Δincome|/R + 2·[sex differs] + |Δrank edu|/2, over weights 1+1+2+1
+    rank = {"low": 0, "mid": 1, "high": 2}
+    r = np.ptp(X, axis=0)
+    d_go = np.array([[(abs(a[0] - b[0]) / r[0] + abs(a[1] - b[1]) / r[1]
+                       + 2 * (xs != ys) + abs(rank[xe] - rank[ye]) / 2) / 5
+                      for a, xs, xe in zip(X, x["sex"], x["edu"], strict=True)]
+                     for b, ys, ye in zip(Y, y["sex"], y["edu"], strict=True)])
+    for label, d in (("euclidean", d_eu), ("mahalanobis", d_ma), ("gower", d_go)):
+        want = _nearest_share(d, truth, n)
+        assert got[label]["error"] is None, got[label]["error"]
+        assert got[label]["value"] == pytest.approx(want, rel=1e-12), label
+        assert got[label]["details"]["percen_record_linkage"] == round(100 * want, 2)
+        assert got[label]["details"]["n_original"] == n
+        assert got[label]["details"]["n_anonymized"] == 55
+    assert len({got[k]["value"] for k in got}) > 1  # the distances disagree: the test can fail
+
+
+def test_microdata_ids_must_be_unique_and_present(records):
+    x, y = records
+    gower = {"name": "Gower"}
+    twice = pd.concat([y, y.iloc[:2]])  # two anonymized records claim originals 100 and 101
+    report = evaluate(x, twice, [{"name": "RecordLinkage", "params": {
+        "distance": gower, "id": "id"}}])
+    assert "not unique in the anonymized: [100, 101]" in report.measures[0].error
+    holes = x.assign(id=x["id"].astype(float).where(x.index != 3))
+    report = evaluate(holes, y, [{"name": "RecordLinkage", "params": {
+        "distance": gower, "id": "id"}}])
+    assert "missing value at row 3" in report.measures[0].error
+    unknown = y.assign(id=y["id"].astype(float).where(y.index >= 4))  # 4 ids missing
+    entry = run(x, unknown, "RecordLinkage", {"distance": gower, "id": "id"})
+    assert entry.details["absent_from_original"] == 4 and entry.value <= 36 / 40
 
 
 @settings(max_examples=15, deadline=None)

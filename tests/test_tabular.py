@@ -279,6 +279,51 @@ def test_table_roles_from_params_and_conflicts():
                                keys=["region", "gender"], count="freq"))
 
 
+def test_table_contributions_are_validated():
+    frame = sdctable_cells()
+
+    def table(f):
+        return Table(f, keys=["region", "gender"], count="freq", total="val",
+                     contributions=["top1", "top2", "top3"])
+
+    # A/female has 2 contributors, so its missing 3rd largest is 0 (top-3 = top-2 = 20/20);
+    # D/male has 11: without its 2nd largest, 0 would understate its top-2 share.
+    assert run(Dominance({"n": 3}), table(frame)).details["cells"]["top3_share"][0] == 1.0
+    gap = frame.copy()
+    gap.loc[1, "top2"] = np.nan
+    with pytest.raises(DataError, match=r"'top2' \(the 2\. largest\) is missing at row 1, whose "
+                                        r"cell has 11 contributors"):
+        run(Dominance({"n": 2}), table(gap))
+    text = frame.astype({"top1": object})
+    text.loc[2, "top1"] = "n/a"
+    with pytest.raises(DataError, match=r"'top1' must be numeric: row 2 holds 'n/a'"):
+        run(PPercent(), table(text))
+    over = frame.copy()
+    over.loc[1, "top1"] = 400.0  # 400 + 11 + 10 = 421 > 366
+    with pytest.raises(DataError, match=r"of row 1 sum to 421, more than the cell total 366 "
+                                        r"\('val'\)"):
+        run(Dominance(), table(over))
+    negative = frame.copy()
+    negative.loc[3, "freq"] = -2
+    with pytest.raises(DataError, match=r"count column 'freq' must be >= 0: row 3 holds -2\.0"):
+        run(Threshold(), table(negative))
+
+
+def test_sensitivity_rules_on_a_ready_table():
+    # Only the ready table (no microdata): nk(2,75), p(70) and freq(<3), reasons per cell.
+    # A/female: 20/20 > 75 %; gap 0 < 0.7·11; 2 < 3. D/male: 291/366 = 79.5 % > 75 %;
+    # gap 75 < 196. D/total: 298/518 = 57.5 %; gap 220 >= 196; 30 >= 3. B/male: empty.
+    res = run(SensitivityRules({"rules": [{"rule": "nk", "n": 2, "k": 75}, {"rule": "p", "p": 70},
+                                          {"rule": "freq", "min_contributors": 3}]}), sdc_table())
+    assert res.details["cells"]["reason"].tolist() == [
+        "nk(2,75); p(70,n=1); freq(<3)", "nk(2,75); p(70,n=1)", "", "empty"]
+    assert res.value == pytest.approx(2 / 3)
+    # holdings cannot be formed from a table
+    with pytest.raises(DataError, match="'contributor' applies to microdata only"):
+        run(SensitivityRules({"rules": [{"rule": "nk", "n": 1, "k": 75, "level": "holding"}],
+                              "contributor": "h"}), sdc_table())
+
+
 def test_table_threshold_needs_no_magnitude():
     res = run(Threshold({"min_contributors": 3}), Table(sdctable_cells(),
                                                         keys=["region", "gender"], count="freq"))
@@ -417,7 +462,7 @@ def test_max_rows_keeps_unsafe_cells_and_exact_counts():
 
 def test_negative_values_error_names_rows_and_cells():
     df = pd.DataFrame({"c": ["A", "A", "B", "C"], "v": [5.0, -1.0, -2.0, 3.0]})
-    with pytest.raises(DataError, match=r"2 negative values in 2 cells \(first at row 1"):
+    with pytest.raises(DataError, match=r"2 negative values in 2 cells \(first at row 1: -1\.0\)"):
         run(Dominance({"cells": ["c"], "magnitude": "v"}), df)
 
 
@@ -550,6 +595,11 @@ def test_entropy_hand_worked():
     assert run(EntropyRisk(), freq_table([3, 1, 0])).value == pytest.approx(1 - h / math.log(3))
     weighted = run(EntropyRisk({"weights": [1, 0, 0]}), freq_table([3, 1, 0]))
     assert weighted.details["combined"] == pytest.approx(1 / 3)
+    # population term −(1/√N)·log(1/(e·√N)): 1 at N = 1; (1 + ½ ln 100)/10 at N = 100.
+    only_n = {"weights": [0, 0, 1]}
+    assert run(EntropyRisk(only_n), freq_table([1, 0])).details["combined"] == pytest.approx(1.0)
+    assert run(EntropyRisk(only_n), freq_table([60, 40])).details["combined"] == \
+        pytest.approx((1 + 0.5 * math.log(100)) / 10)
 
 
 def test_entropy_microdata_product_grid_counts_zero_cells():
@@ -634,16 +684,25 @@ def test_hellinger_symmetric_and_bounded(cells):
 
 
 def test_relative_absolute_distance_hand_worked_and_asymmetric():
+    # RAD(A) = Σ_c |T1(c) − T0(c)| / T0(c), a sum (ESSnet SDC handbook §4.7).
     # f = (10,5,0,4), g = (12,5,3,0): cells with f > 0: 2/10 + 0/5 + 4/4 = 1.2; mean 0.4.
     res = loss(RelativeAbsoluteDistance(), [10, 5, 0, 4], [12, 5, 3, 0])
-    assert res.value == pytest.approx(0.4)
+    assert res.value == pytest.approx(1.2)
     d = res.details
     assert (d["false_zeros"], d["false_nonzeros"], d["false_nonzeros_absolute"]) == (1, 1, 3)
-    assert loss(RelativeAbsoluteDistance({"aggregate": "sum"}), [10, 5, 0, 4],
-                [12, 5, 3, 0]).value == pytest.approx(1.2)
-    # swapped: 2/12 + 0 + 3/3 = 7/6 over 3 cells = 7/18 ≠ 0.4: RAD is not symmetric.
+    assert d["mean"] == pytest.approx(0.4) and d["cells_used"] == 3
+    # handbook AD(A) over all 4 aligned cells: (2 + 0 + 3 + 4) / 4
+    assert d["mean_absolute_distance"] == pytest.approx(9 / 4)
+    assert loss(RelativeAbsoluteDistance({"aggregate": "mean"}), [10, 5, 0, 4],
+                [12, 5, 3, 0]).value == pytest.approx(0.4)
+    # swapped: 2/12 + 0 + 3/3 = 7/6 (≠ 1.2) over 3 cells = 7/18 (≠ 0.4): RAD is not symmetric.
+    assert loss(RelativeAbsoluteDistance({"aggregate": "mean"}), [12, 5, 3, 0],
+                [10, 5, 0, 4]).value == pytest.approx(7 / 18)
     assert loss(RelativeAbsoluteDistance(), [12, 5, 3, 0], [10, 5, 0, 4]).value == \
-        pytest.approx(7 / 18)
+        pytest.approx(7 / 6)
+    # no original non-zero cell: undefined, with a warning
+    empty = loss(RelativeAbsoluteDistance(), [0, 0], [1, 0])
+    assert empty.value is None and "no non-zero cell" in empty.warnings[0]
 
 
 def test_loss_aligns_missing_cells_as_zero():
@@ -653,8 +712,10 @@ def test_loss_aligns_missing_cells_as_zero():
     res = run(HellingerDistance({"cells": ["a", "b"]}), orig, anon)
     # two cells differ 1 vs 0: HD = sqrt(½·2) = 1.
     assert res.value == pytest.approx(1.0)
-    rad = run(RelativeAbsoluteDistance({"cells": ["a", "b"]}), orig, anon)
+    rad = run(RelativeAbsoluteDistance({"cells": ["a", "b"], "aggregate": "mean"}), orig, anon)
     assert rad.value == pytest.approx(0.25) and rad.details["false_nonzeros"] == 1
+    # sum: cell (1, 1) lost its one unit: 1/1 over the 4 original cells
+    assert run(RelativeAbsoluteDistance({"cells": ["a", "b"]}), orig, anon).value == 1.0
 
 
 def test_cramers_v_hand_worked_and_scipy():
@@ -712,7 +773,8 @@ def test_loss_through_public_api():
     # cells (0,0),(0,1),(1,0),(1,1): f = 1,1,1,2; g = 1,0,1,3.
     hd = math.sqrt(0.5 * (1 + (math.sqrt(2) - math.sqrt(3)) ** 2))
     assert report.measures[0].value == pytest.approx(hd)
-    assert report.measures[1].value == pytest.approx((1 + 0.5) / 4)
+    # RAD (sum): 0/1 + 1/1 + 0/1 + 1/2 = 1.5
+    assert report.measures[1].value == pytest.approx(1 + 0.5)
     missing = evaluate(orig, anon, [{"name": "HellingerDistance", "params": {"cells": ["zz"]}}])
     assert "'zz'" in missing.measures[0].error
 
@@ -769,6 +831,17 @@ def test_negative_absolute_holding_sums_signed_records_first():
     assert row["top1_share"] == pytest.approx(50 / 90)
     assert row["total"] == -10.0 and row["status"] == "safe"
     assert status(run(PPercent(base), df)) == ["unsafe"]
+
+
+def test_missing_contributor_id_is_a_contributor_of_its_own():
+    # 60 and 30 belong to no holding, 10 to holding 1: three contributors, top-1 60/100 = 60 %
+    # (safe at k = 75); fusing the two records without an id would give 90/100 (unsafe).
+    df = pd.DataFrame({"c": "A", "v": [60.0, 30.0, 10.0], "h": [np.nan, np.nan, 1.0]})
+    base = {"cells": ["c"], "magnitude": "v", "contributor": "h"}
+    row = run(Dominance(base), df).details["cells"].iloc[0]
+    assert row["contributors"] == 3 and row["status"] == "safe"
+    assert row["top1_share"] == pytest.approx(0.6)
+    assert run(Threshold({**base, "min_contributors": 3}), df).value == 0.0
 
 
 def test_loss_bad_input():

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Self
 
 import numpy as np
 import pandas as pd
+from scipy.spatial.distance import cdist
 
+from anoneval.core.base import Context, Distance
 from anoneval.core.data import Dataset, Microdata
 from anoneval.core.errors import DataError
 
@@ -70,3 +73,35 @@ def rows_cols(data_x: Microdata, data_y: Microdata, rows: np.ndarray | None,
     rows = np.arange(len(data_x)) if rows is None else np.asarray(rows, np.int64).reshape(-1)
     cols = np.arange(len(data_y)) if cols is None else np.asarray(cols, np.int64).reshape(-1)
     return rows, cols
+
+
+class LinearMapDistance(Distance):
+    """Euclidean distance between numeric records after a linear map fitted on the reference.
+
+    Subclasses set ``map_`` in :meth:`_fit_map` (a vector of column scales to divide by, or a
+    matrix to multiply with); their ``Params`` have ``columns``.
+    """
+
+    accepts = ("microdata",)
+    columns_: list[str] | None = None
+    map_: np.ndarray
+
+    def _fit_map(self, values: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def fit(self, reference: Dataset, ctx: Context) -> Self:
+        data = as_microdata(reference, "reference")
+        self.columns_ = choose_columns(data, self.params.columns, self.name, numeric=True)
+        self._fit_map(numeric_matrix(data, self.columns_, self.name, "reference"))
+        return self
+
+    def _transform(self, data: Dataset, role: str, index: np.ndarray) -> np.ndarray:
+        if self.columns_ is None:
+            raise RuntimeError(f"{self.name} must be fitted on the original data first")
+        values = numeric_matrix(as_microdata(data, role), self.columns_, self.name, role)[index]
+        return values / self.map_ if self.map_.ndim == 1 else values @ self.map_
+
+    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
+                 cols: np.ndarray | None = None) -> np.ndarray:
+        rows, cols = rows_cols(as_microdata(x, "first"), as_microdata(y, "second"), rows, cols)
+        return cdist(self._transform(x, "first", rows), self._transform(y, "second", cols))

@@ -69,9 +69,10 @@ def chord_haversine(u: np.ndarray, px: np.ndarray, v: np.ndarray, py: np.ndarray
     great-circle km with the default scale (2R), metres with 2000·R.
 
     The haversine term equals a quarter of the squared chord, sin²(Δφ/2) + cos φ1 cos φ2
-    sin²(Δλ/2) = |u − v|²/4, which needs no trigonometry per pair. Its rounding differs from
-    the haversine formula by ~1e-16 in the chord, i.e. below 1e-8 m: distances agree with the
-    ``haversine`` package to ~1e-11 relative (above 1 m), at 40 % less cost.
+    sin²(Δλ/2) = |u − v|²/4, which needs no trigonometry per pair, at 40 % less cost. Its
+    rounding differs from the haversine formula (``haversine`` package) by ~1e-16 in the unit
+    chord: an *absolute* difference below 2e-9 m whatever the distance (measured: ≤ 1.4e-9 m),
+    i.e. ~1e-9 relative at 1 m, 1e-11 at 100 m, 1e-12 at 1 km. Neither form is more exact.
     """
     a = u[0][px] - v[0][py]
     a *= a

@@ -6,19 +6,12 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-from scipy.spatial.distance import cdist
 
-from anoneval.core.base import Context, Distance, Params
-from anoneval.core.data import Dataset
-from anoneval.plugins.distances._records import (
-    as_microdata,
-    choose_columns,
-    numeric_matrix,
-    rows_cols,
-)
+from anoneval.core.base import Params
+from anoneval.plugins.distances._records import LinearMapDistance
 
 
-class Euclidean(Distance):
+class Euclidean(LinearMapDistance):
     """Euclidean distance between records after standardizing each numeric column.
 
     d(x, y) = sqrt( Σ_k ((x_k − y_k) / s_k)² ) with s_k learnt from the reference (original):
@@ -31,7 +24,6 @@ class Euclidean(Distance):
 
     name = "Euclidean"
     description = "Euclidean distance on standardized numeric columns (microdata)."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(
@@ -41,28 +33,11 @@ class Euclidean(Distance):
             "std", description="Scale of each column, learnt on the original: standard "
             "deviation, range, or none.")
 
-    columns_: list[str] | None = None
-
-    def fit(self, reference: Dataset, ctx: Context) -> Euclidean:
-        data = as_microdata(reference, "reference")
-        self.columns_ = choose_columns(data, self.params.columns, self.name, numeric=True)
-        values = numeric_matrix(data, self.columns_, self.name, "reference")
+    def _fit_map(self, values: np.ndarray) -> None:
         if self.params.standardize == "std":
             scale = values.std(axis=0, ddof=1) if len(values) > 1 else np.zeros(values.shape[1])
         elif self.params.standardize == "range":
             scale = np.ptp(values, axis=0) if len(values) else np.zeros(values.shape[1])
         else:
             scale = np.ones(values.shape[1])
-        self.scale_ = np.where(scale > 0, scale, 1.0)
-        return self
-
-    def _transform(self, data: Dataset, role: str, index: np.ndarray) -> np.ndarray:
-        if self.columns_ is None:
-            raise RuntimeError(f"{self.name} must be fitted on the original data first")
-        m = as_microdata(data, role)
-        return numeric_matrix(m, self.columns_, self.name, role)[index] / self.scale_
-
-    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
-                 cols: np.ndarray | None = None) -> np.ndarray:
-        rows, cols = rows_cols(as_microdata(x, "first"), as_microdata(y, "second"), rows, cols)
-        return cdist(self._transform(x, "first", rows), self._transform(y, "second", cols))
+        self.map_ = np.where(scale > 0, scale, 1.0)

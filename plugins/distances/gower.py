@@ -38,9 +38,10 @@ class Gower(Distance):
       values outside that range give d_k > 1. A constant column (R_k = 0) gives 0 if equal, 1
       if not.
     - ordinal (Kaufman & Rousseeuw 1990, ch. 1): values replaced by their rank r among the
-      ordered levels (an ordered pandas Categorical's order, else the sorted distinct values of
-      the reference), then d_k = |r_x − r_y| / (M − 1), M the number of levels. A value that is
-      not a level is an error.
+      ordered levels, then d_k = |r_x − r_y| / (M − 1), M the number of levels. The order is
+      ``levels[column]`` when given (lowest first; the only way to order text read from a
+      file), else an ordered pandas Categorical's order, else the sorted distinct values of the
+      reference (alphabetical for text). A value that is not a level is an error.
     - categorical (anything not numeric, and booleans): d_k = 0 if equal, 1 otherwise.
     - δ_k = 0 when x_k or y_k is missing (the column is skipped for that pair), else 1; a pair
       with no comparable column gets NaN. w_k = ``weights`` (default 1).
@@ -60,6 +61,10 @@ class Gower(Distance):
             "(codes); non-numeric columns are categorical anyway.")
         ordinal: list[str] = Field(
             default_factory=list, description="Columns compared by rank of ordered levels.")
+        levels: dict[str, list[str | int | float]] = Field(
+            default_factory=dict, description="Levels of ordinal columns, lowest first, e.g. "
+            '{"edu": ["low", "mid", "high"]}; a column named here is ordinal. Default order: an '
+            "ordered Categorical's, else the sorted distinct values.")
         weights: dict[str, float] = Field(
             default_factory=dict, description="Weight of a column (default 1); 0 ignores it.")
 
@@ -69,8 +74,9 @@ class Gower(Distance):
         data = as_microdata(reference, "reference")
         p = self.params
         columns = choose_columns(data, p.columns, self.name, numeric=False)
+        ordinal = [*p.ordinal, *(c for c in p.levels if c not in p.ordinal)]
         for field, names in (("categorical", p.categorical), ("ordinal", p.ordinal),
-                             ("weights", list(p.weights))):
+                             ("levels", list(p.levels)), ("weights", list(p.weights))):
             unknown = [c for c in names if c not in columns]
             if unknown:
                 raise DataError(f"{self.name}: {field} names {', '.join(map(repr, unknown))}, "
@@ -78,12 +84,22 @@ class Gower(Distance):
         bad = [w for w in p.weights.values() if not w >= 0]
         if bad:
             raise DataError(f"{self.name}: weights must be ≥ 0, got {bad}")
+        both = [c for c in p.categorical if c in ordinal]
+        if both:
+            raise DataError(f"{self.name}: {', '.join(map(repr, both))} named both categorical "
+                            "and ordinal")
+        for col, given in p.levels.items():
+            if len(given) < 1 or len(set(given)) < len(given):
+                raise DataError(f"{self.name}: levels of {col!r} must be distinct values, lowest "
+                                f"first; got {given}")
         specs = []
         for col in columns:
             s = data.frame[col]
             weight = float(p.weights.get(col, 1.0))
-            if col in p.ordinal:
-                if isinstance(s.dtype, pd.CategoricalDtype) and s.dtype.ordered:
+            if col in ordinal:
+                if col in p.levels:
+                    levels = pd.Index(p.levels[col])
+                elif isinstance(s.dtype, pd.CategoricalDtype) and s.dtype.ordered:
                     levels = pd.Index(s.dtype.categories)
                 else:
                     levels = pd.Index(np.sort(s.dropna().unique()))

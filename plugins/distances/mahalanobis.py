@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from pydantic import Field
-from scipy.spatial.distance import cdist
 
-from anoneval.core.base import Context, Distance, Params
-from anoneval.core.data import Dataset
+from anoneval.core.base import Params
 from anoneval.core.errors import DataError
-from anoneval.plugins.distances._records import (
-    as_microdata,
-    choose_columns,
-    numeric_matrix,
-    rows_cols,
-)
+from anoneval.plugins.distances._records import LinearMapDistance
 
 
-class Mahalanobis(Distance):
+class Mahalanobis(LinearMapDistance):
     """Mahalanobis distance d(x, y) = sqrt((x − y)ᵀ Σ⁺ (x − y)) on numeric columns.
 
     Mahalanobis (1936); used for distance-based record linkage by sdcMicro and Domingo-Ferrer &
@@ -29,7 +22,6 @@ class Mahalanobis(Distance):
 
     name = "Mahalanobis"
     description = "Mahalanobis distance with the original's covariance (microdata)."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(
@@ -38,12 +30,7 @@ class Mahalanobis(Distance):
         rcond: float = Field(1e-12, gt=0, lt=1, description="Relative cut-off of small "
                              "covariance eigenvalues (pseudo-inverse).")
 
-    columns_: list[str] | None = None
-
-    def fit(self, reference: Dataset, ctx: Context) -> Mahalanobis:
-        data = as_microdata(reference, "reference")
-        self.columns_ = choose_columns(data, self.params.columns, self.name, numeric=True)
-        values = numeric_matrix(data, self.columns_, self.name, "reference")
+    def _fit_map(self, values: np.ndarray) -> None:
         if len(values) < 2:
             raise DataError(f"{self.name} needs at least 2 original records for a covariance")
         cov = np.atleast_2d(np.cov(values, rowvar=False, ddof=1))
@@ -51,17 +38,5 @@ class Mahalanobis(Distance):
         keep = eigval > self.params.rcond * max(float(eigval.max()), 0.0)
         if not keep.any():
             raise DataError(f"{self.name}: every column is constant in the original data")
-        self.whiten_ = eigvec[:, keep] / np.sqrt(eigval[keep])
+        self.map_ = eigvec[:, keep] / np.sqrt(eigval[keep])
         self.rank_ = int(keep.sum())
-        return self
-
-    def _transform(self, data: Dataset, role: str, index: np.ndarray) -> np.ndarray:
-        if self.columns_ is None:
-            raise RuntimeError(f"{self.name} must be fitted on the original data first")
-        m = as_microdata(data, role)
-        return numeric_matrix(m, self.columns_, self.name, role)[index] @ self.whiten_
-
-    def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
-                 cols: np.ndarray | None = None) -> np.ndarray:
-        rows, cols = rows_cols(as_microdata(x, "first"), as_microdata(y, "second"), rows, cols)
-        return cdist(self._transform(x, "first", rows), self._transform(y, "second", cols))

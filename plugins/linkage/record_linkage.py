@@ -63,8 +63,9 @@ class RecordLinkage(RiskMeasure):
     every candidate within ``tie_tolerance`` of the minimum distance.
 
     Ground truth: trajectories with equal ``trajectory_id`` (upstream); microdata rows in the same
-    position, or equal values of the ``id`` column. Anonymized records whose id is absent from the
-    original cannot be linked: they count as unlinked and are reported.
+    position, or equal values of the ``id`` column (unique in both datasets, never missing in the
+    original, so the value stays a share in [0, 1]). Anonymized records whose id is absent from
+    the original (or missing) cannot be linked: they count as unlinked and are reported.
 
     Search (trajectories): exhaustive when ``exact``; else upstream's window: originals sorted by
     their distance r to a one-point reference trajectory (earliest time, smallest lon and lat of
@@ -94,8 +95,8 @@ class RecordLinkage(RiskMeasure):
             0.0, ge=0, description="With ties='distance': originals within this much of the "
             "minimum distance are tied.")
         id: str | None = Field(
-            None, description="Microdata: column identifying a record in both datasets; null: "
-            "records are linked by row position.")
+            None, description="Microdata: column identifying a record in both datasets (unique "
+            "in each); null: records are linked by row position.")
         per_record: bool = Field(False, description="Add a table with one row per anonymized "
                                  "record to the details.")
 
@@ -224,11 +225,17 @@ class RecordLinkage(RiskMeasure):
                                 f"{n_orig} rows and the anonymized {len(anonymized)}; set the "
                                 "'id' param to a column identifying the records")
             return np.arange(n_orig), np.arange(n_orig)
+        # unique on both sides: an original linked by several anonymized records would be
+        # counted several times and the share could exceed 1
         orig_ids = original.frame[key]
-        dup = orig_ids[orig_ids.duplicated()]
-        if len(dup):
-            raise DataError(f"id column {key!r} is not unique in the original: "
-                            f"{_listed(dup.to_numpy())} repeat")
+        if orig_ids.isna().any():
+            row = int(np.flatnonzero(orig_ids.isna().to_numpy())[0])
+            raise DataError(f"id column {key!r} of the original has a missing value at row {row}")
+        for side, values in (("original", orig_ids), ("anonymized", anonymized.frame[key])):
+            dup = values[values.duplicated() & values.notna()]
+            if len(dup):
+                raise DataError(f"id column {key!r} is not unique in the {side}: "
+                                f"{_listed(dup.unique())} repeat; each record needs its own id")
         lookup = pd.Index(orig_ids)
         ids = anonymized.frame[key].to_numpy()
         return lookup.get_indexer(ids).astype(np.int64), ids

@@ -8,8 +8,9 @@ Conventions every measure of this family follows (ARX's output-analysis semantic
   compare values as they are (``39`` and ``"39"`` differ); hierarchies compare text.
 * **Equivalence classes** are the groups of identical quasi-identifier tuples among the records
   that are not suppressed. Suppressed records belong to no class.
-* When both sides are given and the anonymized data has fewer rows than the original, the
-  missing rows are counted as suppressed ("deleted", pyCANON's and ANJANA's convention).
+* When both sides are given they must be row-aligned (equal row counts; otherwise an error),
+  or aligned by the ``id`` key column: original records whose id is absent from the
+  anonymized data count as suppressed ("deleted", pyCANON's and ANJANA's convention).
 * **Missing values** (NaN/None) in a quasi-identifier are a value of their own, with a warning;
   ``missing="suppressed"`` treats a missing cell as the suppression token instead.
 """
@@ -26,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from anoneval.core.base import Context, Params, released
 from anoneval.core.data import Dataset, Microdata, sniff_separator
@@ -49,6 +50,10 @@ class QIParams(Params):
         "value",
         description="Missing values in quasi-identifiers: a value of their own (with a "
                     "warning), or treated as the suppression token.")
+    id: str | None = Field(
+        None, description="Key column aligning the records of both sides (row order when "
+                          "null); original records absent from the anonymized data count as "
+                          "suppressed.")
 
     @field_validator("quasi_identifiers")
     @classmethod
@@ -57,6 +62,12 @@ class QIParams(Params):
         if dups:
             raise ValueError(f"quasi-identifiers listed twice: {dups}")
         return value
+
+    @model_validator(mode="after")
+    def _id_not_a_qi(self) -> QIParams:
+        if self.id is not None and self.id in self.quasi_identifiers:
+            raise ValueError(f"id column {self.id!r} is also a quasi-identifier")
+        return self
 
 
 def as_text(values: pd.Index | np.ndarray | Sequence[object]) -> np.ndarray:
@@ -164,6 +175,9 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
         raise DataError(f"expected microdata, got {data.kind}")
     qi = list(p.quasi_identifiers)
     data.require(qi, "quasi-identifier")
+    deleted = 0
+    if isinstance(original, Microdata) and anonymized is not None:  # fail early if misaligned
+        deleted = 0 if alignment(original, data, p.id, ctx) is None else len(original) - len(data)
     cols = [column(data, c, p.suppression_token, p.missing) for c in qi]
     warn_missing(ctx, qi, cols, p.missing, "anonymized" if anonymized is not None else "original")
 
@@ -189,11 +203,6 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
         ("anoneval.microdata.classes", tuple(qi), p.suppression_token, p.missing), compute)
     class_of_group, group_sizes = packed
     sup_groups = class_of_group < 0
-    deleted = 0
-    if original is not None and anonymized is not None and len(anonymized) < len(original):
-        deleted = len(original) - len(anonymized)
-        ctx.warn(f"the anonymized data has {deleted} fewer rows than the original; the missing "
-                 "records are counted as suppressed")
     classes = Classes(
         records=len(data) + deleted, sizes=group_sizes[~sup_groups], group_ids=gids,
         class_of_group=class_of_group, suppressed=int(group_sizes[sup_groups].sum()),
@@ -244,12 +253,14 @@ def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray,
 # -- row alignment ---------------------------------------------------------------------------
 
 
-def alignment(original: Microdata, anonymized: Microdata, id_col: str | None) -> np.ndarray | None:
+def alignment(original: Microdata, anonymized: Microdata, id_col: str | None,
+              ctx: Context) -> np.ndarray | None:
     """Row of the anonymized data for each original row (-1: deleted); None if row-aligned.
 
     Without ``id_col`` the row counts must be equal. With it, ids must be unique on both sides
     and every anonymized id must occur in the original; original ids absent from the
-    anonymized data are deleted records (the caller treats them as suppressed).
+    anonymized data are deleted records (with a warning; the caller treats them as
+    suppressed).
     """
     if id_col is None:
         if len(original) != len(anonymized):
@@ -275,6 +286,10 @@ def alignment(original: Microdata, anonymized: Microdata, id_col: str | None) ->
                         f"column {id_col!r}")
     take = np.full(len(original), -1, dtype=np.int64)
     take[pos] = np.arange(len(anonymized))
+    deleted = len(original) - len(anonymized)
+    if deleted:
+        ctx.warn(f"{deleted} records of the original (by {id_col!r}) are not in the anonymized "
+                 "data; they count as suppressed")
     return take
 
 

@@ -20,6 +20,8 @@ class AECS(LossMeasure):
     alone (ARX's output-analysis AECS) and pyCANON's ``average_ecsize`` = released records /
     (#classes · achieved k) over all non-suppressed classes (``pycanon_form``; pyCANON deletes
     suppressed records and divides by the smallest class size, not by the k asked for).
+    Missing quasi-identifier values are a value of their own (with a warning), or suppressed
+    cells with ``missing="suppressed"``.
     """
 
     name = "AECS"

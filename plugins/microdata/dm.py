@@ -20,6 +20,8 @@ class DM(LossMeasure):
     suppressed record S (all quasi-identifiers equal to the token, or deleted). n counts all
     records. Bounds: [n, n²]. With the default k = 1 only explicitly suppressed records cost n
     (ARX's output analysis); El Emam's form needs the k the data was anonymized for.
+    Missing quasi-identifier values are a value of their own (with a warning), or suppressed
+    cells with ``missing="suppressed"``.
     """
 
     name = "DM"

@@ -19,7 +19,8 @@ class DMStar(LossMeasure):
     identical to each other, so they form one class of size |S| and add |S|² (ARX scores a
     transformation before suppression and keeps each suppressed class's own f², which the
     output no longer shows). Bounds [n, n²]; details also give Σ f² over the non-suppressed
-    classes only.
+    classes only. Missing quasi-identifier values are a value of their own (with a warning), or
+    suppressed cells with ``missing="suppressed"``.
     """
 
     name = "DMStar"

@@ -33,7 +33,8 @@ class LDiversity(RiskMeasure):
 
     value = records in violating classes / n (n counts suppressed records, which are in no
     class). With several sensitive attributes a class violates when it violates for any of
-    them. Missing sensitive values are a value of their own (with a warning). details:
+    them. Missing sensitive values are a value of their own (with a warning), and so are
+    missing quasi-identifier values (or suppressed cells with ``missing="suppressed"``). details:
     ``achieved_l`` (smallest number of distinct values in a class), ``achieved_entropy_l``
     (min exp H(E); pyCANON floors it), ``required_c`` for recursive (the largest r_1/(r_l+…);
     every class satisfies (c,l) exactly when c exceeds it), per attribute.
@@ -51,7 +52,8 @@ class LDiversity(RiskMeasure):
                                               "recursive).")
         variant: Literal["distinct", "entropy", "recursive"] = Field(
             "distinct", description="Which l-diversity: distinct, entropy or recursive (c,l).")
-        c: float | None = Field(None, gt=0, description="c of recursive (c,l)-diversity.")
+        c: float | None = Field(None, gt=0, description="c of recursive (c,l)-diversity "
+                                                         "(that variant only).")
 
         @field_validator("sensitive", mode="before")
         @classmethod
@@ -68,6 +70,9 @@ class LDiversity(RiskMeasure):
                                  f"got {self.l}")
             if self.variant == "recursive" and self.c is None:
                 raise ValueError("the recursive variant needs c")
+            if self.variant != "recursive" and self.c is not None:
+                raise ValueError(f"c is used only by the recursive variant, not by "
+                                 f"{self.variant!r}")
             return self
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
+from annotated_types import Interval
 from pydantic import Field, model_validator
 
 from anoneval.core.base import Context, LossMeasure, MeasureResult
@@ -58,7 +59,7 @@ class NonUniformEntropy(LossMeasure):
     inputs = "both"
 
     class Params(QIParams):
-        weights: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        weights: dict[str, Annotated[float, Interval(ge=0, le=1)]] = Field(
             default_factory=dict,
             description="Weight w in [0,1] per quasi-identifier (default 1), eq. (4).")
         normalized: bool = Field(False, description="Divide each column by its maximum and "
@@ -67,8 +68,6 @@ class NonUniformEntropy(LossMeasure):
             default_factory=dict,
             description="Hierarchy CSV path per quasi-identifier (ARX format), relative to "
                         "the config file.")
-        id: str | None = Field(None, description="Key column aligning the records of both "
-                                                 "sides; row order when null.")
 
         @model_validator(mode="after")
         def _check(self) -> NonUniformEntropy.Params:
@@ -87,10 +86,7 @@ class NonUniformEntropy(LossMeasure):
         qi = list(p.quasi_identifiers)
         original.require(qi, "quasi-identifier")
         anonymized.require(qi, "quasi-identifier")
-        take = alignment(original, anonymized, p.id)
-        if take is not None and (take < 0).any():
-            ctx.warn(f"{int((take < 0).sum())} records of the original are not in the "
-                     "anonymized data; they count as suppressed")
+        take = alignment(original, anonymized, p.id, ctx)
         raw_cols = [column(original, c, p.suppression_token, "value") for c in qi]
         rel_cols = [column(anonymized, c, p.suppression_token, p.missing) for c in qi]
         warn_missing(ctx, qi, raw_cols, "raw", "original")

@@ -7,8 +7,10 @@ of contributors, the total and the cumulative top-unit sums T(1), T(2), ... that
 A table's roles come from its load options (``keys``, ``count``, ``total``, ``contributions``);
 the params ``cells``, ``count_column``, ``total_column`` and ``contribution_columns`` fill the
 roles it leaves unset (e.g. a DataFrame evaluated with ``kind="table"``), and a role set both
-ways to different columns is an error. A table's contributions are sorted per row, missing ones
-count 0; with ``negative="absolute"`` its rule total is |total|, the best a table allows.
+ways to different columns is an error. A table's contributions are sorted per row; a missing
+j-th largest counts 0 in a cell of fewer than j contributors and is an error otherwise, as are
+non-numeric values and (for non-negative data) contributions summing to more than the total.
+With ``negative="absolute"`` a table's rule total is |total|, the best a table allows.
 
 Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
 ``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
@@ -20,11 +22,16 @@ Conventions (see ``shared/reference/sdc_anchors.md`` §2 for the anchors):
 - Contributions are ranked in descending order; ties are interchangeable (the sums do not depend on
   which of two equal contributions comes first).
 - Weights follow tau-Argus (``WGT``): a record of weight w counts as w units; T(j) fills j units in
-  descending order, the last record taking a fractional share (Table.cpp). Unlike tau-Argus, which
-  keeps only the top n records per cell and so under-fills when weights are below 1, every record
-  is used. The cell total is Σ w·x and, with ``frequency="weighted"``, the count is Σ w.
+  descending order, the last record taking a fractional share (DataCell.cpp
+  ``ComputeWeightedScoreCell``); for integer weights this equals replicating each record w times.
+  Unlike tau-Argus, which keeps only the top n records per cell and so under-fills when weights
+  are below 1, every record is used, and the x_1 of the p% and pq rules is T(1), the first unit
+  (tau-Argus takes the largest record's value there, whatever its weight). The cell total is
+  Σ w·x and, with ``frequency="weighted"``, the count is Σ w (tau-Argus's minimum frequency on
+  weighted data); ``frequency="unweighted"`` counts records.
 - ``contributor`` (holding or enterprise id): a contributor's records in a cell are summed before
-  ranking, and the count is the number of distinct contributors (tau-Argus holding level).
+  ranking, and the count is the number of distinct contributors (tau-Argus holding level). A
+  record with a missing id belongs to no holding and is a contributor of its own.
   Weights and contributors cannot be combined, as in tau-Argus (UserSupport #312). With
   ``negative="absolute"`` a contributor's records are summed with their signs before |·|.
 - Negative magnitudes are an error (sdcTable). ``negative="absolute"`` ranks by absolute value
@@ -53,13 +60,29 @@ RTOL = 1e-10
 Level = Literal["record", "holding"]
 
 
-class CellParams(Params):
-    """Params every sensitivity rule shares: how to build the cells and what to report."""
+class SpanParams(Params):
+    """Params of every tabular measure: the spanning variables and a table's count column."""
 
     cells: list[str] = Field(
         default_factory=list,
         description="Spanning (categorical) variables of the table. Required for microdata; for "
                     "a table dataset they default to the table's 'keys' load option.")
+    count_column: str | None = Field(
+        None, description="Table data: column with the number of units (contributors) per cell, "
+                          "when the table's 'count' load option is not set.")
+
+    @field_validator("cells")
+    @classmethod
+    def _distinct_cells(cls, v: list[str]) -> list[str]:
+        dups = sorted({c for c in v if v.count(c) > 1})
+        if dups:
+            raise ValueError(f"spanning variables repeat {dups}")
+        return v
+
+
+class CellParams(SpanParams):
+    """Params every sensitivity rule shares: how to build the cells and what to report."""
+
     magnitude: str | None = Field(
         None, description="Response variable summed in the cells (microdata only).")
     contributor: str | None = Field(
@@ -77,9 +100,6 @@ class CellParams(Params):
     negative: Literal["error", "absolute"] = Field(
         "error",
         description="Negative magnitudes: an error, or rank by absolute value (tau-Argus).")
-    count_column: str | None = Field(
-        None, description="Table data: column with the number of contributors, when the table's "
-                          "'count' load option is not set.")
     total_column: str | None = Field(
         None, description="Table data: column with the cell total, when 'total' is not set.")
     contribution_columns: list[str] = Field(
@@ -89,14 +109,6 @@ class CellParams(Params):
     max_rows: int | None = Field(
         10_000, ge=0, description="Rows of details['cells'] (unsafe cells first); null for all. "
                                   "Counts and shares are always exact.")
-
-    @field_validator("cells")
-    @classmethod
-    def _distinct_cells(cls, v: list[str]) -> list[str]:
-        dups = sorted({c for c in v if v.count(c) > 1})
-        if dups:
-            raise ValueError(f"spanning variables repeat {dups}")
-        return v
 
 
 # -- rules ---------------------------------------------------------------------------------------
@@ -184,6 +196,11 @@ class CellTable:
         return self.records <= 0
 
 
+def _show(value: Any) -> str:
+    """A value for an error message: numpy scalars as plain Python numbers."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
 def _numeric(frame: pd.DataFrame, column: str, role: str) -> np.ndarray:
     """A column as float64, with an error naming the first non-numeric or missing row."""
     s = frame[column]
@@ -196,8 +213,8 @@ def _numeric(frame: pd.DataFrame, column: str, role: str) -> np.ndarray:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         what = "missing" if pd.isna(s.iloc[row]) else "not a finite number"
-        raise DataError(f"{role} column {column!r} must be numeric: row {row} "
-                        f"(index {s.index[row]!r}) holds {s.iloc[row]!r}, which is {what} "
+        raise DataError(f"{role} column {column!r} must be numeric: row {row} (index "
+                        f"{_show(s.index[row])}) holds {_show(s.iloc[row])}, which is {what} "
                         f"({int(bad.sum())} such rows)")
     return values
 
@@ -310,7 +327,7 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
         if (weight <= 0).any():
             row = int(np.flatnonzero(weight <= 0)[0])
             raise DataError(f"weight column {p.weight!r} must be > 0: row {row} holds "
-                            f"{weight[row]!r}")
+                            f"{_show(weight[row])}")
     signed = value = None
     if p.magnitude:
         signed = _numeric(frame, p.magnitude, "magnitude")
@@ -321,7 +338,7 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
             raise DataError(
                 f"magnitude column {p.magnitude!r} has {len(rows)} negative values in "
                 f"{len(np.unique(ids[rows]))} cells (first at row {int(rows[0])}: "
-                f"{signed[rows[0]]!r}); the sensitivity rules assume non-negative "
+                f"{_show(signed[rows[0]])}); the sensitivity rules assume non-negative "
                 "contributions. Set negative: 'absolute' to rank by absolute value as "
                 "tau-Argus does")
         value = np.abs(signed) if neg.any() else signed
@@ -329,6 +346,11 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
     if p.contributor:
         holder, uniq = data.codes(p.contributor)
         n_holders = len(uniq)
+        missing = frame[p.contributor].isna().to_numpy()
+        if missing.any():  # a record in no holding is a contributor of its own
+            holder = holder.copy()
+            holder[missing] = n_holders + np.arange(int(missing.sum()))
+            n_holders += int(missing.sum())
     return _Records(value, signed, weight, holder, n_holders)
 
 
@@ -453,9 +475,12 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
         raise DataError(f"{owner}: holding-level rules need microdata with a 'contributor'")
     keys = table_keys(table, p.cells)
     frame = table.frame
-    count = _numeric(frame, table_count(table, p.count_column), "count")
+    count_col = table_count(table, p.count_column)
+    count = _numeric(frame, count_col, "count")
     if (count < 0).any():
-        raise DataError(f"count column has a negative value at row {int(np.argmax(count < 0))}")
+        row = int(np.flatnonzero(count < 0)[0])
+        raise DataError(f"count column {count_col!r} must be >= 0: row {row} holds "
+                        f"{_show(count[row])}")
     total_col = _table_attr(table, "total", p.total_column, "total_column")
     contrib = _table_attr(table, "contributions", p.contribution_columns, "contribution_columns")
     depth = depths.get("record", 0)
@@ -474,9 +499,7 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
                             f"table gives {len(contrib)} ({list(contrib)}): set the "
                             "'contributions' load option or 'contribution_columns'")
     if signed_total is not None:
-        tops = np.column_stack([
-            pd.to_numeric(frame[c], errors="coerce").fillna(0.0).to_numpy(np.float64)
-            for c in contrib]) if contrib else np.zeros((len(frame), 0))
+        tops = _table_contributions(frame, contrib, count)
         negative = (signed_total < 0) | (tops < 0).any(axis=1)
         if negative.any() and p.negative == "error":
             raise DataError(f"the table has negative totals or contributions in "
@@ -487,9 +510,41 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
         tops = -np.sort(-np.abs(tops), axis=1)
         total = np.abs(signed_total)
         top = np.cumsum(tops, axis=1)
+        if p.negative == "error" and contrib:
+            over = top[:, -1] > total * (1 + RTOL) + RTOL
+            if over.any():
+                row = int(np.flatnonzero(over)[0])
+                raise DataError(f"the contributions {list(contrib)} of row {row} sum to "
+                                f"{top[row, -1]:g}, more than the cell total {total[row]:g} "
+                                f"({total_col!r})")
     keys_frame = frame[keys].reset_index(drop=True)
     return CellTable(keys_frame, count, signed_total,
                      {"record": LevelStats(count, total, top)})
+
+
+def _table_contributions(frame: pd.DataFrame, columns: list[str],
+                         count: np.ndarray) -> np.ndarray:
+    """The contribution columns as a (cells, columns) array. A missing j-th largest contribution
+    counts 0 in a cell with fewer than j contributors and is an error in any other cell, where
+    taking it as 0 would understate the cell's risk."""
+    tops = np.zeros((len(frame), len(columns)))
+    for j, col in enumerate(columns):
+        s = frame[col]
+        values = pd.to_numeric(s, errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        given = s.notna().to_numpy()
+        bad = given & ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"contribution column {col!r} must be numeric: row {row} holds "
+                            f"{_show(s.iloc[row])} ({int(bad.sum())} such rows)")
+        missing = ~given & (count >= j + 1)
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise DataError(f"contribution column {col!r} (the {j + 1}. largest) is missing at "
+                            f"row {row}, whose cell has {count[row]:g} contributors; give it, "
+                            f"or 0 ({int(missing.sum())} such rows)")
+        tops[:, j] = np.where(given, values, 0.0)
+    return tops
 
 
 def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magnitude: bool,

@@ -7,42 +7,37 @@ ready ``table`` dataset (its key columns and count column, set through the load 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
 
-from anoneval.core import DataError, Params, Table
+from anoneval.core import Context, DataError, LossMeasure, Table
 from anoneval.core.data import Dataset, Microdata
-from anoneval.plugins.tabular._cells import _first_rows, _numeric, table_count, table_keys
+from anoneval.plugins.tabular._cells import (
+    SpanParams,
+    _first_rows,
+    _numeric,
+    _show,
+    table_count,
+    table_keys,
+)
 
 
-class FreqParams(Params):
+class FreqParams(SpanParams):
     """Params of every frequency-table measure."""
-
-    cells: list[str] = Field(
-        default_factory=list,
-        description="Spanning (categorical) variables. Required for microdata; for a table "
-                    "dataset they default to its 'keys' load option.")
-    count_column: str | None = Field(
-        None, description="Table data: the count column, when the 'count' load option is unset.")
-
-    @field_validator("cells")
-    @classmethod
-    def _distinct_cells(cls, v: list[str]) -> list[str]:
-        dups = sorted({c for c in v if v.count(c) > 1})
-        if dups:
-            raise ValueError(f"spanning variables repeat {dups}")
-        return v
 
 
 def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFrame, np.ndarray]:
     """Key columns and counts of the observed cells (microdata) or of the table's rows."""
     if isinstance(data, Table):
         keys = table_keys(data, p.cells)
-        counts = _numeric(data.frame, table_count(data, p.count_column), "count")
+        count_col = table_count(data, p.count_column)
+        counts = _numeric(data.frame, count_col, "count")
         if (counts < 0).any():
             row = int(np.flatnonzero(counts < 0)[0])
-            raise DataError(f"{owner}: counts must be >= 0; row {row} holds {counts[row]!r}")
+            raise DataError(f"{owner}: counts must be >= 0; row {row} of count column "
+                            f"{count_col!r} holds {_show(counts[row])}")
         return data.frame[keys].reset_index(drop=True), counts
     if not isinstance(data, Microdata):
         raise DataError(f"{owner} accepts microdata or table data, not {data.kind}")
@@ -95,3 +90,23 @@ def aligned_counts(original: Dataset, anonymized: Dataset, p: FreqParams, owner:
                         "give the key columns the same types") from exc
     return (merged[cols], merged["_f"].fillna(0.0).to_numpy(np.float64),
             merged["_g"].fillna(0.0).to_numpy(np.float64))
+
+
+class FrequencyLoss(LossMeasure):
+    """Base of the loss measures that compare an original and a perturbed frequency table."""
+
+    accepts = ("microdata", "table")
+    inputs = "both"
+
+    class Params(FreqParams):
+        pass
+
+    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
+        """The original's frequency table, built once however many variants follow."""
+        return None if original is None else frequency_table(original, self.params, self.name)
+
+    def aligned(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """Keys and counts of both tables on the union of their cells (see aligned_counts)."""
+        assert original is not None and anonymized is not None
+        return aligned_counts(original, anonymized, self.params, self.name, ctx.prepared)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core import Context, DataError, MeasureResult
 from anoneval.core.data import Dataset
-from anoneval.plugins.tabular._freq import FreqParams, aligned_counts, frequency_table
+from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 
 def cramers_v(table: np.ndarray) -> tuple[float | None, float]:
@@ -27,7 +27,7 @@ def cramers_v(table: np.ndarray) -> tuple[float | None, float]:
     return math.sqrt(chi2 / (n * (min(table.shape) - 1))), chi2
 
 
-class CramersVChange(LossMeasure):
+class CramersVChange(FrequencyLoss):
     """Change in Cramér's V, V = sqrt(χ² / (N·(min(R, C) − 1))), from original to perturbed.
 
     Shlomo, Antal & Elliot (2015) report the relative difference RCV = 100·(V' − V)/V; with
@@ -39,8 +39,6 @@ class CramersVChange(LossMeasure):
 
     name = "CramersVChange"
     description = "Change in Cramér's V of a two-way frequency table after perturbation."
-    accepts = ("microdata", "table")
-    inputs = "both"
 
     class Params(FreqParams):
         variables: list[str] | None = Field(
@@ -49,15 +47,9 @@ class CramersVChange(LossMeasure):
         change: Literal["relative", "absolute"] = Field(
             "relative", description="|100·(V'−V)/V| (percent) or |V'−V|.")
 
-    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
-        """The original's frequency table, built once however many variants follow."""
-        return None if original is None else frequency_table(original, self.params, self.name)
-
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
-        assert original is not None and anonymized is not None
-        keys, f, g = aligned_counts(original, anonymized, self.params, self.name,
-                                 ctx.prepared)
+        keys, f, g = self.aligned(original, anonymized, ctx)
         pair = self.params.variables or list(keys.columns)
         if len(pair) != 2 or any(v not in keys.columns for v in pair):
             raise DataError(f"{self.name} needs two of the spanning variables "

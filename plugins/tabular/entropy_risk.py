@@ -20,14 +20,17 @@ class EntropyRisk(RiskMeasure):
     evenly (low risk), low entropy means few non-zero cells (attribute disclosure). The seed's n is
     ambiguous; by default (``normalize="cells"``) the normalizer is log K with K the number of
     cells *including zero cells*, so more zero cells mean more risk (property c) and the value lies
-    in [0, 1]; ``normalize="units"`` uses log N (N units) instead. K = 1 (or N = 1) gives 1.
+    in [0, 1], as in Antal et al.'s combined measure below; ``normalize="units"`` uses log N
+    (N units) instead, the reading of the ESSnet SDC handbook §4.7, where n is "the total number
+    of units covered by the table". K = 1 (or N = 1) gives 1.
     ``grid="product"`` takes K as the full cross product of the variables' categories (zero
     cells included); ``"observed"`` as the cells present (rows of a table, counts of 0 included).
 
     details: K, N, H (nats), zero cells, cells of size 1 and 2, and the combined measure of Antal
     et al. in the form of the ESSnet SDC handbook §5.9:
     ``w1·|D|/K + w2·(1 − H/log K) − w3·(1/√N)·log(1/(e·√N))``, D the zero cells; its third term
-    (1 + ½ log N)/√N falls from 1 at N = 1 towards 0 as the population grows.
+    (1 + ½ log N)/√N falls from 1 at N = 1 towards 0 as the population grows. The handbook
+    leaves the weights to the user; they must be >= 0 and sum to 1 so that it stays in [0, 1].
     """
 
     name = "EntropyRisk"

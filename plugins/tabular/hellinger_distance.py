@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from anoneval.core import Context, LossMeasure, MeasureResult
+from anoneval.core import Context, MeasureResult
 from anoneval.core.data import Dataset
-from anoneval.plugins.tabular._freq import FreqParams, aligned_counts, frequency_table
+from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 
-class HellingerDistance(LossMeasure):
+class HellingerDistance(FrequencyLoss):
     """HD = sqrt(½ Σ_c (√x'_c − √x_c)²) over the cells' counts (Shlomo, Antal & Elliot 2015).
 
     Cells are aligned by key; a cell missing on one side counts 0. HD is symmetric and 0 for
@@ -23,21 +22,13 @@ class HellingerDistance(LossMeasure):
 
     name = "HellingerDistance"
     description = "Hellinger distance between original and perturbed cell counts."
-    accepts = ("microdata", "table")
-    inputs = "both"
 
     class Params(FreqParams):
         pass
 
-    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
-        """The original's frequency table, built once however many variants follow."""
-        return None if original is None else frequency_table(original, self.params, self.name)
-
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
-        assert original is not None and anonymized is not None
-        _, f, g = aligned_counts(original, anonymized, self.params, self.name,
-                                 ctx.prepared)
+        _, f, g = self.aligned(original, anonymized, ctx)
         hd = math.sqrt(0.5 * float(((np.sqrt(f) - np.sqrt(g)) ** 2).sum()))
         n_f, n_g = float(f.sum()), float(g.sum())
         hd_prop = None

@@ -58,7 +58,8 @@ class SensitivityRules(RiskMeasure):
     failing any of them is unsafe (libtauargus Table.cpp; manual §4.2). Each rule is one of
     ``{"rule": "nk", "n", "k"}``, ``{"rule": "p", "p", "n"}``, ``{"rule": "pq", "p", "q", "n"}``
     or ``{"rule": "freq", "min_contributors"}`` with an optional ``level``; definitions as in
-    Dominance, PPercent, PQRule and Threshold. Unlike tau-Argus, which records only the first
+    Dominance, PPercent, PQRule and Threshold. Unlike tau-Argus, any number of rules may be
+    given (tau-Argus: two of each kind per level), and where tau-Argus records only the first
     failing rule, ``reason`` lists every failing rule in the order given (UserSupport #174 asks to
     tell 1-dominant from 2-dominant cells); ``details['unsafe_by_rule']`` counts each.
     """
