@@ -39,7 +39,13 @@ from anoneval.core.config import json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.progress import Progress, progress_wanted
-from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report, write_atomic
+from anoneval.core.report import (
+    FRAME_COLUMNS,
+    MultiReport,
+    Report,
+    write_atomic,
+    write_bytes_atomic,
+)
 from anoneval.registry import Registry, default_registry, own_version
 
 MAX_POINTS = 10_000
@@ -314,26 +320,11 @@ def write_sweep(result: SweepReport, prefix: str | Path, plot: str = "both",
         png = png_bytes(sweep_figure(result.to_frame(), result.param, overlay))
         if plot in ("png", "both"):
             out.append(prefix.with_name(prefix.name + ".png"))
-            _write_bytes(out[-1], png)
+            write_bytes_atomic(out[-1], png)
         if plot in ("html", "both"):
             out.append(prefix.with_name(prefix.name + ".html"))
             write_atomic(out[-1], sweep_html(result, png))
     return out
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    import os
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # -- the subcommand ----------------------------------------------------------------------------

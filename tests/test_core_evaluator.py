@@ -130,3 +130,21 @@ def test_threshold_pass_and_fail(toy_registry) -> None:
     ], registry=toy_registry)
     # ORIG classes {1: 2, 2: 1, 3: 3}: k=2 -> 1/6 > 0.1 fails; k=3 -> 3/6 <= 0.5 passes
     assert report["k2"].passed is False and report["k3"].passed is True
+
+
+def test_atomic_writes_get_the_usual_permissions(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from anoneval.core.report import write_bytes_atomic, write_frame_atomic
+
+    mask = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "a.json", "{}")
+        write_bytes_atomic(tmp_path / "b.png", b"\x89PNG")
+        write_frame_atomic(pd.DataFrame({"x": [1]}), tmp_path / "c.csv")
+    finally:
+        os.umask(mask)
+    for name in ("a.json", "b.png", "c.csv"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.png").read_bytes() == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.png", "c.csv"]

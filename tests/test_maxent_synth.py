@@ -22,6 +22,7 @@ from anoneval.core.config import validate_config
 from anoneval.core.errors import ConfigError
 from anoneval.core.runner import run_plan
 from anoneval.plugins.maxent import _dual, _ipf, _logistic
+from anoneval.plugins.maxent._common import coin_index, m_index
 from anoneval.plugins.maxent.gaussian_copula import GaussianCopula, category_scores
 from anoneval.plugins.maxent.maxent_categorical import MaxEntCategorical
 from anoneval.plugins.maxent.maxent_logistic import MaxEntLogistic
@@ -53,38 +54,84 @@ def mortgage(cov12: float, n: int = 400) -> pd.DataFrame:
 # Published values
 # ------------------------------------------------------------------------------------------
 
-def test_table1_me_entropies_from_published_moments():
+# The seed publishes moments and entropies rounded to 3 decimals, so a value computed from the
+# published moments can differ from a published entropy in the last digit. These helpers give
+# the range of a closed form over every moment vector that rounds to the published one (the
+# forms are monotone in each moment, so the range is reached at the corners of the box).
+ROUND = 0.0005
+TWO_PI_E = 1 + math.log(2 * math.pi)
+
+
+def normal_h(var: float) -> float:
+    return 0.5 * (TWO_PI_E + math.log(var))
+
+
+def normal_h2(v1: float, v2: float, c: float) -> float:
+    return TWO_PI_E + 0.5 * math.log(v1 * v2 - c * c)
+
+
+def corners(*published: float) -> list[tuple[float, ...]]:
+    grids = [(x - ROUND, x + ROUND) for x in published]
+    return [tuple(g) for g in np.array(np.meshgrid(*grids)).reshape(len(grids), -1).T]
+
+
+def reachable(value: float, f, *published: float) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a published 3-decimal ``value`` is f(moments) for moments within rounding."""
+    vals = [f(*c) for c in corners(*published)]
+    return value - ROUND <= max(vals) and value + ROUND >= min(vals)
+
+
+def test_me_entropies_from_the_published_moments():
+    """Tables 1 and 3 (mortgage data, log scale): the ME (normal) entropies."""
     res = MaxEntNormal(transform="log").generate(Microdata(mortgage(0.123)), CTX)
     h = res.details["entropy"]
     # H = ½(1 + log 2π + log σ²), 1 + log 2π = 2.837877:
-    #   loan:   ½(2.837877 + log 0.180 = −1.714798) = 0.561539 → 0.562
-    #   income: ½(2.837877 + log 0.192 = −1.650260) = 0.593809 → 0.594
+    #   loan:   ½(2.837877 + log 0.180 = −1.714798) = 0.561539
+    #   income: ½(2.837877 + log 0.192 = −1.650260) = 0.593809
     # joint: 1 + log 2π + ½ log(0.180·0.192 − 0.123²) = 2.837877 + ½ log 0.019431
-    #        = 2.837877 − 1.970443 = 0.867434 → 0.867
-    assert round(h["marginal"]["loan"], 3) == 0.562
-    assert round(h["marginal"]["income"], 3) == 0.594
-    assert round(h["joint"], 3) == 0.867
-    # dollar scale, H(Y_k) = H(X_k) + μ_k: 0.561539 + 11.117 = 11.679, 0.593809 + 10.394 = 10.988
+    #        = 2.837877 − 1.970443 = 0.867434
+    assert h["marginal"]["loan"] == pytest.approx(0.561539, abs=1e-6)
+    assert h["marginal"]["income"] == pytest.approx(0.593809, abs=1e-6)
+    assert h["joint"] == pytest.approx(0.867434, abs=1e-6)
+    # The published entropies (loan 0.563 in Tables 1 and 3; income 0.594 in Table 1 and 0.595
+    # in Table 3; joint 0.868 in Table 3) all follow from moments within rounding of the
+    # published ones ...
+    assert reachable(0.563, normal_h, 0.180)
+    assert reachable(0.594, normal_h, 0.192) and reachable(0.595, normal_h, 0.192)
+    assert reachable(0.868, normal_h2, 0.180, 0.192, 0.123)
+    # ... but Table 1's joint 0.925 does not (at most 0.875): it contradicts Table 3's 0.868
+    # for the same model and is not reproducible from the published moments.
+    assert not reachable(0.925, normal_h2, 0.180, 0.192, 0.123)
+    # dollar scale, H(Y_k) = H(X_k) + μ_k (seed, Sec. 4.1): 0.561539 + 11.117 = 11.678539
     orig = res.details["entropy_original_scale"]
-    assert round(orig["marginal"]["loan"], 3) == 11.679
-    assert round(orig["marginal"]["income"], 3) == 10.988
-    assert round(orig["joint"], 3) == round(0.867434 + 11.117 + 10.394, 3)
+    assert orig["marginal"]["loan"] == pytest.approx(11.678539, abs=1e-6)
+    assert orig["marginal"]["income"] == pytest.approx(10.987809, abs=1e-6)
+    assert orig["joint"] == pytest.approx(0.867434 + 11.117 + 10.394, abs=1e-6)
 
 
-def test_table3_actual_data_column():
-    # Table 3 (actual data): M = 0.290, δ² = 0.440, q = 0.832. The closed forms chain exactly:
-    # 1 − e^(−2·0.290) = 1 − 0.559898 = 0.440102; ½(1 + √0.440102) = ½(1 + 0.663402) = 0.831701.
-    # The published covariance 0.123 is rounded: it gives ρ² = 0.015129/0.03456 = 0.437760,
-    # M = −½ log(0.562240) = 0.287914, i.e. 0.288 / 0.438 / 0.831. A covariance within that
-    # rounding, 0.12333, gives ρ² = 0.0152103/0.03456 = 0.440113, M = −½ log 0.559887
-    # = 0.290010: Table 3's column.
-    rounded = MaxEntNormal(transform="log").generate(Microdata(mortgage(0.123)), CTX).details
-    assert round(rounded["mutual_information"], 3) == 0.288
-    assert round(rounded["m_index"], 3) == 0.438
-    res = MaxEntNormal(transform="log").generate(Microdata(mortgage(0.12333)), CTX).details
-    assert round(res["mutual_information"], 3) == 0.290
-    assert round(res["m_index"], 3) == 0.440
-    assert round(res["coin_index"], 3) == 0.832
+def test_table3_information_measures():
+    """Table 3: mutual information, M index and coin index of the ME models."""
+    # eq. 17 on Table 3's own entropies gives its MI exactly, and the index chain its indices:
+    #   actual:  0.563 + 0.595 − 0.868 = 0.290; 1 − e^(−0.580) = 0.440; ½(1 + √0.440) = 0.832
+    #   replica: 0.583 + 0.593 − 0.923 = 0.253; 1 − e^(−0.506) = 0.397; ½(1 + √0.397) = 0.815
+    for h1, h2, h12, mi, m_idx, coin in [(0.563, 0.595, 0.868, 0.290, 0.440, 0.832),
+                                         (0.583, 0.593, 0.923, 0.253, 0.397, 0.815)]:
+        m = h1 + h2 - h12
+        assert round(m, 3) == mi
+        assert round(m_index(m), 3) == m_idx
+        assert round(coin_index(m_index(m)), 3) == coin
+    # From the published moments themselves the synthesizer gives ρ² = 0.123²/(0.180·0.192)
+    # = 0.437760, M = −½ log(1 − 0.437760) = 0.287914, index 0.437760, coin ½(1 + 0.661635)
+    # = 0.830817; the published 0.290 lies within the rounding of those moments.
+    res = MaxEntNormal(transform="log").generate(Microdata(mortgage(0.123)), CTX).details
+    assert res["mutual_information"] == pytest.approx(0.287914, abs=1e-6)
+    assert res["m_index"] == pytest.approx(0.437760, abs=1e-6)
+    assert res["coin_index"] == pytest.approx(0.830817, abs=1e-6)
+
+    def mi(v1: float, v2: float, c: float) -> float:
+        return -0.5 * math.log(1 - c * c / (v1 * v2))
+
+    assert reachable(0.290, mi, 0.180, 0.192, 0.123)
     # for a bivariate normal the index is ρ² exactly (seed, eq. 32)
     rho = res["parameters"]["correlation"][0][1]
     assert res["m_index"] == pytest.approx(rho**2, abs=1e-12)

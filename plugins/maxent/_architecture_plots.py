@@ -29,7 +29,7 @@ MAX_COLUMNS = 6
 
 
 def _save(fig: Figure, path: Path) -> str:
-    from anoneval.plugins.maxent.architecture import write_bytes_atomic
+    from anoneval.core.report import write_bytes_atomic
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})

@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -812,19 +810,6 @@ def run(args: argparse.Namespace) -> int:
         for w in report["warnings"]:
             print(f"warning: {w}")
     return EXIT_OK if report["status"] == "released" else EXIT_MEASURE_FAILED
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write bytes through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _register() -> None:
