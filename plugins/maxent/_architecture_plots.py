@@ -89,22 +89,24 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
         raise ConfigError([("plot_columns", f"{missing} are not among the columns {columns}")])
     cols = [columns.index(c) for c in names]
     raw = backward(X, fitted)
+    g = {f.column: f.label() for f in fitted}  # axis labels on the transformed scale
 
     # Figure 2
     fig = Figure(figsize=(11, 5), layout="constrained")
     if len(cols) == 2:
         grid = fig.add_gridspec(1, 2)
         _scatter_with_margins(fig, grid[0], raw[:, cols], names, "raw data")
-        _scatter_with_margins(fig, grid[1], X[:, cols], [f"g({c})" for c in names],
+        _scatter_with_margins(fig, grid[1], X[:, cols], [g[c] for c in names],
                               "transformed data")
     else:
         a1, a2 = fig.subplots(1, 2)
-        for ax, data, label in ((a1, raw, "raw data"), (a2, X, "transformed data")):
+        for ax, data, label, xlabel in ((a1, raw, "raw data", names[0]),
+                                        (a2, X, "transformed data", g[names[0]])):
             t, f = _density_1d(data[:, cols[0]])
             ax.hist(data[:, cols[0]], bins=40, density=True, alpha=0.3, color=ACTUAL)
             ax.plot(t, f, color=ACTUAL)
             ax.set_title(label)
-            ax.set_xlabel(names[0])
+            ax.set_xlabel(xlabel)
     out["figure2_exploration"] = _save(fig, folder / "figure2_exploration.png")
 
     if Y is not None:
@@ -121,8 +123,8 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
             else:
                 t, f = _density_1d(data[:, cols[0]])
                 ax.plot(t, f, color=color, label=label)
-        ax.set_xlabel(f"g({names[0]})")
-        ax.set_ylabel(f"g({names[1]})" if len(cols) == 2 else "density")
+        ax.set_xlabel(g[names[0]])
+        ax.set_ylabel(g[names[1]] if len(cols) == 2 else "density")
         ax.set_title("actual and replica (transformed scale)")
         ax.legend()
         out["figure3_replica"] = _save(fig, folder / "figure3_replica.png")
@@ -143,7 +145,7 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
             hi = max(X[:, j].max(), Y[:, j].max() if Y is not None else -np.inf)
             t = np.linspace(lo, hi, 400)
             ax.plot(t, model.marginal_cdf(j, t), color=MODEL, ls="--", label="ME model f*")
-            ax.set_xlabel(f"g({columns[j]})")
+            ax.set_xlabel(g[columns[j]])
             ax.legend(loc="lower right")
         out["figure4_cdfs"] = _save(fig, folder / "figure4_cdfs.png")
 
@@ -161,10 +163,10 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
             if len(cols) == 2:
                 ax.contour(axes[0], axes[1], z.T, levels=8,
                            colors=ACTUAL if dens is not None else MODEL)
-                ax.set_ylabel(f"g({names[1]})")
+                ax.set_ylabel(g[names[1]])
             else:
                 ax.plot(axes[0], z / z.max(), color=ACTUAL if dens is not None else MODEL)
             ax.set_title(title)
-            ax.set_xlabel(f"g({names[0]})")
+            ax.set_xlabel(g[names[0]])
         out["figure5_contours"] = _save(fig, folder / "figure5_contours.png")
     return out

@@ -44,8 +44,17 @@ class ColumnsParams(Params):
     )
 
 
-def _is_continuous(series: pd.Series) -> bool:
+def is_continuous(series: pd.Series) -> bool:
+    """Numeric and not boolean (booleans count as categorical)."""
     return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+def check_unique(columns: Sequence[str]) -> None:
+    """A :class:`DataError` naming the columns listed more than once."""
+    columns = list(columns)
+    dup = sorted({c for c in columns if columns.count(c) > 1})
+    if dup:
+        raise DataError(f"columns listed twice: {', '.join(map(repr, dup))}")
 
 
 def select_columns(
@@ -58,7 +67,7 @@ def select_columns(
     """
     frame = data.frame
     if columns is None:
-        chosen = [str(c) for c in frame.columns if _is_continuous(frame[c])]
+        chosen = [str(c) for c in frame.columns if is_continuous(frame[c])]
         if not chosen:
             raise DataError(
                 f"no numeric columns to pass to a continuous {what}; the columns are: "
@@ -66,11 +75,9 @@ def select_columns(
             )
         return chosen
     chosen = list(columns)
-    dup = sorted({c for c in chosen if chosen.count(c) > 1})
-    if dup:
-        raise DataError(f"columns listed twice: {', '.join(map(repr, dup))}")
+    check_unique(chosen)
     data.require(chosen, "column")
-    bad = [c for c in chosen if not _is_continuous(frame[c])]
+    bad = [c for c in chosen if not is_continuous(frame[c])]
     if bad:
         kinds = ", ".join(f"{c!r} ({frame[c].dtype})" for c in bad)
         raise DataError(
@@ -112,6 +119,17 @@ class FittedTransform:
         from scipy.special import inv_boxcox
 
         return np.asarray(inv_boxcox(x, self.lam), dtype=np.float64)
+
+    def label(self) -> str:
+        """x = g(y) spelled out for plot axes: ``loan``, ``log(loan)``, ``log(1 + loan)``,
+        ``boxcox(loan; λ=0.12)``."""
+        if self.kind == "identity":
+            return self.column
+        if self.kind == "log1p":
+            return f"log(1 + {self.column})"
+        if self.kind == "boxcox":
+            return f"boxcox({self.column}; λ={self.lam:.3g})"
+        return f"{self.kind}({self.column})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"column": self.column, "transform": self.kind}
@@ -334,6 +352,24 @@ def coin_index(delta2: float) -> float:
     return float(0.5 * (1.0 + math.sqrt(min(max(delta2, 0.0), 1.0))))
 
 
+def information_summary(mi: float | None) -> dict[str, float | None]:
+    """Mutual information M (nats) with its M index δ²(M) (eq. 18) and coin index (eq. 15).
+
+    ``None`` (no dependence to measure, e.g. one column) gives ``None`` for all three.
+    """
+    if mi is None:
+        return {"mutual_information": None, "m_index": None, "coin_index": None}
+    delta2 = m_index(mi)
+    return {"mutual_information": mi, "m_index": delta2, "coin_index": coin_index(delta2)}
+
+
+def divergence_summary(k: float) -> dict[str, float]:
+    """A KL divergence K (nats) with its information index δ²(K) (eq. 14; 1 for K = inf) and
+    coin index (eq. 15)."""
+    delta2 = information_index(k) if math.isfinite(k) else 1.0
+    return {"kl": k, "information_index": delta2, "coin_index": coin_index(delta2)}
+
+
 # ---------------------------------------------------------------------------------------------
 # Actual / replica pairs on the transformed scale
 # ---------------------------------------------------------------------------------------------
@@ -523,10 +559,10 @@ def normal_logpdf_on_grid(mu: np.ndarray, cov: np.ndarray, axes: Sequence[np.nda
 
 __all__ = [
     "TRANSFORMS", "ColumnsParams", "FittedTransform", "Scale", "Transform", "backward",
-    "check_covariance", "check_domain", "coin_index", "fit_transform", "forward", "grid_axes",
-    "grid_entropy", "grid_kl", "grid_mutual_information", "grid_probabilities",
-    "information_index", "kde_on_grid", "log_grid_probabilities", "log_kde_on_grid",
-    "m_index", "normal_entropy",
+    "check_covariance", "check_domain", "check_unique", "coin_index", "divergence_summary",
+    "fit_transform", "forward", "grid_axes", "grid_entropy", "grid_kl", "grid_mutual_information",
+    "grid_probabilities", "information_index", "information_summary", "is_continuous",
+    "kde_on_grid", "log_grid_probabilities", "log_kde_on_grid", "m_index", "normal_entropy",
     "normal_kl", "normal_logpdf_on_grid", "normal_mutual_information", "paired",
     "resolve_transforms", "rule_of_thumb_bandwidth", "scale_pair", "select_columns",
     "trapezoid_weights",

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import special
 
 from anoneval.core.errors import DataError
+from anoneval.plugins.maxent._common import grid_entropy
 
 FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log": np.log, "exp": np.exp, "abs": np.abs, "sqrt": np.sqrt, "log1p": np.log1p,
@@ -231,19 +232,15 @@ class MEGridFit:
         return np.exp(self.logpdf(points))
 
     def entropy(self) -> float:
-        """H(f) = −Σ p log(p / vol) on the grid (nats)."""
-        vol = math.prod(self.widths())
-        p = self.prob[self.prob > 0]
-        return float(-(p * np.log(p / vol)).sum())
+        """H(f) = −Σ p log(p / vol) on the grid (nats), :func:`_common.grid_entropy`."""
+        return grid_entropy(self.prob, self.edges)
 
     def marginal_entropies(self) -> list[float]:
         """Entropies of the grid marginals (nats)."""
         out = []
-        for i, w in enumerate(self.widths()):
+        for i, edges in enumerate(self.edges):
             axes = tuple(j for j in range(self.dim) if j != i)
-            m = self.prob.sum(axis=axes) if axes else self.prob
-            m = m[m > 0]
-            out.append(float(-(m * np.log(m / w)).sum()))
+            out.append(grid_entropy(self.prob.sum(axis=axes) if axes else self.prob, [edges]))
         return out
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:

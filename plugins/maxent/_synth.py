@@ -23,8 +23,8 @@ from anoneval.core import Microdata
 from anoneval.plugins.maxent._common import (
     ColumnsParams,
     FittedTransform,
-    coin_index,
-    m_index,
+    backward,
+    information_summary,
 )
 
 
@@ -96,17 +96,22 @@ def information_details(columns: Sequence[str], marginal: Sequence[float], joint
         },
     }
     if len(cols) >= 2:
-        mi = max(float(np.sum(marginal) - joint), 0.0)
-        out["mutual_information"] = mi
-        out["m_index"] = m_index(mi)
-        out["coin_index"] = coin_index(m_index(mi))
+        out.update(information_summary(max(float(np.sum(marginal) - joint), 0.0)))
         if pairwise is not None and len(cols) > 2:
             out["pairwise_mutual_information"] = pairwise
     else:
-        out["mutual_information"] = None
-        out["m_index"] = None
-        out["coin_index"] = None
+        out.update(information_summary(None))
     return out
+
+
+def back_transform(draws: np.ndarray, fitted: Sequence[FittedTransform]
+                   ) -> tuple[np.ndarray, list[str]]:
+    """Model draws back on the original scale (:func:`backward`), with a warning counting the
+    values outside the back-transform's domain (Box-Cox 1 + λx ≤ 0), which are NaN."""
+    values = backward(draws, fitted)
+    bad = int(np.count_nonzero(~np.isfinite(values)))
+    return values, ([f"{bad} generated values fall outside the back-transform's domain "
+                     "(Box-Cox 1 + λx ≤ 0) and are NaN"] if bad else [])
 
 
 def pair_key(a: str, b: str) -> str:

@@ -46,9 +46,8 @@ from anoneval.core.base import Context, PluginRef, to_jsonable
 from anoneval.core.data import Microdata, load
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.plugins.maxent._common import Transform
+from anoneval.plugins.maxent.moment_discrepancy import Moment
 
-Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
-                 "log", "log1m", "softplus", "skewness", "kurtosis"]
 TASKS = {
     1: "exploratory data analysis", 2: "transformation x = g(y)",
     3: "information moments T", 4: "nonparametric density f̃ (kernel)",
@@ -437,11 +436,10 @@ class Architecture:
         from scipy import stats
 
         from anoneval.plugins.maxent._common import (
-            coin_index,
+            divergence_summary,
             forward,
             grid_entropy,
             grid_kl,
-            information_index,
             log_grid_probabilities,
             rule_of_thumb_bandwidth,
             select_columns,
@@ -527,9 +525,7 @@ class Architecture:
             P = self._kde_probs(X, cols, axes)
             logq = log_grid_probabilities(model.logpdf(axes, cols), axes)
             k = grid_kl(P, logq)
-            delta2 = information_index(k) if math.isfinite(k) else 1.0
-            kl9[label] = {"kl": k, "information_index": delta2, "coin_index": coin_index(delta2),
-                          "entropy_kernel": grid_entropy(P, axes),
+            kl9[label] = {**divergence_summary(k), "entropy_kernel": grid_entropy(P, axes),
                           "entropy_model": grid_entropy(np.exp(logq), axes)}
         head = targets[0][0] if joint_cols is not None or d == 1 else max(
             (lab for lab, c in targets if len(c) == 2), key=lambda lab: kl9[lab]["kl"])
@@ -572,22 +568,19 @@ class Architecture:
                          ) -> tuple[list[Node], np.ndarray | None, ModelView | None]:
         """Tasks 10-16 for one replica; stops at the first failing node."""
         from anoneval.plugins.maxent._common import (
-            coin_index,
+            divergence_summary,
             forward,
             grid_kl,
             grid_mutual_information,
-            information_index,
+            information_summary,
             log_grid_probabilities,
-            m_index,
             normal_kl,
+            scale_pair,
         )
         from anoneval.plugins.maxent.close_pairs import close_pair_count
-        from anoneval.plugins.maxent.energy_statistic import energy_statistic
-        from anoneval.plugins.maxent.moment_discrepancy import (
-            moment_targets,
-            moment_terms,
-            scaled_discrepancy,
-        )
+        from anoneval.plugins.maxent.distance_to_closest_record import dcr_share
+        from anoneval.plugins.maxent.energy_statistic import energy_statistic, energy_summary
+        from anoneval.plugins.maxent.moment_discrepancy import compare_moments
 
         cfg, thr = self.cfg, self.cfg.thresholds
         d = len(columns)
@@ -610,9 +603,8 @@ class Architecture:
         targets = [("joint", list(range(d)))] + ([(c, [j]) for j, c in enumerate(columns)]
                                                  if d > 1 else [])
         for label, cols in targets:
-            r = energy_statistic(X[:, cols], Y[:, cols], cfg.energy_resamples, rng)
-            energy[label] = {"statistic": r.statistic, "energy_distance": r.energy_distance,
-                             "cramer_statistic": r.statistic / 2, "pvalue": r.pvalue}
+            energy[label] = energy_summary(
+                energy_statistic(X[:, cols], Y[:, cols], cfg.energy_resamples, rng))
         low = [lab for lab, e in energy.items()
                if e["pvalue"] is not None and thr.energy_alpha > 0
                and e["pvalue"] < thr.energy_alpha]
@@ -631,7 +623,9 @@ class Architecture:
         pi = close_pair_count(X, Y, thr.close_pairs_d0) / (n * m)
         per = ({c: close_pair_count(X[:, [j]], Y[:, [j]], thr.close_pairs_d0) / (n * m)
                 for j, c in enumerate(columns)} if d > 1 else {})
-        dcr = _dcr_share(X, Y)
+        # DistanceToClosestRecord's value (standardized, 5th percentile); task 4 already
+        # rejected constant columns, so every sd is positive
+        dcr = dcr_share(*scale_pair(X, Y, "std", columns)[:2])[0]
         ok4 = pi < thr.close_pairs_epsilon and (thr.dcr_max is None or dcr <= thr.dcr_max)
         reason = (f"π_d = {pi:.4g} < {thr.close_pairs_epsilon}" if ok4 else
                   f"replica points sit on actual points: π_d = {pi:.4g} ≥ "
@@ -644,16 +638,8 @@ class Architecture:
         if not ok4:
             return nodes, Y, None
         # Tasks 13-14, node 5
-        rows = []
-        for moment, cols in moment_targets(self.moments, d, columns):
-            tx = moment_terms(moment, X, cols, columns, "actual")
-            ty = moment_terms(moment, Y, cols, columns, "replica")
-            se = float(np.sqrt(tx.var() / len(tx) + ty.var() / len(ty)))
-            disc = scaled_discrepancy(float(tx.mean()), float(ty.mean()), thr.moment_kind, se,
-                                      float(tx.std()))
-            rows.append({"moment": moment, "columns": " × ".join(columns[j] for j in cols),
-                         "actual": float(tx.mean()), "replica": float(ty.mean()),
-                         "discrepancy": disc, "passed": disc <= thr.moment_tolerance})
+        rows = compare_moments(X, Y, columns, self.moments, thr.moment_kind,
+                               thr.moment_tolerance, ("actual", "replica"))
         self._task(13, {"theta_replica": [{k: r[k] for k in ("moment", "columns", "replica")}
                                           for r in rows]})
         bad = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]
@@ -685,9 +671,7 @@ class Architecture:
                 k = grid_kl(P, log_grid_probabilities(rmodel.logpdf(axes, cols), axes))
             else:
                 continue
-            delta2 = information_index(k) if math.isfinite(k) else 1.0
-            divs[label] = {"kl": k, "information_index": delta2,
-                           "coin_index": coin_index(delta2)}
+            divs[label] = divergence_summary(k)
         info: dict[str, Any] = {}
         if d > 1:
             for name, mv in (("actual_model", model), ("replica_model", rmodel)):
@@ -697,9 +681,7 @@ class Architecture:
                     axes = self._axes([X, Y], list(range(d)))
                     P = np.exp(log_grid_probabilities(mv.logpdf(axes, range(d)), axes))
                     return grid_mutual_information(P)
-                mi = mv.mutual_information(by_grid)
-                info[name] = {"mutual_information": mi, "m_index": m_index(mi),
-                              "coin_index": coin_index(m_index(mi))}
+                info[name] = information_summary(mv.mutual_information(by_grid))
         head = "joint" if "joint" in divs else max(divs, key=lambda k: divs[k]["kl"])
         k16 = divs[head]["kl"]
         ok6 = k16 <= thr.replica_kl
@@ -758,17 +740,6 @@ class Architecture:
         write_atomic(self._path(self.cfg.output.report),
                      json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
         return report
-
-
-def _dcr_share(X: np.ndarray, Y: np.ndarray) -> float:
-    """DistanceToClosestRecord's value (standardized, 5th percentile) for node 4's details."""
-    from scipy.spatial import cKDTree
-
-    sd = X.std(axis=0, ddof=1)
-    sd = np.where(sd > 0, sd, 1.0)
-    tree = cKDTree(X / sd)
-    t = float(np.percentile(tree.query(X / sd, k=2)[0][:, 1], 5))
-    return float(np.count_nonzero(tree.query(Y / sd, k=1)[0] < t) / len(Y))
 
 
 def _without_big(details: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,21 @@ from anoneval.core import Context, DataError, MeasureResult, RiskMeasure, hookim
 from anoneval.plugins.maxent._common import ColumnsParams, Scale, paired, scale_pair
 
 
+def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0
+              ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """#{h: DCR(x*_h) < t}/m on already scaled samples (X needs two rows or more).
+
+    Returns the share, the threshold t (the ``percentile``-th percentile of actual-to-actual
+    nearest-neighbour distances), the DCRs of the replica rows and those NN distances.
+    """
+    tree = cKDTree(X)
+    # k=2: the nearest row is the row itself (or an exact duplicate at distance 0 either way)
+    nn_actual = tree.query(X, k=2)[0][:, 1]
+    threshold = float(np.percentile(nn_actual, percentile))
+    dcr = tree.query(Y, k=1)[0]
+    return float(np.count_nonzero(dcr < threshold) / len(Y)), threshold, dcr, nn_actual
+
+
 class DistanceToClosestRecord(RiskMeasure):
     """Share of replica rows closer to an actual row than actual rows are to each other.
 
@@ -42,12 +57,7 @@ class DistanceToClosestRecord(RiskMeasure):
             raise DataError("the original data needs at least two rows for actual-to-actual "
                             "nearest-neighbour distances")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
-        tree = cKDTree(X)
-        # k=2: the nearest row is the row itself (or an exact duplicate at distance 0 either way)
-        nn_actual = tree.query(X, k=2)[0][:, 1]
-        threshold = float(np.percentile(nn_actual, p.percentile))
-        dcr = tree.query(Y, k=1)[0]
-        share = float(np.count_nonzero(dcr < threshold) / len(Y))
+        share, threshold, dcr, nn_actual = dcr_share(X, Y, p.percentile)
         q = np.percentile(dcr, [5, 50])
         return MeasureResult(
             value=share,

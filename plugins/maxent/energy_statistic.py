@@ -198,17 +198,17 @@ class EnergyStatistic(LossMeasure):
                 for j, c in enumerate(columns):
                     r = energy_statistic(X[:, j:j + 1], Y[:, j:j + 1], p.resamples,
                                          ctx.rng(j + 1), bar.update)
-                    cols[c] = _entry(r)
+                    cols[c] = energy_summary(r)
             elif d == 1:
-                cols[columns[0]] = _entry(joint)
+                cols[columns[0]] = energy_summary(joint)
         return MeasureResult(
             value=joint.statistic,
-            details={"joint": _entry(joint), "columns": cols, "n_actual": n, "n_replica": m,
+            details={"joint": energy_summary(joint), "columns": cols, "n_actual": n, "n_replica": m,
                      "scale": p.scale},
         )
 
 
-def _entry(r: EnergyResult) -> dict[str, float | int | None]:
+def energy_summary(r: EnergyResult) -> dict[str, float | int | None]:
     return {"statistic": r.statistic, "energy_distance": r.energy_distance,
             "cramer_statistic": r.statistic / 2.0, "pvalue": r.pvalue, "resamples": r.resamples}
 

@@ -11,12 +11,17 @@ from pydantic import Field
 from scipy import special, stats
 
 from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent._common import Transform, backward, coin_index, forward, m_index
+from anoneval.plugins.maxent._common import (
+    Transform,
+    backward,
+    check_unique,
+    forward,
+    information_summary,
+    is_continuous,
+    normal_entropy,
+)
+from anoneval.plugins.maxent._logistic import marginal_entropy as logistic_entropy
 from anoneval.plugins.maxent._synth import pair_key
-
-
-def _is_numeric(series: pd.Series) -> bool:
-    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
 
 
 def rank_scores(x: np.ndarray) -> np.ndarray:
@@ -93,12 +98,10 @@ class GaussianCopula(Synthesizer):
         frame = original.frame
         cols = list(p.columns) if p.columns is not None else [str(c) for c in frame.columns]
         original.require(cols + list(p.categorical), "column")
-        dup = sorted({c for c in cols if cols.count(c) > 1})
-        if dup:
-            raise DataError(f"columns listed twice: {dup}")
+        check_unique(cols)
         if len(original) < 3:
             raise DataError(f"GaussianCopula needs at least 3 rows, got {len(original)}")
-        numeric = [c for c in cols if _is_numeric(frame[c]) and c not in p.categorical]
+        numeric = [c for c in cols if is_continuous(frame[c]) and c not in p.categorical]
         categorical = [c for c in cols if c not in numeric]
         if isinstance(p.transform, dict):
             bad = [c for c in p.transform if c not in numeric]
@@ -198,9 +201,9 @@ class GaussianCopula(Synthesizer):
         for c in cols:
             info = params[c]
             if info["marginal"] == "normal":
-                entropies[c] = 0.5 * math.log(2 * math.pi * math.e * info["sd"] ** 2)
+                entropies[c] = normal_entropy(np.array([[info["sd"] ** 2]]), [c])
             elif info["marginal"] == "logistic":
-                entropies[c] = 2.0 + math.log(info["scale"])
+                entropies[c] = logistic_entropy(info["scale"])
             elif info["marginal"] == "categorical":
                 q = np.array(list(info["probabilities"].values()))
                 q = q[q > 0]
@@ -217,11 +220,9 @@ class GaussianCopula(Synthesizer):
                         "joint": (sum(entropies.values()) - (mi or 0.0))  # type: ignore[arg-type]
                         if not categorical and all(v is not None for v in entropies.values())
                         else None},
-            "mutual_information": mi,
+            **information_summary(mi),
             "mutual_information_kind": "exact (continuous marginals)" if not categorical
             else "latent Gaussian copula",
-            "m_index": m_index(mi) if mi is not None else None,
-            "coin_index": coin_index(m_index(mi)) if mi is not None else None,
             "n": n,
         }
         if len(cols) > 2:

@@ -12,11 +12,10 @@ from pydantic import Field
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins.maxent._common import (
     ColumnsParams,
-    coin_index,
+    divergence_summary,
     grid_axes,
     grid_kl,
     grid_probabilities,
-    information_index,
     kde_on_grid,
     log_grid_probabilities,
     log_kde_on_grid,
@@ -32,7 +31,13 @@ DEFAULT_GRID = {1: 1024, 2: 160, 3: 48}
 
 
 def _fit_normal(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """ME normal model of the data: sample mean and covariance (ddof = 1)."""
+    """ME normal model of the data: sample mean and covariance with divisor n − 1.
+
+    Not the paper's n (eq. 2) that the synthesizers use by default: two samples of sizes
+    n ≠ m with the same unbiased covariance then give K = 0 (with divisor n, K would grow with
+    |1/n − 1/m|); the difference from divisor n is O(1/n). The architecture's Task 16 refits
+    f** with the synthesizer's own ``ddof`` instead.
+    """
     return X.mean(axis=0), np.atleast_2d(np.cov(X, rowvar=False, ddof=1))
 
 
@@ -123,20 +128,16 @@ class KLDivergence(LossMeasure):
             return grid_divergence(x, y, p.method, points, names)
 
         joint = divergence(list(range(d)))
-        per_col = {c: _indices(divergence([j])) for j, c in enumerate(columns)} if d > 1 else {}
+        per_col = ({c: divergence_summary(divergence([j])) for j, c in enumerate(columns)}
+                   if d > 1 else {})
         warnings = []
         if math.isinf(joint):
             warnings.append("the replica's density vanishes where the actual's does not: K = inf")
         return MeasureResult(
             value=joint,
-            details={"method": p.method, "joint": _indices(joint), "columns": per_col},
+            details={"method": p.method, "joint": divergence_summary(joint), "columns": per_col},
             warnings=warnings,
         )
-
-
-def _indices(k: float) -> dict[str, float]:
-    delta2 = information_index(k) if math.isfinite(k) else 1.0
-    return {"kl": k, "information_index": delta2, "coin_index": coin_index(delta2)}
 
 
 @hookimpl

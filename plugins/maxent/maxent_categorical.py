@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent._common import coin_index, m_index
+from anoneval.plugins.maxent._common import check_unique, information_summary
 from anoneval.plugins.maxent._ipf import ipf, marginal
 from anoneval.plugins.maxent._synth import pair_key
 
@@ -75,9 +75,7 @@ class MaxEntCategorical(Synthesizer):
                                 f"codes are allowed); the columns are: {list(frame.columns)}")
             return cols
         cols = list(self.params.columns)
-        dup = sorted({c for c in cols if cols.count(c) > 1})
-        if dup:
-            raise DataError(f"columns listed twice: {dup}")
+        check_unique(cols)
         original.require(cols, "column")
         return cols
 
@@ -158,10 +156,7 @@ class MaxEntCategorical(Synthesizer):
             "n": n,
         }
         if len(cols) >= 2:
-            mi = max(sum(marg) - joint, 0.0)
-            out["mutual_information"] = mi
-            out["m_index"] = m_index(mi)
-            out["coin_index"] = coin_index(m_index(mi))
+            out.update(information_summary(max(sum(marg) - joint, 0.0)))
             out["pairwise_mutual_information"] = {
                 pair_key(cols[a], cols[b]): max(marg[a] + marg[b] - _entropy(
                     marginal(table, (a, b))), 0.0)

@@ -10,9 +10,10 @@ from scipy import special
 
 from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins.maxent import _logistic
-from anoneval.plugins.maxent._common import backward, forward, select_columns
+from anoneval.plugins.maxent._common import forward, select_columns
 from anoneval.plugins.maxent._synth import (
     SynthParams,
+    back_transform,
     frame_from,
     information_details,
     original_scale_shift,
@@ -62,12 +63,7 @@ class MaxEntLogistic(Synthesizer):
                 ctx.warn("MaxEntLogistic: the maximum-likelihood fit stopped before converging")
         n = replica_size(p, original)
         draws = _logistic.sample(ctx.rng(), n, loc, scale)
-        values = backward(draws, fitted)
-        warnings = []
-        bad = int(np.count_nonzero(~np.isfinite(values)))
-        if bad:
-            warnings.append(f"{bad} generated values fall outside the back-transform's domain "
-                            "(Box-Cox 1 + λx ≤ 0) and are NaN")
+        values, warnings = back_transform(draws, fitted)
         d = len(cols)
         u = (x - loc) / scale
         data_theta = float(special.logsumexp(

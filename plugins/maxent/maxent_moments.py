@@ -13,12 +13,12 @@ from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthe
 from anoneval.plugins.maxent import _dual
 from anoneval.plugins.maxent._common import (
     FittedTransform,
-    backward,
     forward,
     select_columns,
 )
 from anoneval.plugins.maxent._synth import (
     SynthParams,
+    back_transform,
     frame_from,
     information_details,
     log_jacobian,
@@ -125,12 +125,7 @@ class MaxEntMoments(Synthesizer):
         theta, theta_data = fit.targets, made.sample_moments
         n = replica_size(p, original)
         draws = fit.sample(ctx.rng(), n)
-        values = backward(draws, fitted)
-        warnings = []
-        bad = int(np.count_nonzero(~np.isfinite(values)))
-        if bad:
-            warnings.append(f"{bad} generated values fall outside the back-transform's domain "
-                            "(Box-Cox 1 + λx ≤ 0) and are NaN")
+        values, warnings = back_transform(draws, fitted)
         report = []
         for j, m in enumerate(p.moments):
             err = float(abs(fit.achieved[j] - theta[j]))

@@ -9,7 +9,6 @@ from pydantic import Field
 
 from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins.maxent._common import (
-    backward,
     check_covariance,
     forward,
     normal_entropy,
@@ -17,6 +16,7 @@ from anoneval.plugins.maxent._common import (
 )
 from anoneval.plugins.maxent._synth import (
     SynthParams,
+    back_transform,
     frame_from,
     information_details,
     original_scale_shift,
@@ -77,18 +77,13 @@ class MaxEntNormal(Synthesizer):
         n = replica_size(p, original)
         rng = ctx.rng()
         z = rng.standard_normal((n, d))
-        warnings: list[str] = []
         if p.adjust_moments:
             if n < d + 1 + p.ddof:
                 raise DataError(f"adjust_moments needs n > {d + p.ddof} replica rows (got n={n})")
             draws = whiten_to(z, mean, cov, p.ddof)
         else:
             draws = mean + z @ np.linalg.cholesky(cov).T
-        values = backward(draws, fitted)
-        bad = int(np.count_nonzero(~np.isfinite(values)))
-        if bad:
-            warnings.append(f"{bad} generated values fall outside the back-transform's domain "
-                            "(Box-Cox 1 + λx ≤ 0) and are NaN")
+        values, warnings = back_transform(draws, fitted)
         details = self._details(cols, fitted, mean, cov, draws, p.adjust_moments, p.ddof)
         details["n"] = n
         return SynthesisResult(data=Microdata(frame_from(values, cols)), details=details,

@@ -100,6 +100,26 @@ def moment_targets(moments: list[str], d: int, columns: list[str]
     return out
 
 
+def compare_moments(X: np.ndarray, Y: np.ndarray, columns: list[str], moments: list[str],
+                    kind: str, tolerance: float,
+                    where: tuple[str, str] = ("original", "anonymized")) -> list[dict]:
+    """One row per (moment, column or pair): θ_j of ``X`` and θ*_j of ``Y`` (eq. 2), their
+    absolute difference, the discrepancy ``kind`` judges (see :func:`scaled_discrepancy`; the
+    standard error is √(var T(x)/n + var T(x*)/m), divisor n) and whether it is ≤
+    ``tolerance``. ``where`` names the two samples in domain errors."""
+    rows = []
+    for moment, cols in moment_targets(moments, len(columns), columns):
+        tx = moment_terms(moment, X, cols, columns, where[0])
+        ty = moment_terms(moment, Y, cols, columns, where[1])
+        a, b = float(tx.mean()), float(ty.mean())
+        se = float(np.sqrt(tx.var() / len(tx) + ty.var() / len(ty)))
+        scaled = scaled_discrepancy(a, b, kind, se, float(tx.std()))
+        rows.append({"moment": moment, "columns": " × ".join(columns[j] for j in cols),
+                     "actual": a, "replica": b, "abs_diff": abs(a - b), "discrepancy": scaled,
+                     "passed": scaled <= tolerance})
+    return rows
+
+
 class MomentDiscrepancy(LossMeasure):
     """|θ_j − θ*_j| for each information moment, with a tolerance and a pass/fail flag.
 
@@ -139,18 +159,7 @@ class MomentDiscrepancy(LossMeasure):
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "MomentDiscrepancy")
-        d = len(columns)
-        rows = []
-        for moment, cols in moment_targets(list(p.moments), d, columns):
-            tx = moment_terms(moment, X, cols, columns, "original")
-            ty = moment_terms(moment, Y, cols, columns, "anonymized")
-            a, b = float(tx.mean()), float(ty.mean())
-            diff = abs(a - b)
-            se = float(np.sqrt(tx.var() / len(tx) + ty.var() / len(ty)))
-            scaled = scaled_discrepancy(a, b, p.tolerance_kind, se, float(tx.std()))
-            rows.append({"moment": moment, "columns": " × ".join(columns[j] for j in cols),
-                         "actual": a, "replica": b, "abs_diff": diff, "discrepancy": scaled,
-                         "passed": scaled <= p.tolerance})
+        rows = compare_moments(X, Y, columns, list(p.moments), p.tolerance_kind, p.tolerance)
         table = pd.DataFrame(rows)
         failed = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]
         return MeasureResult(

@@ -12,11 +12,10 @@ from pydantic import Field
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins.maxent._common import (
     ColumnsParams,
-    coin_index,
     grid_mutual_information,
     grid_probabilities,
+    information_summary,
     kde_on_grid,
-    m_index,
     normal_mutual_information,
     paired,
     rule_of_thumb_bandwidth,
@@ -25,8 +24,10 @@ from anoneval.plugins.maxent.kl_divergence import DEFAULT_GRID, grid_for
 
 
 def _mi(X: np.ndarray, model: str, names: list[str], grid: int | None) -> float:
+    """M of one side; the normal model's covariance has the paper's divisor n (eq. 2), as in
+    the synthesizers (R, hence M, does not depend on the divisor)."""
     if model == "normal":
-        return normal_mutual_information(np.cov(X, rowvar=False, ddof=1), names)
+        return normal_mutual_information(np.cov(X, rowvar=False, ddof=0), names)
     h = rule_of_thumb_bandwidth(X)
     zero = [c for c, v in zip(names, h, strict=True) if not v > 0]
     if zero:
@@ -74,10 +75,9 @@ class MutualInformationChange(LossMeasure):
             names = [columns[j] for j in cols]
             out = {}
             for label, data in (("actual", X), ("replica", Y)):
-                mi = _mi(data[:, cols], p.model, names, p.grid)
-                out[f"mi_{label}"] = mi
-                out[f"m_index_{label}"] = m_index(mi)
-                out[f"coin_index_{label}"] = coin_index(m_index(mi))
+                info = information_summary(_mi(data[:, cols], p.model, names, p.grid))
+                out.update({f"{key}_{label}": v for key, v in
+                            zip(("mi", "m_index", "coin_index"), info.values(), strict=True)})
             out["change"] = abs(out["mi_actual"] - out["mi_replica"])
             return out
 
