@@ -84,11 +84,18 @@ def _fake_distribution(site: Path, dist: str, module: str, value: str) -> None:
     (info / "entry_points.txt").write_text(f"[anoneval]\n{module} = {value}\n")
 
 
+def _plugin_package(site: Path, dist: str, module: str, source: str) -> None:
+    """An installed distribution ``dist`` whose entry point is module ``module``."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    _fake_distribution(site, dist, module.split("_")[0], module)
+
+
 def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
                                                               monkeypatch) -> None:
     site = tmp_path / "site"
     _fake_distribution(site, "broken-plugin", "broken", "no_such_module_xyz")
-    (site / "good_toy_plugin.py").write_text(textwrap.dedent("""
+    _plugin_package(site, "good-plugin", "good_toy_plugin", """
         from anoneval.core import hookimpl, RiskMeasure
 
         class GoodToy(RiskMeasure):
@@ -98,8 +105,7 @@ def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
         @hookimpl
         def risk_measure(register):
             register(GoodToy)
-    """))
-    _fake_distribution(site, "good-plugin", "good", "good_toy_plugin")
+    """)
     monkeypatch.syspath_prepend(str(site))
     registry = build_registry()
     assert any("'broken-plugin'" in e and "no_such_module_xyz" in e
@@ -113,8 +119,7 @@ def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
 
 def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkeypatch) -> None:
     site = tmp_path / "site"
-    (site / "wrong_kind_plugin.py").parent.mkdir(parents=True)
-    (site / "wrong_kind_plugin.py").write_text(textwrap.dedent("""
+    _plugin_package(site, "wrong-plugin", "wrong_kind_plugin", """
         from anoneval.core import hookimpl, LossMeasure
 
         class Wrong(LossMeasure):
@@ -124,8 +129,7 @@ def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkey
         @hookimpl
         def risk_measure(register):
             register(Wrong)
-    """))
-    _fake_distribution(site, "wrong-plugin", "wrong", "wrong_kind_plugin")
+    """)
     monkeypatch.syspath_prepend(str(site))
     registry = build_registry()
     assert any("wrong-plugin" in e and "declares kind 'loss_measure'" in e
@@ -135,15 +139,13 @@ def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkey
 
 def test_misspelt_hookimpl_fails_loudly(tmp_path: Path, monkeypatch) -> None:
     site = tmp_path / "site"
-    site.mkdir()
-    (site / "typo_plugin.py").write_text(textwrap.dedent("""
+    _plugin_package(site, "typo-plugin", "typo_plugin", """
         from anoneval.core import hookimpl
 
         @hookimpl
         def risk_measures(register):
             pass
-    """))
-    _fake_distribution(site, "typo-plugin", "typo", "typo_plugin")
+    """)
     monkeypatch.syspath_prepend(str(site))
     registry = build_registry()
     assert any("typo-plugin" in e and "risk_measures" in e for e in registry.load_errors)
