@@ -322,14 +322,20 @@ def measure_html(i: int, variants: list[dict[str, Any]], multi: bool, registry: 
         cls, label = _status(m)
         if multi:
             out.append(f'<h3>variant {_e(v["variant"])}</h3>')
+        took = ("" if not m["seconds"] else  # 0 exactly: timings are off in the config
+                f' <span class="note">(computed in <span class="volatile">'
+                f'{m["seconds"]:.3f}</span> s)</span>')
         out.append(f'<p class="{cls}">value <b>{_e(fmt_value(m["value"]))}</b>'
-                   f'{f" — {label}" if label else ""} <span class="note">(computed in '
-                   f'<span class="volatile">{m["seconds"]:.3f}</span> s)</span></p>')
+                   f'{f" — {label}" if label else ""}{took}</p>')
         if m.get("error"):
             out.append(f'<div class="errorbox">{_e(m["error"])}</div>')
         out += [f'<div class="warning">{_e(w)}</div>' for w in m.get("warnings") or []]
         out += plugin_fragments(registry, m, v)
-        if m.get("details"):
+        if m.get("details") and multi:  # one variant after another: keep the page short
+            out.append(f'<details class="variant-details"><summary>details of variant '
+                       f'{_e(v["variant"])}</summary>{details_html(m["details"], max_rows)}'
+                       "</details>")
+        elif m.get("details"):
             out.append(details_html(m["details"], max_rows))
     out.append("</section>")
     return "\n".join(out)

@@ -133,6 +133,9 @@ def class_size_section(measure: Mapping[str, Any]) -> str | None:
     ax_r.set_title("records per class size")
     caption = (f"{int(n.sum())} classes, {int((n * sizes).sum())} records; smallest class "
                f"{sizes.min():g}, largest {sizes.max():g}.")
+    suppressed = measure.get("details", {}).get("suppressed_records")
+    if isinstance(suppressed, int) and suppressed:
+        caption += f" {suppressed} suppressed records are in no class and not drawn."
     return figure_block(fig, f"{measure['label']}: class-size histogram", caption)
 
 
@@ -288,6 +291,9 @@ def ru_map_figure(ru: Mapping[str, Any]) -> str:
     Axes are oriented so that better is toward the lower left: an axis where higher is better
     (e.g. k of k-anonymity, "higher = safer") is drawn reversed.
     """
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
     from anoneval.core.report import higher_is_worse
 
     points = [p for p in ru["points"] if isinstance(p["risk"], float | int)
@@ -314,10 +320,12 @@ def ru_map_figure(ru: Mapping[str, Any]) -> str:
         (ax.set_xlabel if axis == "x" else ax.set_ylabel)(text)
         if rev:
             invert()
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers, no "1e8" offset
+        axis.set_major_formatter(FuncFormatter(
+            lambda v, _: f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"))
+    ax.margins(0.15)  # room for the variant labels at the edges
     ax.grid(alpha=0.3)
     ax.set_title("risk–utility map (better: lower left)")
-    from matplotlib.lines import Line2D
-
     ax.legend(handles=[
         Line2D([], [], marker="D", linestyle="", color=COLORS["pareto"], label="Pareto-optimal"),
         Line2D([], [], marker="o", linestyle="", color=COLORS["other"], markerfacecolor="none",
