@@ -1,7 +1,7 @@
 """Shared machinery of the microdata measures: params, equivalence classes, hierarchies.
 
-Conventions every measure of this family follows (ARX's output-analysis semantics, see
-``shared/reference/arx_pycanon.md`` §1):
+Conventions every measure of this family follows (ARX's output-analysis semantics, as in
+its ``MetricSDNMDiscernability``/``MetricMDNUEntropyPrecomputed`` and risk models):
 
 * A record is **suppressed** when all its quasi-identifiers equal ``suppression_token``
   (default ``"*"``, ARX's ``DataType.ANY_VALUE``; ARX PR #263), compared as text. Classes

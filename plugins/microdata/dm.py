@@ -13,7 +13,7 @@ from anoneval.plugins.microdata._common import QIParams, released_classes
 class DM(LossMeasure):
     """Discernibility metric: DM = Σ_{f≥k} f² + Σ_{f<k} n·f + n·|S|.
 
-    Source: El Emam et al. (2009), appendix D, derivation 1 (``shared/seeds/002``); ARX's
+    Source: El Emam et al. (2009), appendix D, derivation 1; ARX's
     ``MetricSDNMDiscernability`` and output-analysis ``QualityModelRowOrientedDiscernibility``.
     f are the sizes of the equivalence classes of non-suppressed records; a class with f < k
     (strict) is treated as suppressed, so each of its records costs n, and so does each

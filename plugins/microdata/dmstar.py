@@ -12,7 +12,7 @@ from anoneval.plugins.microdata._common import QIParams, released_classes
 class DMStar(LossMeasure):
     """DM* = Σ_i f_i² over all equivalence classes, whatever their size.
 
-    Source: El Emam et al. (2009), appendix D, derivation 2 (``shared/seeds/002``); ARX's
+    Source: El Emam et al. (2009), appendix D, derivation 2; ARX's
     ``MetricSDDiscernability``. Unlike :class:`DM` there is no k and small classes are not
     penalised, so DM* never falls when the data is coarsened. From a released table the
     suppressed records (all quasi-identifiers equal to the token, plus deleted records) are

@@ -17,7 +17,7 @@ Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``r
 ``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
 rule), ``status`` (safe/unsafe/empty) and ``reason`` (the failing rules).
 
-Conventions (see ``shared/reference/sdc_anchors.md`` §2 for the anchors):
+Conventions (those of tau-Argus and sdcTable, with their differences noted):
 
 - Contributions are ranked in descending order; ties are interchangeable (the sums do not depend on
   which of two equal contributions comes first).
