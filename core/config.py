@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -272,11 +273,14 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
     return cls(parsed) if ok else None
 
 
-def _resolve_measure_class(spec: dict[str, Any], path: str, registry: Registry,
-                           problems: list[tuple[str, str]]) -> type[Measure] | None:
+def plan_measure(spec: Mapping[str, Any], path: str, registry: Registry,
+                 problems: list[tuple[str, str]]) -> PlannedMeasure | None:
+    """Resolve a measure spec (``name``, ``kind``, ``params``, ``label``, ``threshold``) into a
+    validated measure, appending every problem (with its JSON path) to ``problems``."""
     name = spec.get("name")
     if not isinstance(name, str):
-        return None  # the envelope reports it
+        problems.append((f"{path}.name", "a measure needs a 'name' string"))
+        return None
     kinds = [spec["kind"]] if spec.get("kind") in MEASURE_KINDS else list(MEASURE_KINDS)
     found = registry.kinds_of(name, kinds)
     if not found:
@@ -287,10 +291,22 @@ def _resolve_measure_class(spec: dict[str, Any], path: str, registry: Registry,
                                           '"kind": "risk_measure" or "loss_measure"'))
         return None
     try:
-        return registry.get(found[0], name)  # type: ignore[return-value]
+        cls = registry.get(found[0], name)
     except PluginError as exc:
         problems.append((f"{path}.name", str(exc)))
         return None
+    made = validate_params(cls, spec.get("params", {}), f"{path}.params", registry, problems)
+    threshold = None
+    if spec.get("threshold") is not None:
+        try:
+            threshold = Threshold.model_validate(spec["threshold"])
+        except ValidationError as exc:
+            problems.extend(_pydantic_problems(exc, f"{path}.threshold", spec["threshold"],
+                                               Threshold))
+            return None
+    if not isinstance(made, Measure):
+        return None
+    return PlannedMeasure(made, spec.get("label") or made.name, threshold)
 
 
 def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
@@ -408,12 +424,13 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
         path = f"measures[{i}]"
         if not isinstance(spec, dict):
             continue
-        cls = _resolve_measure_class(spec, path, registry, problems)
-        if cls is None:
+        if not isinstance(spec.get("name"), str):
+            continue  # the envelope reports it
+        plan = plan_measure(spec, path, registry, problems)
+        if plan is None:
             continue
-        made = validate_params(cls, spec.get("params", {}), f"{path}.params", registry, problems)
-        if not isinstance(made, Measure):
-            continue
+        made = plan.measure
+        cls = type(made)
         need = made.required_inputs()
         if need == "both":
             if not has_original:
@@ -428,14 +445,11 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
             if bad:
                 problems.append((path, f"{cls.name} accepts {', '.join(cls.accepts)} data, "
                                        f"not {', '.join(bad)}"))
-        label = spec.get("label") or cls.name
-        if label in labels:
-            problems.append((f"{path}.label", f"two measures are labelled {label!r}; give one "
-                                              "of them a distinct 'label'"))
-        labels.add(label)
-        thr = spec.get("threshold")
-        planned.append(PlannedMeasure(made, label, Threshold.model_validate(thr)
-                                      if isinstance(thr, dict) and config else None))
+        if plan.label in labels:
+            problems.append((f"{path}.label", f"two measures are labelled {plan.label!r}; "
+                                              "give one of them a distinct 'label'"))
+        labels.add(plan.label)
+        planned.append(plan)
 
     _check_ru_map(raw.get("report"), planned, problems)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from anoneval.core.base import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
-from anoneval.core.config import MEASURE_KINDS, PlannedMeasure, Threshold, validate_params
+from anoneval.core.config import PlannedMeasure, plan_measure
 from anoneval.core.data import Dataset, as_dataset
-from anoneval.core.errors import ConfigError, PluginError
+from anoneval.core.errors import ConfigError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 from anoneval.registry import Registry, default_registry, own_version
 
@@ -34,25 +34,9 @@ def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[
         if isinstance(m, Measure):
             out.append(PlannedMeasure(m, m.name, None))
             continue
-        spec: Mapping[str, Any] = {"name": m} if isinstance(m, str) else m
-        name = spec.get("name")
-        kinds = [spec["kind"]] if spec.get("kind") in MEASURE_KINDS else list(MEASURE_KINDS)
-        found = registry.kinds_of(name, kinds) if isinstance(name, str) else []
-        if len(found) != 1:
-            msg = (registry.unknown_message(kinds, str(name)) if not found
-                   else f"{name!r} is ambiguous; give 'kind'")
-            problems.append((f"{path}.name", msg))
-            continue
-        try:
-            cls = registry.get(found[0], name)  # type: ignore[arg-type]
-        except PluginError as exc:
-            problems.append((f"{path}.name", str(exc)))
-            continue
-        made = validate_params(cls, spec.get("params", {}), f"{path}.params", registry, problems)
-        if isinstance(made, Measure):
-            thr = spec.get("threshold")
-            out.append(PlannedMeasure(made, spec.get("label") or made.name,
-                                      Threshold.model_validate(thr) if thr else None))
+        plan = plan_measure({"name": m} if isinstance(m, str) else m, path, registry, problems)
+        if plan is not None:
+            out.append(plan)
     labels = [p.label for p in out]
     dups = sorted({x for x in labels if labels.count(x) > 1})
     if dups:

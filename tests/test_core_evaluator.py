@@ -148,3 +148,16 @@ def test_atomic_writes_get_the_usual_permissions(tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "b.png").read_bytes() == b"\x89PNG"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.png", "c.csv"]
+
+
+def test_api_and_config_resolve_measures_alike(toy_registry, tmp_path: Path) -> None:
+    from anoneval.core.config import validate_config
+
+    bad = {"name": "Analytic", "threshold": {"mx": 1}}
+    with pytest.raises(ConfigError) as api:
+        evaluate(None, None, [bad], registry=toy_registry)
+    with pytest.raises(ConfigError) as cfg:
+        validate_config({"measures": [bad]}, tmp_path, toy_registry)
+    expected = [("measures[0].threshold.mx", "unknown key; did you mean 'max'? Allowed: max, min")]
+    assert api.value.problems == expected
+    assert cfg.value.problems == expected  # reported once, not by both checks
