@@ -8,7 +8,8 @@ measures, distances and synthesizers.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -54,6 +55,11 @@ def plugin_ref(kind: Kind, default: str, description: str) -> Any:
         description=description,
         json_schema_extra={"plugin_kind": kind},
     )
+
+
+def repeated(values: Iterable[str]) -> list[str]:
+    """The values that occur more than once, sorted (for "listed twice" errors)."""
+    return sorted(v for v, n in Counter(values).items() if n > 1)
 
 
 def released(original: Dataset | None, anonymized: Dataset | None) -> Dataset:

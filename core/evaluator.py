@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from anoneval.core.base import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
+from anoneval.core.base import (
+    Context,
+    Measure,
+    MeasureResult,
+    SynthesisResult,
+    Synthesizer,
+    repeated,
+)
 from anoneval.core.config import PlannedMeasure, plan_measure
 from anoneval.core.data import Dataset, as_dataset
 from anoneval.core.errors import ConfigError
@@ -38,7 +45,7 @@ def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[
         if plan is not None:
             out.append(plan)
     labels = [p.label for p in out]
-    dups = sorted({x for x in labels if labels.count(x) > 1})
+    dups = repeated(labels)
     if dups:
         problems.append(("measures", f"duplicate labels {dups}; give each a distinct 'label'"))
     if problems:

@@ -21,6 +21,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import DataError, Microdata, Params
+from anoneval.core.base import repeated
 
 Transform = Literal["identity", "log", "log1p", "boxcox"]
 TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")
@@ -52,7 +53,7 @@ def is_continuous(series: pd.Series) -> bool:
 def check_unique(columns: Sequence[str]) -> None:
     """A :class:`DataError` naming the columns listed more than once."""
     columns = list(columns)
-    dup = sorted({c for c in columns if columns.count(c) > 1})
+    dup = repeated(columns)
     if dup:
         raise DataError(f"columns listed twice: {', '.join(map(repr, dup))}")
 

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.base import Context, Params, released
+from anoneval.core.base import Context, Params, released, repeated
 from anoneval.core.data import Dataset, Microdata, sniff_separator
 from anoneval.core.errors import DataError
 
@@ -58,7 +58,7 @@ class QIParams(Params):
     @field_validator("quasi_identifiers")
     @classmethod
     def _distinct(cls, value: list[str]) -> list[str]:
-        dups = sorted({c for c in value if value.count(c) > 1})
+        dups = repeated(value)
         if dups:
             raise ValueError(f"quasi-identifiers listed twice: {dups}")
         return value

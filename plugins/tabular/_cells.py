@@ -53,6 +53,7 @@ import pandas as pd
 from pydantic import Field, field_validator
 
 from anoneval.core import Context, DataError, MeasureResult, Params, Table
+from anoneval.core.base import repeated
 from anoneval.core.data import Dataset, Microdata
 
 #: Relative tolerance of the rule comparisons (see the module docstring).
@@ -74,7 +75,7 @@ class SpanParams(Params):
     @field_validator("cells")
     @classmethod
     def _distinct_cells(cls, v: list[str]) -> list[str]:
-        dups = sorted({c for c in v if v.count(c) > 1})
+        dups = repeated(v)
         if dups:
             raise ValueError(f"spanning variables repeat {dups}")
         return v

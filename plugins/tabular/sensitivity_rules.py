@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from anoneval.core import Context, DataError, MeasureResult, Params, RiskMeasure, released
+from anoneval.core.base import repeated
 from anoneval.core.data import Dataset
 from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
 
@@ -94,7 +95,7 @@ class SensitivityRules(RiskMeasure):
             else:
                 rules.append(Rule("freq", level, min_contributors=spec.min_contributors))
         labels = [r.label for r in rules]
-        dups = sorted({x for x in labels if labels.count(x) > 1})
+        dups = repeated(labels)
         if dups:
             raise DataError(f"rules repeat {dups}; give each rule once")
         return run_rules(released(original, anonymized), p, rules, self.name, ctx)
