@@ -11,14 +11,16 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from anoneval.core.base import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
-from anoneval.registry import Registry, default_registry
+
+if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
+    from anoneval.registry import Registry
 
 MEASURE_KINDS = ("risk_measure", "loss_measure")
 
@@ -341,6 +343,8 @@ def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
 def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | None = None,
                     check_files: bool = True) -> Plan:
     """Validate a config dict in full; raise :class:`ConfigError` listing every problem."""
+    from anoneval.registry import default_registry
+
     registry = registry or default_registry()
     base_dir = Path(base_dir)
     problems: list[tuple[str, str]] = []

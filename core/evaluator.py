@@ -10,7 +10,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anoneval.core.base import (
     Context,
@@ -24,7 +24,9 @@ from anoneval.core.config import PlannedMeasure, plan_measure
 from anoneval.core.data import Dataset, as_dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
-from anoneval.registry import Registry, default_registry, own_version
+
+if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
+    from anoneval.registry import Registry
 
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
 
@@ -72,6 +74,8 @@ class Evaluator:
         base_dir: str | Path | None = None,
     ) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else None
+        from anoneval.registry import default_registry, own_version
+
         self.registry = registry or default_registry()
         self.kind = kind
         self.original: Dataset | None = as_dataset(original, kind)

@@ -93,3 +93,13 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path
                                     "anoneval.testing"])
 def test_import_names(module: str) -> None:
     __import__(module)
+
+
+@pytest.mark.parametrize("module", ["anoneval.registry", "anoneval.core.config",
+                                    "anoneval.core.evaluator", "anoneval.testing",
+                                    "anoneval.plugins.microdata.kanonymity"])
+def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    # no import cycle between anoneval.core and anoneval.registry, whichever comes first
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
