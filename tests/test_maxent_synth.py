@@ -21,13 +21,13 @@ from anoneval.core import Context, DataError, LossMeasure, MeasureResult, Microd
 from anoneval.core.config import validate_config
 from anoneval.core.errors import ConfigError
 from anoneval.core.runner import run_plan
-from anoneval.plugins.maxent import _dual, _ipf, _logistic
-from anoneval.plugins.maxent._common import coin_index, m_index
-from anoneval.plugins.maxent.gaussian_copula import GaussianCopula, category_scores
-from anoneval.plugins.maxent.maxent_categorical import MaxEntCategorical
-from anoneval.plugins.maxent.maxent_logistic import MaxEntLogistic
-from anoneval.plugins.maxent.maxent_moments import MaxEntMoments
-from anoneval.plugins.maxent.maxent_normal import MaxEntNormal
+from anoneval.plugins._continuous import coin_index, m_index
+from anoneval.plugins.synthesizers import _dual, _ipf, _logistic
+from anoneval.plugins.synthesizers.gaussian_copula import GaussianCopula, category_scores
+from anoneval.plugins.synthesizers.maxent_categorical import MaxEntCategorical
+from anoneval.plugins.synthesizers.maxent_logistic import MaxEntLogistic
+from anoneval.plugins.synthesizers.maxent_moments import MaxEntMoments
+from anoneval.plugins.synthesizers.maxent_normal import MaxEntNormal
 from anoneval.registry import build_registry
 
 CTX = Context(seed=7)
@@ -592,8 +592,8 @@ def test_maxent_moments_mckay_bivariate_gamma():
 @pytest.mark.parametrize(("kind", "lam"), [("identity", None), ("log", None), ("log1p", None),
                                            ("boxcox", 0.0), ("boxcox", 0.4), ("boxcox", -0.3)])
 def test_log_jacobian_matches_numeric_derivative(kind, lam):
-    from anoneval.plugins.maxent._common import FittedTransform
-    from anoneval.plugins.maxent._synth import log_jacobian
+    from anoneval.plugins._continuous import FittedTransform
+    from anoneval.plugins.synthesizers._synth import log_jacobian
 
     f = FittedTransform("a", kind, lam)
     x, h = np.array([-0.5, 0.3, 1.2]), 1e-6

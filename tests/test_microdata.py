@@ -20,12 +20,12 @@ from pycanon import anonymity, metrics
 from anoneval.core import Evaluator, Microdata, evaluate
 from anoneval.core.base import Context
 from anoneval.core.errors import ConfigError
-from anoneval.plugins.microdata.aecs import AECS
-from anoneval.plugins.microdata.dm import DM
-from anoneval.plugins.microdata.dmstar import DMStar
+from anoneval.plugins.generalization.aecs import AECS
+from anoneval.plugins.generalization.dm import DM
+from anoneval.plugins.generalization.dmstar import DMStar
+from anoneval.plugins.generalization.nonuniform_entropy import NonUniformEntropy
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
-from anoneval.plugins.microdata.nonuniform_entropy import NonUniformEntropy
 
 HERE = Path(__file__).resolve().parent / "data" / "microdata"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",

@@ -7,7 +7,7 @@ from pydantic import Field
 from scipy.spatial import cKDTree
 
 from anoneval.core import Context, MeasureResult, RiskMeasure, hookimpl
-from anoneval.plugins.maxent._common import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 
 def close_pair_count(X: np.ndarray, Y: np.ndarray, d0: float) -> int:

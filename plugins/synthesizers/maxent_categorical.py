@@ -10,9 +10,9 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent._common import check_unique, information_summary
-from anoneval.plugins.maxent._ipf import ipf, marginal
-from anoneval.plugins.maxent._synth import pair_key
+from anoneval.plugins._continuous import check_unique, information_summary
+from anoneval.plugins.synthesizers._ipf import ipf, marginal
+from anoneval.plugins.synthesizers._synth import pair_key
 
 
 def _entropy(p: np.ndarray) -> float:

@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
-from anoneval.plugins.maxent._common import ColumnsParams, paired
+from anoneval.plugins._continuous import ColumnsParams, paired
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
                  "log", "log1m", "softplus", "skewness", "kurtosis"]

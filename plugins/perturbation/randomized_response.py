@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from anoneval.core import Context, Dataset, Microdata, SynthesisResult, Synthesizer
 from anoneval.core.errors import DataError
-from anoneval.plugins.rappor import _channels as ch
+from anoneval.plugins.perturbation import _channels as ch
 
 #: Salt of this synthesizer's random streams: ctx.rng(0) alone would replay
 #: numpy.random.default_rng(seed), the stream that often generated the data being randomized.
@@ -22,7 +22,7 @@ _CHUNK = 1 << 22
 class RandomizedResponse(Synthesizer):
     """Replace each chosen categorical column by its randomized report, record by record.
 
-    Mechanisms as in :class:`~anoneval.plugins.rappor.mi_leakage.MILeakage`: ``direct`` keeps
+    Mechanisms as in :class:`~anoneval.plugins.perturbation.mi_leakage.MILeakage`: ``direct`` keeps
     the category w.p. gamma and otherwise reports one of the m − 1 others uniformly (k-RR, Wang
     et al. 2017's direct encoding); ``matrix`` draws the report of category c from row c of a square
     row-stochastic matrix; ``unary``, ``unary_asymmetric`` and ``rappor`` one-hot encode the

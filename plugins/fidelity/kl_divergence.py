@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import Field
 
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     ColumnsParams,
     divergence_summary,
     grid_axes,

@@ -11,7 +11,7 @@ from pydantic import Field
 from scipy import special, stats
 
 from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     Transform,
     backward,
     check_unique,
@@ -20,8 +20,8 @@ from anoneval.plugins.maxent._common import (
     is_continuous,
     normal_entropy,
 )
-from anoneval.plugins.maxent._logistic import marginal_entropy as logistic_entropy
-from anoneval.plugins.maxent._synth import pair_key
+from anoneval.plugins.synthesizers._logistic import marginal_entropy as logistic_entropy
+from anoneval.plugins.synthesizers._synth import pair_key
 
 
 def rank_scores(x: np.ndarray) -> np.ndarray:

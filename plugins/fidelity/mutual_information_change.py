@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     ColumnsParams,
     grid_mutual_information,
     grid_probabilities,
@@ -20,7 +20,7 @@ from anoneval.plugins.maxent._common import (
     paired,
     rule_of_thumb_bandwidth,
 )
-from anoneval.plugins.maxent.kl_divergence import DEFAULT_GRID, grid_for
+from anoneval.plugins.fidelity.kl_divergence import DEFAULT_GRID, grid_for
 
 
 def _mi(X: np.ndarray, model: str, names: list[str], grid: int | None) -> float:

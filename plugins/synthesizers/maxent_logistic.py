@@ -9,9 +9,9 @@ from pydantic import Field
 from scipy import special
 
 from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent import _logistic
-from anoneval.plugins.maxent._common import forward, select_columns
-from anoneval.plugins.maxent._synth import (
+from anoneval.plugins._continuous import forward, select_columns
+from anoneval.plugins.synthesizers import _logistic
+from anoneval.plugins.synthesizers._synth import (
     SynthParams,
     back_transform,
     frame_from,

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from anoneval.core import Context, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.core.base import Inputs
 from anoneval.core.errors import DataError
-from anoneval.plugins.rappor import _channels as ch
+from anoneval.plugins.perturbation import _channels as ch
 
 _UNARY = ("unary", "unary_asymmetric", "rappor")
 _ANALYTIC_ONLY = ("method", "samples", "curve_points")

@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 
 from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
-from anoneval.plugins.maxent._common import ColumnsParams, paired
+from anoneval.plugins._continuous import ColumnsParams, paired
 
 
 class KSDistance(LossMeasure):

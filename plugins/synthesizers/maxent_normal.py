@@ -8,13 +8,13 @@ import numpy as np
 from pydantic import Field
 
 from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     check_covariance,
     forward,
     normal_entropy,
     select_columns,
 )
-from anoneval.plugins.maxent._synth import (
+from anoneval.plugins.synthesizers._synth import (
     SynthParams,
     back_transform,
     frame_from,

@@ -14,7 +14,7 @@ from pydantic import Field
 from scipy.spatial.distance import cdist
 
 from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
-from anoneval.plugins.maxent._common import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.
 BLOCK = 2048

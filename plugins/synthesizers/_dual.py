@@ -36,7 +36,7 @@ import numpy as np
 from scipy import special
 
 from anoneval.core.errors import DataError
-from anoneval.plugins.maxent._common import grid_entropy
+from anoneval.plugins._continuous import grid_entropy
 
 FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log": np.log, "exp": np.exp, "abs": np.abs, "sqrt": np.sqrt, "log1p": np.log1p,
@@ -232,7 +232,7 @@ class MEGridFit:
         return np.exp(self.logpdf(points))
 
     def entropy(self) -> float:
-        """H(f) = −Σ p log(p / vol) on the grid (nats), :func:`_common.grid_entropy`."""
+        """H(f) = −Σ p log(p / vol) on the grid (nats), as :func:`grid_entropy`."""
         return grid_entropy(self.prob, self.edges)
 
     def marginal_entropies(self) -> list[float]:

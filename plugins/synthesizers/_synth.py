@@ -20,7 +20,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core import Microdata
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     ColumnsParams,
     FittedTransform,
     backward,

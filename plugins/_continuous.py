@@ -1,8 +1,8 @@
-"""Shared helpers of the maximum-entropy family: column selection, transforms, closed forms.
+"""Helpers shared by the continuous-data families: column selection, transforms, closed forms.
 
-Source: Pflughoeft, Soofi & Soyer (2022), "Information Architecture for Data Disclosure",
-Entropy 24(5):670 (the seed). Equation numbers below are the paper's. Logarithms are natural
-(entropies and divergences in nats).
+Used by ``synthesizers``, ``fidelity`` and ``similarity``. Source: Pflughoeft, Soofi & Soyer
+(2022), "Information Architecture for Data Disclosure", Entropy 24(5):670. Equation numbers
+below are the paper's. Logarithms are natural (entropies and divergences in nats).
 
 Every ME synthesizer and inspection works on the *transformed* scale of the paper's Task 2
 (x = g_k(y), one one-to-one transform per column): :func:`forward` maps the selected columns of
