@@ -25,8 +25,7 @@ import numpy as np
 import pandas as pd
 from pycanon import anonymity
 
-from anoneval.core import Microdata
-from anoneval.core.base import Context
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar

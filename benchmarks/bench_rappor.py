@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Context, Microdata
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.perturbation import _channels as ch
 from anoneval.plugins.perturbation.mi_leakage import MILeakage
 from anoneval.plugins.perturbation.randomized_response import RandomizedResponse

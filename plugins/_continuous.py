@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import DataError, Microdata, Params
-from anoneval.core.base import repeated
+from anoneval.core.api import DataError, Microdata, Params
+from anoneval.core.duplicates import repeated
 
 Transform = Literal["identity", "log", "log1p", "boxcox"]
 TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     ConfigError,
     Context,
     DataError,

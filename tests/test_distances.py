@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import mahalanobis as scipy_mahalanobis
 
-from anoneval.core.base import Context
+from anoneval.core.api import Context
 from anoneval.core.data import Microdata, Trajectories, load
 from anoneval.core.errors import DataError
 from anoneval.plugins.distances.dtw import DTW

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from anoneval.core import DataError, Microdata, evaluate
+from anoneval.core import evaluate
+from anoneval.core.api import DataError, Microdata
 from anoneval.plugins import _continuous as C
 from anoneval.plugins.fidelity.energy_statistic import _labels, _sums_nd, energy_statistic
 from anoneval.plugins.similarity.close_pairs import close_pair_count

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, Microdata
 from anoneval.core.config import validate_config
 from anoneval.core.errors import ConfigError
 from anoneval.core.runner import run_plan

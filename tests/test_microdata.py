@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pycanon import anonymity, metrics
 
-from anoneval.core import Evaluator, Microdata, evaluate
-from anoneval.core.base import Context
+from anoneval.core import Evaluator, evaluate
+from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import ConfigError
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anoneval.core import Context, Microdata, evaluate
+from anoneval.core import evaluate
+from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.plugins.perturbation import _channels as ch
 from anoneval.plugins.perturbation.mi_leakage import MILeakage

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
 
-from anoneval.core.base import Context, Distance
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, Distance, Microdata
 from anoneval.core.errors import DataError
 
 #: Pair-column elements per chunk of a distance matrix.
@@ -19,7 +18,7 @@ CHUNK_ELEMENTS = 1 << 21
 
 def as_microdata(data: Dataset, role: str) -> Microdata:
     if not isinstance(data, Microdata):
-        raise DataError(f"the {role} data must be microdata, got {data.kind}")
+        raise DataError(f"the {role} data must be microdata, got {data.data_kind}")
     return data
 
 

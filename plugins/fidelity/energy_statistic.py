@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.

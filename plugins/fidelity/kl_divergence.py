@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins._continuous import (
     ColumnsParams,
     divergence_summary,

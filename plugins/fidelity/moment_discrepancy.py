@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins._continuous import ColumnsParams, paired
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.microdata._common import QIParams, released_classes
 
 

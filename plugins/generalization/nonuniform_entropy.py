@@ -8,8 +8,7 @@ import numpy as np
 from annotated_types import Interval
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._common import (
     Column,

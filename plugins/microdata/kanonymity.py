@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._common import (
     Classes,
     QIParams,

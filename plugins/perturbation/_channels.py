@@ -26,7 +26,7 @@ import pandas as pd
 from pydantic import Field, field_validator, model_validator
 from scipy.special import gammaln, logsumexp, rel_entr, xlogy
 
-from anoneval.core import Params
+from anoneval.core.api import Params
 
 #: Largest m for which the 2^m outputs of a unary channel are enumerated exactly.
 ENUMERATION_LIMIT = 20

@@ -8,8 +8,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core import Context, Dataset, MeasureResult, Microdata, RiskMeasure
-from anoneval.core.base import Inputs
+from anoneval.core.api import Context, Dataset, Inputs, MeasureResult, Microdata, RiskMeasure
 from anoneval.core.errors import DataError
 from anoneval.plugins.perturbation import _channels as ch
 
@@ -387,7 +386,7 @@ def _normalized(mi: float, h_input: float) -> float:
 def _microdata(data: Dataset | None, side: str) -> Microdata:
     if not isinstance(data, Microdata):
         raise DataError(f"MILeakage needs the {side} data as microdata here"
-                        + ("" if data is None else f", not {data.kind}"))
+                        + ("" if data is None else f", not {data.data_kind}"))
     return data
 
 

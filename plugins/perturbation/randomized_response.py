@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core import Context, Dataset, Microdata, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, Dataset, Microdata, SynthesisResult, Synthesizer
 from anoneval.core.errors import DataError
 from anoneval.plugins.perturbation import _channels as ch
 
@@ -73,7 +73,7 @@ class RandomizedResponse(Synthesizer):
 
     def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
         if not isinstance(original, Microdata):
-            raise DataError(f"RandomizedResponse needs microdata, not {original.kind}")
+            raise DataError(f"RandomizedResponse needs microdata, not {original.data_kind}")
         pp = self.params
         original.require(pp.columns, "column")
         frame = original.frame.copy(deep=False)  # randomized columns are replaced, not written

@@ -6,7 +6,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core import Context, DataError, MeasureResult, RiskMeasure, hookimpl
+from anoneval.core.api import Context, DataError, MeasureResult, RiskMeasure, hookimpl
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Microdata
+from anoneval.core.api import Microdata
 from anoneval.plugins._continuous import (
     ColumnsParams,
     FittedTransform,

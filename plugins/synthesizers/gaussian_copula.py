@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 from scipy import special, stats
 
-from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import (
     Transform,
     backward,

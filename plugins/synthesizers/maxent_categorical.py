@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import check_unique, information_summary
 from anoneval.plugins.synthesizers._ipf import ipf, marginal
 from anoneval.plugins.synthesizers._synth import pair_key

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 from scipy import special
 
-from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import forward, select_columns
 from anoneval.plugins.synthesizers import _logistic
 from anoneval.plugins.synthesizers._synth import (

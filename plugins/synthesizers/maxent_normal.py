@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import Context, DataError, Microdata, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import (
     check_covariance,
     forward,

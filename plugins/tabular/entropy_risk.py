@@ -8,8 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core import Context, DataError, MeasureResult, RiskMeasure, released
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure, released
 from anoneval.plugins.tabular._freq import FreqParams, frequency_table, product_size
 
 

@@ -7,8 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import Context, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 

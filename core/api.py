@@ -1,34 +1,65 @@
-"""Base classes every plugin derives from, the result model and the evaluation context.
+"""The public contract for plugin authors: import everything a plugin needs from here.
 
 A plugin is a class with a ``name``, a one-line ``description``, a nested pydantic ``Params``
-model and a typed compute method. Four kinds exist (the design card): risk measures, loss
-measures, distances and synthesizers.
+model and a typed compute method. Four plugin kinds exist: risk measures, loss measures,
+distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :class:`Table`,
+:class:`Trajectories`) read-only. Every other module of ``anoneval`` is private.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from anoneval.core.data import (
+    DATA_KINDS,
+    DataKind,
+    Dataset,
+    FrameData,
+    Microdata,
+    Table,
+    Trajectories,
+)
+from anoneval.core.errors import (
+    AnonevalError,
+    ConfigError,
+    DataError,
+    PluginError,
+    UnknownPluginError,
+)
+from anoneval.core.hookspecs import hookimpl
+from anoneval.core.inputs import Inputs, released
 from anoneval.core.progress import Progress
 
 if TYPE_CHECKING:
-    from anoneval.core.data import Dataset
     from anoneval.registry import Registry
 
-KINDS = ("risk_measure", "loss_measure", "distance", "synthesizer")
-Kind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
-#: Which datasets a measure needs: both sides, either one (the released side when both are
-#: given: the anonymized one), or none (analytic measures).
-Inputs = Literal["both", "either", "none"]
+#: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
+PluginKind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
+PLUGIN_KINDS: tuple[PluginKind, ...] = ("risk_measure", "loss_measure", "distance", "synthesizer")
+
+
+class Direction(str, Enum):
+    """Which way a measure's value gets worse, as the report states it."""
+
+    RISKIER = "higher = riskier"
+    SAFER = "higher = safer"
+    MORE_LOSS = "higher = more loss"
+    LESS_LOSS = "higher = less loss"
+
+    def __str__(self) -> str:  # the text, on every Python version (3.12 changed the default)
+        return self.value
+
+    @property
+    def higher_is_worse(self) -> bool:
+        """True when a higher value is worse (more risk or more loss)."""
+        return self in (Direction.RISKIER, Direction.MORE_LOSS)
 
 
 class Params(BaseModel):
@@ -48,26 +79,13 @@ class PluginRef(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict, description="That plugin's params.")
 
 
-def plugin_ref(kind: Kind, default: str, description: str) -> Any:
+def plugin_ref(kind: PluginKind, default: str, description: str) -> Any:
     """A ``Field`` for a :class:`PluginRef` param resolved and validated in ``kind``."""
     return Field(
         default_factory=lambda: PluginRef(name=default),
         description=description,
         json_schema_extra={"plugin_kind": kind},
     )
-
-
-def repeated(values: Iterable[str]) -> list[str]:
-    """The values that occur more than once, sorted (for "listed twice" errors)."""
-    return sorted(v for v, n in Counter(values).items() if n > 1)
-
-
-def released(original: Dataset | None, anonymized: Dataset | None) -> Dataset:
-    """The dataset a one-sided ("either") measure assesses: the anonymized one when given."""
-    data = anonymized if anonymized is not None else original
-    if data is None:
-        raise ValueError("this measure needs a dataset, but none was given")
-    return data
 
 
 class MeasureResult(BaseModel):
@@ -130,7 +148,7 @@ class Context:
         """Record a warning; it appears in the measure's report entry."""
         self.warnings.append(message)
 
-    def create(self, kind: Kind, ref: PluginRef | Mapping[str, Any]) -> Plugin:
+    def create(self, kind: PluginKind, ref: PluginRef | Mapping[str, Any]) -> Plugin:
         """Instantiate a plugin named by a :class:`PluginRef` (nested params)."""
         from anoneval.registry import default_registry
 
@@ -142,11 +160,11 @@ class Context:
 class Plugin:
     """Common part of all plugins: identity, params and construction."""
 
-    kind: ClassVar[Kind]
+    kind: ClassVar[PluginKind]
     name: ClassVar[str]
     description: ClassVar[str]
     #: Data kinds the plugin accepts ("microdata", "table", "trajectories").
-    accepts: ClassVar[tuple[str, ...]] = ("microdata",)
+    accepts: ClassVar[tuple[DataKind, ...]] = ("microdata",)
 
     class Params(Params):
         pass
@@ -189,27 +207,27 @@ class Measure(Plugin):
     ) -> MeasureResult:
         raise NotImplementedError
 
-    def direction(self) -> str:
-        """Human-readable direction of the value, as the report states it."""
+    def direction(self) -> Direction:
+        """Which way the value gets worse, from :attr:`higher_is_worse`."""
         raise NotImplementedError
 
 
 class RiskMeasure(Measure):
     """Disclosure risk: how well the data protects people."""
 
-    kind: ClassVar[Kind] = "risk_measure"
+    kind: ClassVar[PluginKind] = "risk_measure"
 
-    def direction(self) -> str:
-        return "higher = riskier" if self.higher_is_worse else "higher = safer"
+    def direction(self) -> Direction:
+        return Direction.RISKIER if self.higher_is_worse else Direction.SAFER
 
 
 class LossMeasure(Measure):
     """Information loss: how much the data no longer tells analysts."""
 
-    kind: ClassVar[Kind] = "loss_measure"
+    kind: ClassVar[PluginKind] = "loss_measure"
 
-    def direction(self) -> str:
-        return "higher = more loss" if self.higher_is_worse else "higher = less loss"
+    def direction(self) -> Direction:
+        return Direction.MORE_LOSS if self.higher_is_worse else Direction.LESS_LOSS
 
 
 class Distance(Plugin):
@@ -221,7 +239,7 @@ class Distance(Plugin):
     bound memory.
     """
 
-    kind: ClassVar[Kind] = "distance"
+    kind: ClassVar[PluginKind] = "distance"
 
     def fit(self, reference: Dataset, ctx: Context) -> Distance:
         return self
@@ -239,48 +257,16 @@ class Distance(Plugin):
 class Synthesizer(Plugin):
     """Produces the anonymized side (a replica) from the original."""
 
-    kind: ClassVar[Kind] = "synthesizer"
+    kind: ClassVar[PluginKind] = "synthesizer"
 
     def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
         raise NotImplementedError
 
 
-def to_jsonable(obj: Any) -> Any:
-    """Turn details (numpy, pandas, pydantic, nested containers) into plain JSON values.
-
-    NaN becomes null; ±inf become the strings "inf"/"-inf" (JSON has no infinities).
-    DataFrames become a list of row objects.
-    """
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, (int, np.integer)) and not isinstance(obj, np.bool_):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        if math.isnan(f):
-            return None
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return f
-    if isinstance(obj, pd.DataFrame):
-        return [
-            {str(k): to_jsonable(v) for k, v in row.items()}
-            for row in obj.to_dict(orient="records")
-        ]
-    if isinstance(obj, pd.Series):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, BaseModel):
-        return to_jsonable(obj.model_dump())
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, (pd.Timestamp, np.datetime64)):
-        return str(obj)
-    if obj is pd.NA or obj is pd.NaT:
-        return None
-    return str(obj)
+__all__ = [
+    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "DataError",
+    "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs", "LossMeasure", "Measure",
+    "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
+    "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
+    "UnknownPluginError", "hookimpl", "plugin_ref", "released",
+]
