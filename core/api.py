@@ -25,7 +25,9 @@ from anoneval.core.data import (
     Microdata,
     Table,
     Trajectories,
+    sniff_separator,
 )
+from anoneval.core.duplicates import repeated
 from anoneval.core.errors import (
     AnonevalError,
     ConfigError,
@@ -149,12 +151,14 @@ class Context:
         self.warnings.append(message)
 
     def create(self, kind: PluginKind, ref: PluginRef | Mapping[str, Any]) -> Plugin:
-        """Instantiate a plugin named by a :class:`PluginRef` (nested params)."""
-        from anoneval.registry import default_registry
-
+        """Instantiate a plugin named by a :class:`PluginRef` (nested params) from
+        :attr:`registry`, which the evaluator sets (in a test: ``Context(registry=...)``)."""
+        if self.registry is None:
+            raise PluginError(f"cannot create {kind} plugins: this Context has no registry "
+                              "(the evaluator sets one; in a test pass "
+                              "Context(registry=anoneval.registry.build_registry()))")
         ref = ref if isinstance(ref, PluginRef) else PluginRef.model_validate(ref)
-        registry = self.registry or default_registry()
-        return registry.create(kind, ref.name, ref.params)
+        return self.registry.create(kind, ref.name, ref.params)
 
 
 class Plugin:
@@ -269,4 +273,6 @@ __all__ = [
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "hookimpl", "plugin_ref", "released",
+    # helpers for plugins: "listed twice" checks, reading a plugin's own delimited files
+    "repeated", "sniff_separator",
 ]

@@ -20,8 +20,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import DataError, Microdata, Params
-from anoneval.core.duplicates import repeated
+from anoneval.core.api import DataError, Microdata, Params, repeated
 
 Transform = Literal["identity", "log", "log1p", "boxcox"]
 TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")

@@ -16,8 +16,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from anoneval.core.api import Dataset, Distance, Trajectories
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError, Dataset, Distance, Trajectories
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -8,8 +8,7 @@ import numpy as np
 from annotated_types import Interval
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,

@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 
 from anoneval.core.api import (
     Context,
+    DataError,
     Dataset,
     Distance,
     MeasureResult,
@@ -22,7 +23,6 @@ from anoneval.core.api import (
     Trajectories,
     plugin_ref,
 )
-from anoneval.core.errors import DataError
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22

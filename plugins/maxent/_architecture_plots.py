@@ -84,7 +84,7 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     names = cfg.plot_columns or columns[:2]
     missing = [c for c in names if c not in columns]
     if missing:
-        from anoneval.core.errors import ConfigError
+        from anoneval.core.api import ConfigError
 
         raise ConfigError([("plot_columns", f"{missing} are not among the columns {columns}")])
     cols = [columns.index(c) for c in names]

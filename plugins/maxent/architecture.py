@@ -42,9 +42,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from anoneval.core.api import Context, Microdata, PluginRef
+from anoneval.core.api import ConfigError, Context, DataError, Microdata, PluginRef
 from anoneval.core.data import load
-from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import to_jsonable
 from anoneval.plugins._continuous import Transform
 from anoneval.plugins.fidelity.moment_discrepancy import Moment

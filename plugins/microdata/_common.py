@@ -29,10 +29,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.api import Context, Dataset, Microdata, Params, released
-from anoneval.core.data import sniff_separator
-from anoneval.core.duplicates import repeated
-from anoneval.core.errors import DataError
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Microdata,
+    Params,
+    released,
+    repeated,
+    sniff_separator,
+)
 
 #: How ARX writes a missing value (``DataType.NULL_VALUE``); hierarchies list it under that text.
 NULL_TEXT = "NULL"

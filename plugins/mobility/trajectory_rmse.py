@@ -6,6 +6,7 @@ import numpy as np
 
 from anoneval.core.api import (
     Context,
+    DataError,
     Dataset,
     Distance,
     LossMeasure,
@@ -15,7 +16,6 @@ from anoneval.core.api import (
     Trajectories,
     plugin_ref,
 )
-from anoneval.core.errors import DataError
 
 
 class TrajectoryRMSE(LossMeasure):

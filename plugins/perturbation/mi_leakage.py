@@ -8,8 +8,15 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.api import Context, Dataset, Inputs, MeasureResult, Microdata, RiskMeasure
-from anoneval.core.errors import DataError
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Inputs,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+)
 from anoneval.plugins.perturbation import _channels as ch
 
 _UNARY = ("unary", "unary_asymmetric", "rappor")

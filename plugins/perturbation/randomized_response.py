@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, Microdata, SynthesisResult, Synthesizer
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins.perturbation import _channels as ch
 
 #: Salt of this synthesizer's random streams: ctx.rng(0) alone would replay

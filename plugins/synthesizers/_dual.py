@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError
 from anoneval.plugins._continuous import grid_entropy
 
 FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {

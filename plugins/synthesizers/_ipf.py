@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError
 
 
 @dataclass

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError
 
 SCALE_FROM_SD = math.sqrt(3.0) / math.pi
 

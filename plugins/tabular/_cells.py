@@ -52,8 +52,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, Params, Table
-from anoneval.core.duplicates import repeated
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    Table,
+    repeated,
+)
 
 #: Relative tolerance of the rule comparisons (see the module docstring).
 RTOL = 1e-10

@@ -14,8 +14,8 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
     released,
+    repeated,
 )
-from anoneval.core.duplicates import repeated
 from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
 
 LEVEL_DESCRIPTION = ("'record' or 'holding' (contributions summed per 'contributor'); default: "
