@@ -28,6 +28,9 @@ def test_readme_opens_with_install_demo_and_test_commands(root: Path) -> None:
 def test_ci_runs_the_readme_commands(root: Path) -> None:
     ci = (root / ".ci" / "run").read_text()
     assert "README.md" in ci and "ruff check" in ci
+    for check in ("lint-imports", "vermin --target=3.10-", "3.10", "3.13",
+                  "export ANONEVAL_REQUIRE_BROWSER=1"):
+        assert check in ci
     proc = subprocess.run([sys.executable, str(root / ".ci" / "readme_commands.py")],
                           capture_output=True, text=True, check=True, cwd=root)
     assert proc.stdout.splitlines() == opening_commands(root)
