@@ -289,7 +289,8 @@ def check_covariance(cov: np.ndarray, columns: Sequence[str] | None = None) -> n
 def normal_entropy(cov: np.ndarray, columns: Sequence[str] | None = None) -> float:
     """Entropy (nats) of the normal ME model N(μ, Σ): d/2·log(2πe) + ½·log|Σ|.
 
-    Eq. (31) of the seed (its bivariate case, H = 1 + log 2π + ½ log|Σ|), the entropy (6) of
+    Eq. (31) of Pflughoeft et al. (its bivariate case, H = 1 + log 2π + ½ log|Σ|), the entropy (6)
+    of
     the ME model whose information moments are means and covariances (Table A3).
     """
     cov = check_covariance(cov, columns)
@@ -301,7 +302,8 @@ def normal_entropy(cov: np.ndarray, columns: Sequence[str] | None = None) -> flo
 def normal_mutual_information(cov: np.ndarray, columns: Sequence[str] | None = None) -> float:
     """Mutual information (nats) of N(μ, Σ): Σ_k H(f_k) − H(f) = −½·log det R.
 
-    R is the correlation matrix. Eqs. (17)/(19) of the seed with (31); for two columns this is
+    R is the correlation matrix. Eqs. (17)/(19) of Pflughoeft et al. with (31); for two columns
+    this is
     eq. (32), M = −½·log(1 − ρ²).
     """
     cov = check_covariance(cov, columns)
@@ -317,7 +319,7 @@ def normal_kl(
     cov2: np.ndarray,
     columns: Sequence[str] | None = None,
 ) -> float:
-    """K(N₁ : N₂) in nats, eq. (33) of the seed.
+    """K(N₁ : N₂) in nats, eq. (33) of Pflughoeft et al..
 
     K = ½(μ₁ − μ₂)ᵀΣ₂⁻¹(μ₁ − μ₂) + ½[tr(Σ₁Σ₂⁻¹) − log|Σ₁Σ₂⁻¹| − d].
     """
@@ -425,12 +427,12 @@ def scale_pair(X: np.ndarray, Y: np.ndarray, scale: Scale, columns: Sequence[str
 
 
 # ---------------------------------------------------------------------------------------------
-# Grid densities: the seed's semi-parametric measures (Section 3.3, eqs. 21-26)
+# Grid densities: Pflughoeft et al.'s semi-parametric measures (Section 3.3, eqs. 21-26)
 # ---------------------------------------------------------------------------------------------
 
 
 def rule_of_thumb_bandwidth(X: np.ndarray) -> np.ndarray:
-    """h_k = 1.06·σ_k·n^(−1/5) per column (the seed, Section 4.1.2; σ with ddof=1)."""
+    """h_k = 1.06·σ_k·n^(−1/5) per column (Pflughoeft et al., Section 4.1.2; σ with ddof=1)."""
     X = np.atleast_2d(X)
     n = X.shape[0]
     sd = X.std(axis=0, ddof=1) if n > 1 else np.zeros(X.shape[1])

@@ -154,7 +154,7 @@ def test_upstream_normalized(mock):
 
 
 def test_reference_note_values(mock):
-    # λ = 0 (spatial part only) and the speeds of T1, T2 (reference notes §A6)
+    # λ = 0 (spatial part only) and the speeds of T1, T2
     i, j = pos(mock, 1, 2)
     d = Martinez2021(p_lambda=0.0).fit(mock, Context())
     assert d.pairwise(mock, mock, [i], [j])[0, 0] == pytest.approx(874.5103076333572, rel=REL)

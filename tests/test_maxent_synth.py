@@ -1,7 +1,7 @@
 """Maximum-entropy synthesizers (issue 7): MaxEntNormal, MaxEntLogistic, MaxEntMoments,
 MaxEntCategorical, GaussianCopula, and their helpers (_logistic, _dual, _ipf).
 
-Published values come from Pflughoeft, Soofi & Soyer (2022) (the seed), Tables 1, 3 and 6;
+Published values come from Pflughoeft, Soofi & Soyer (2022), Tables 1, 3 and 6;
 oracles are hand arithmetic (in comments), scipy quadrature and scipy.stats densities.
 """
 
@@ -43,7 +43,7 @@ def exact_moments(z: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.ndarra
 
 
 def mortgage(cov12: float, n: int = 400) -> pd.DataFrame:
-    """Dollar-scale data whose logs have the seed's Table 1 moments (log loan, log income)."""
+    """Dollar-scale data whose logs have Pflughoeft et al.'s Table 1 moments (loan, income)."""
     mean = np.array([11.117, 10.394])
     cov = np.array([[0.180, cov12], [cov12, 0.192]])
     x = exact_moments(np.random.default_rng(3).standard_normal((n, 2)), mean, cov)
@@ -54,10 +54,10 @@ def mortgage(cov12: float, n: int = 400) -> pd.DataFrame:
 # Published values
 # ------------------------------------------------------------------------------------------
 
-# The seed publishes moments and entropies rounded to 3 decimals, so a value computed from the
-# published moments can differ from a published entropy in the last digit. These helpers give
-# the range of a closed form over every moment vector that rounds to the published one (the
-# forms are monotone in each moment, so the range is reached at the corners of the box).
+# Pflughoeft et al. publish moments and entropies rounded to 3 decimals, so a value computed
+# from the published moments can differ from a published entropy in the last digit. These
+# helpers give the range of a closed form over every moment vector that rounds to the published
+# one (the forms are monotone in each moment, so the range is reached at the corners of the box).
 ROUND = 0.0005
 TWO_PI_E = 1 + math.log(2 * math.pi)
 

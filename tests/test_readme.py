@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+#: The generated lists hold the built-ins only, whatever anoneval plugins are installed.
+BUILTINS_ONLY = {"PATH": "", "ANONEVAL_REGISTRY": "", "ANONEVAL_LOAD_PLUGINS": "",
+                 **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ
+                    else {})}
 
 
 def opening_commands(root: Path) -> list[str]:
@@ -41,15 +47,15 @@ def test_plugin_list_is_in_sync_with_the_registry(root: Path) -> None:
     listed = text.split("<!-- plugins:start -->\n")[1].split("<!-- plugins:end -->")[0]
     proc = subprocess.run([sys.executable, "-m", "anoneval.core", "plugins", "--markdown"],
                           capture_output=True, text=True, check=True,
-                          env={"PATH": "", "ANONEVAL_REGISTRY": ""})
+                          env=BUILTINS_ONLY)
     assert listed.strip() == proc.stdout.strip(), (
-        "README plugin list is stale: regenerate it with `anoneval plugins --markdown`")
+        "README plugin list is stale: regenerate it with `ANONEVAL_LOAD_PLUGINS= anoneval plugins --markdown`")
 
 
 def test_plugin_reference_is_in_sync(root: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "anoneval.core", "describe", "--all",
                            "--markdown"], capture_output=True, text=True, check=True,
-                          env={"PATH": "", "ANONEVAL_REGISTRY": ""})
+                          env=BUILTINS_ONLY)
     assert (root / "docs" / "plugins.md").read_text() == proc.stdout, (
         "docs/plugins.md is stale: regenerate it with "
-        "`anoneval describe --all --markdown > docs/plugins.md`")
+        "`ANONEVAL_LOAD_PLUGINS= anoneval describe --all --markdown > docs/plugins.md`")

@@ -1,4 +1,4 @@
-"""The energy statistic between the actual data and its replica (the seed's eq. 12, Task 11)."""
+"""The energy statistic between actual data and replica (Pflughoeft et al. 2022, eq. 12)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.
@@ -149,11 +149,11 @@ def energy_statistic(
 
 
 class EnergyStatistic(LossMeasure):
-    """Energy statistic between actual and replica, per column and joint (the seed's eq. 12).
+    """Energy statistic between actual and replica, per column and joint (eq. 12 of the paper).
 
     E(x, x*) = nm/(n+m)·ED with the energy distance (V-statistics, zero diagonal included)
     ED = 2·mean‖x_i − x*_h‖ − mean‖x_i − x_h‖ − mean‖x*_i − x*_h‖ (Euclidean, exponent 1),
-    Székely & Rizzo's E-statistic; for n = m it is (n/2)·ED, the seed's eq. (12). It equals
+    Székely & Rizzo's E-statistic; for n = m it is (n/2)·ED, Pflughoeft et al.'s eq. (12). It equals
     ``dcor.homogeneity.energy_test_statistic``. Baringhaus & Franz's Cramér statistic as R's
     ``cramer::cramer.test`` reports it is half of E (``cramer_statistic`` in details).
     The permutation p-value is (1 + #{E_b ≥ E})/(1 + B) over ``resamples`` random splits of
@@ -175,7 +175,7 @@ class EnergyStatistic(LossMeasure):
         )
         scale: Scale = Field(
             default="none",
-            description="none: distances on the transformed scale (the seed); std: divide "
+            description="none: distances on the transformed scale (Pflughoeft et al.); std: divide "
                         "every column by the actual's standard deviation first.",
         )
         per_column: bool = Field(default=True, description="Also report each column alone.")
@@ -211,8 +211,3 @@ class EnergyStatistic(LossMeasure):
 def energy_summary(r: EnergyResult) -> dict[str, float | int | None]:
     return {"statistic": r.statistic, "energy_distance": r.energy_distance,
             "cramer_statistic": r.statistic / 2.0, "pvalue": r.pvalue, "resamples": r.resamples}
-
-
-@hookimpl
-def loss_measure(register):
-    register(EnergyStatistic)

@@ -1,4 +1,4 @@
-"""Kullback–Leibler divergence between actual and replica models (the seed's Tasks 9 and 16)."""
+"""Kullback–Leibler divergence between actual and replica models (Pflughoeft et al. 2022)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     divergence_summary,
@@ -75,12 +75,13 @@ class KLDivergence(LossMeasure):
 
     ``method``:
     - ``normal``: closed form between the normal ME models fitted to each side (means and
-      covariances, ddof = 1), the seed's eq. (33) of Section 4.1.3 (Task 16): K(f* : f**).
+      covariances, ddof = 1), Pflughoeft et al.'s eq. (33) of Section 4.1.3 (Task 16): K(f* : f**).
     - ``kde_normal``: grid divergence K(f̃ : f**) between the actual's kernel density and the
       replica's normal ME model, eqs. (22)-(25) (Task 9's form).
     - ``kde``: grid divergence between the two kernel density estimates.
     Kernel densities: product Gaussian kernel, rule-of-thumb bandwidth h_k = 1.06·σ_k·n^(−1/5)
-    (the seed, Section 4.1.2). Grid: ``grid`` equally spaced points per dimension covering both
+    (Pflughoeft et al., Section 4.1.2). Grid: ``grid`` equally spaced points per dimension covering
+    both
     samples ± 5 bandwidths and the replica model ± 6σ; cell masses by the trapezoid rule,
     normalized to sum to one (eqs. 22-23); K = Σ P log(P/Q) (eq. 25), 0·log 0 = 0. Kernel
     log-densities are exact in the far tails (log-sum-exp), so K is finite. Grid methods take
@@ -138,8 +139,3 @@ class KLDivergence(LossMeasure):
             details={"method": p.method, "joint": divergence_summary(joint), "columns": per_col},
             warnings=warnings,
         )
-
-
-@hookimpl
-def loss_measure(register):
-    register(KLDivergence)

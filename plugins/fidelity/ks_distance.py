@@ -1,11 +1,11 @@
-"""Two-sample Kolmogorov–Smirnov distance per column (the seed's Section 4.1.3 check)."""
+"""Two-sample Kolmogorov–Smirnov distance per column (Pflughoeft et al.'s Section 4.1.3 check)."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import ColumnsParams, paired
 
 
@@ -38,8 +38,3 @@ class KSDistance(LossMeasure):
                              details={"columns": per, "worst_column": worst,
                                       "min_pvalue": float(np.min([v["pvalue"]
                                                                   for v in per.values()]))})
-
-
-@hookimpl
-def loss_measure(register):
-    register(KSDistance)

@@ -1,4 +1,4 @@
-"""Information-moment discrepancies between actual and replica (the seed's Tasks 13-14)."""
+"""Information-moment discrepancies between actual and replica (Pflughoeft et al.'s Tasks 13-14)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import ColumnsParams, paired
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
@@ -123,7 +123,8 @@ def compare_moments(X: np.ndarray, Y: np.ndarray, columns: list[str], moments: l
 class MomentDiscrepancy(LossMeasure):
     """|θ_j − θ*_j| for each information moment, with a tolerance and a pass/fail flag.
 
-    θ_j = (1/n)·Σ_i T_j(x_i) (the seed's eq. 2; Task 14 compares the replica's θ*_j with it),
+    θ_j = (1/n)·Σ_i T_j(x_i) (Pflughoeft et al.'s eq. 2; Task 14 compares the replica's θ*_j with
+    it),
     on the transformed scale. Moments: ``mean`` x, ``raw2`` x², ``variance`` (x − x̄)²,
     ``abs_dev`` |x − x̄|, ``log`` log x, ``log1m`` log(1 − x), ``softplus`` log(1 + eˣ),
     ``skewness``/``kurtosis`` ((x − x̄)/s)³ and ⁴, per column; ``covariance`` (x − x̄)(y − ȳ)
@@ -168,8 +169,3 @@ class MomentDiscrepancy(LossMeasure):
                      "tolerance": p.tolerance, "tolerance_kind": p.tolerance_kind,
                      "moments": table},
         )
-
-
-@hookimpl
-def loss_measure(register):
-    register(MomentDiscrepancy)

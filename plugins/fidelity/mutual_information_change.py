@@ -1,4 +1,4 @@
-"""Change of the model mutual information from actual to replica (the seed's Tables 3 and 6)."""
+"""Change of the model mutual information from actual to replica (Pflughoeft et al. 2022)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     grid_mutual_information,
@@ -40,7 +40,8 @@ class MutualInformationChange(LossMeasure):
     """|M(actual) − M(replica)|: the dependence the replica's model keeps, in nats.
 
     ``model``: ``normal`` fits the normal ME model to each side (on the transformed scale) and
-    uses M = −½·log det R, the total correlation Σ H(f_k) − H(f) (the seed's eqs. 17 and 19;
+    uses M = −½·log det R, the total correlation Σ H(f_k) − H(f) (Pflughoeft et al.'s eqs. 17 and
+    19;
     −½·log(1 − ρ²) for two columns, eq. 32). ``kde`` uses the product-Gaussian KDE on a grid,
     M = Σ P log(P/(P₁P₂…)) (eq. 16 on the grid of eqs. 21-23; at most 3 columns jointly).
     details: M, the M index δ² = 1 − e^(−2M) (eq. 18) and the coin index q = ½(1 + √δ²)
@@ -90,8 +91,3 @@ class MutualInformationChange(LossMeasure):
             value=joint["change"],
             details={"model": p.model, "joint": joint, "pairs": pd.DataFrame(pairs)},
         )
-
-
-@hookimpl
-def loss_measure(register):
-    register(MutualInformationChange)

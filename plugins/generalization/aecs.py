@@ -11,7 +11,7 @@ from anoneval.plugins.microdata._common import QIParams, released_classes
 class AECS(LossMeasure):
     """Average equivalence class size: n / (#classes of size ≥ k + 1 if any record is suppressed).
 
-    Source: ARX ``MetricSDAECS`` (reference notes §1): all suppressed records (all
+    Source: ARX ``MetricSDAECS``: all suppressed records (all
     quasi-identifiers equal to the token, deleted records, and the records of classes smaller
     than ``k``, strict ``<``) count as one extra class; n counts all records. Not divided by k,
     as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details

@@ -42,7 +42,7 @@ class NonUniformEntropy(LossMeasure):
       counts c taken over the raw values of the cells at level ≥ L_t (L_{−1} = raw). Under
       global recoding with suppression this is eq. (1) from raw to the column's level, counted
       on all records, plus −Σ_w s_w·log2(s_w/|S|) for the suppressed cells (ARX's
-      ``MetricMDNUNMEntropy``, reference notes §1).
+      ``MetricMDNUNMEntropy``).
 
     Each column's maximum is −Σ_v c_v·log2(c_v/n) (everything suppressed). ``normalized``
     divides each column by its maximum (0 for a constant column) and returns the weighted mean

@@ -1,4 +1,4 @@
-"""PNG plots of the architecture run: the seed's Figures 2-5 (matplotlib, the ``report`` extra).
+"""PNG plots of the architecture run: Pflughoeft et al.'s Figures 2-5 (the ``report`` extra).
 
 Figure 2: scatter of the raw and the transformed data with marginal kernel densities (Task 1).
 Figure 3: actual and replica scatter with their least-squares lines (Tasks 10-11).
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from anoneval.plugins.maxent.architecture import ArchitectureConfig, ModelView
 
-ACTUAL, REPLICA, MODEL, RMODEL = "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
+ACTUAL, REPLICA, MODEL = "#1f77b4", "#d62728", "#2ca02c"
 MAX_POINTS = 5000
 MAX_COLUMNS = 6
 

@@ -19,7 +19,8 @@ Nodes 1-2 judge the model: when they fail, no replica is drawn (the model must b
 Nodes 3-6 judge the replica: when one fails, a new replica is drawn with seed + attempt, up to
 ``max_attempts`` times. The released data are written (atomically) only when all six pass; the
 report (JSON) lists each task's figures and each node's decision, and names the failing node
-otherwise. Plots of the seed's Figures 2-5 are PNG files (matplotlib, the ``report`` extra).
+otherwise. Plots of Pflughoeft et al.'s Figures 2-5 are PNG files (matplotlib, the ``report``
+extra).
 
 The synthesizer is any registered one taking ``columns`` and ``transform`` (the ME family);
 its model density f* is exact for MaxEntNormal (normal) and MaxEntLogistic (Gumbel logistic)

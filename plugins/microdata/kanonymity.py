@@ -28,7 +28,7 @@ class KAnonymity(RiskMeasure):
     warning), or suppressed cells with ``missing="suppressed"``.
 
     details, after ARX's sample risk models (``RiskModelSampleRisks``/``...Summary``/
-    ``...Uniqueness``, reference notes §2). Like ARX, these risks are taken over the released
+    ``...Uniqueness``). Like ARX, these risks are taken over the released
     (non-suppressed) records only: their denominator is ``released_records``, not n.
 
     * ``achieved_k``: the smallest class size (null when every record is suppressed);

@@ -1,4 +1,4 @@
-"""π_d: the share of actual–replica pairs within d0 of each other (the seed's Task 12, eq. 5)."""
+"""π_d: the share of actual–replica pairs within d0 of each other (Pflughoeft et al. 2022)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, MeasureResult, RiskMeasure, hookimpl
+from anoneval.core.api import Context, MeasureResult, RiskMeasure
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 
@@ -32,11 +32,12 @@ class ClosePairs(RiskMeasure):
     actual's standard deviations); pairs at exactly d0 count (``≤``). Counted with KD-trees
     (``cKDTree.count_neighbors``), per column too: never an n × m matrix.
     details also give the shares of actual rows with a replica row within d0 and of replica
-    rows with an actual row within d0, and ``passed`` when π_d < ``epsilon`` (the seed's ε).
+    rows with an actual row within d0, and ``passed`` when π_d < ``epsilon`` (Pflughoeft et al.'s
+    ε).
     """
 
     name = "ClosePairs"
-    description = "Share of actual–replica pairs closer than d0 (the seed's π_d)."
+    description = "Share of actual–replica pairs closer than d0 (Pflughoeft et al.'s π_d)."
     accepts = ("microdata",)
     inputs = "both"
 
@@ -44,7 +45,7 @@ class ClosePairs(RiskMeasure):
         d0: float = Field(default=0.01, ge=0,
                           description="Distance threshold on the transformed scale.")
         epsilon: float = Field(default=0.01, ge=0, le=1,
-                               description="π_d must stay below this to pass (the seed's ε).")
+                               description="π_d must stay below this to pass (their ε).")
         scale: Scale = Field(default="none",
                              description="none, or std: divide columns by the actual's sd.")
         per_column: bool = Field(default=True, description="Also report each column alone.")
@@ -68,8 +69,3 @@ class ClosePairs(RiskMeasure):
                 "replica_rows_with_close_actual": rows_with_close_partner(Y, X, p.d0) / m,
             },
         )
-
-
-@hookimpl
-def risk_measure(register):
-    register(ClosePairs)

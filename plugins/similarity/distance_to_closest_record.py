@@ -6,7 +6,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, DataError, MeasureResult, RiskMeasure, hookimpl
+from anoneval.core.api import Context, DataError, MeasureResult, RiskMeasure
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 
@@ -67,8 +67,3 @@ class DistanceToClosestRecord(RiskMeasure):
                      "actual_nn_median": float(np.median(nn_actual)),
                      "exact_copies": int(np.count_nonzero(dcr == 0))},
         )
-
-
-@hookimpl
-def risk_measure(register):
-    register(DistanceToClosestRecord)

@@ -1,13 +1,13 @@
 """What the ME synthesizers share: the ``n`` param, entropies on the original scale, details.
 
 Entropy under a coordinatewise one-to-one transform y = g⁻¹(x) (Ebrahimi, Soofi & Soyer 2008;
-the seed's formula below Table 3):
+Pflughoeft et al.'s formula below Table 3):
 
     H(Y) = H(X) + E[Σ_k log |dy_k/dx_k|],
 
 with log |dy/dx| = x for ``log`` and ``log1p`` (so H(Y_k) = H(X_k) + μ_k), 0 for ``identity``
 and (1/λ − 1)·log(1 + λx) for ``boxcox``. Mutual information and KL divergence are invariant
-under such transforms (seed, Section 4.1.3), so they are reported once.
+under such transforms (Pflughoeft et al., Section 4.1.3), so they are reported once.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def information_details(columns: Sequence[str], marginal: Sequence[float], joint
                         pairwise: dict[str, float] | None = None) -> dict[str, Any]:
     """Entropies (transformed and original scale), mutual information, M and coin indices.
 
-    ``mutual_information`` is the total correlation Σ H(X_k) − H(X) (seed, eq. 19), for two
+    ``mutual_information`` is the total correlation Σ H(X_k) − H(X) (Pflughoeft et al., eq. 19),
+    for two
     columns the mutual information M(X₁, X₂); ``m_index`` = 1 − e^(−2M) (eq. 18) and
     ``coin_index`` = ½(1 + √(1 − e^(−2M))) (eq. 15). All in nats.
     """

@@ -36,7 +36,8 @@ class MaxEntCategorical(Synthesizer):
     The ME distribution with the chosen marginal tables of the original (relative frequencies)
     is found by iterative proportional fitting from the uniform table (Polettini 2003; Deming &
     Stephan 1940); it is the log-linear model whose sufficient statistics are those marginals
-    (seed, Task 5: "T_j represent univariate and multivariate marginal frequencies"). Missing
+    (Pflughoeft et al., Task 5: "T_j represent univariate and multivariate marginal frequencies").
+    Missing
     values form a category of their own. ``sampling: multinomial`` draws n records i.i.d.;
     ``rounded`` uses the integer cell counts nearest n·p (largest remainder), shuffled.
     Entropies and mutual information (total correlation Σ H_k − H) of the fitted table are in

@@ -29,7 +29,7 @@ def whiten_to(z: np.ndarray, mean: np.ndarray, cov: np.ndarray, ddof: int) -> np
     """Affinely map the rows of ``z`` so their sample mean and covariance (``ddof``) are exactly
     ``mean`` and ``cov``: x = μ + L_Σ L_S⁻¹ (z − z̄), with L the Cholesky factors.
 
-    This is the moment adjustment of the seed's Figure 3 (middle panel; Muralidhar, Parsa &
+    This is the moment adjustment of Pflughoeft et al.'s Figure 3 (middle panel; Muralidhar, Parsa &
     Sarathy 1999): the replica keeps the information moments of the actual data exactly.
     """
     zc = z - z.mean(axis=0)
@@ -59,7 +59,7 @@ class MaxEntNormal(Synthesizer):
     class Params(SynthParams):
         adjust_moments: bool = Field(
             False, description="Affinely adjust the replica so its sample mean and covariance "
-                               "equal the original's exactly (seed, Figure 3, middle panel).")
+                               "equal the original's exactly (Pflughoeft et al., Figure 3).")
         ddof: Literal[0, 1] = Field(
             0, description="Covariance divisor n − ddof: 0 = the paper's equal weights (eq. 2), "
                            "1 = the unbiased estimator.")
