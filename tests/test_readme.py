@@ -49,7 +49,8 @@ def test_plugin_list_is_in_sync_with_the_registry(root: Path) -> None:
                           capture_output=True, text=True, check=True,
                           env=BUILTINS_ONLY)
     assert listed.strip() == proc.stdout.strip(), (
-        "README plugin list is stale: regenerate it with `ANONEVAL_LOAD_PLUGINS= anoneval plugins --markdown`")
+        "README plugin list is stale: regenerate it with "
+        "`ANONEVAL_LOAD_PLUGINS= anoneval plugins --markdown`")
 
 
 def test_plugin_reference_is_in_sync(root: Path) -> None:
