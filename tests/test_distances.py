@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import mahalanobis as scipy_mahalanobis
 
-from anoneval.core.api import Context
-from anoneval.core.data import Microdata, Trajectories, load
-from anoneval.core.errors import DataError
+from anoneval.core import load
+from anoneval.core.api import Context, DataError, Microdata, Trajectories
 from anoneval.plugins.distances.dtw import DTW
 from anoneval.plugins.distances.euclidean import Euclidean
 from anoneval.plugins.distances.gower import Gower

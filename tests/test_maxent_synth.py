@@ -17,9 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import ConfigError, Context, DataError, LossMeasure, MeasureResult, Microdata
 from anoneval.core.config import validate_config
-from anoneval.core.errors import ConfigError
 from anoneval.core.runner import run_plan
 from anoneval.plugins._continuous import coin_index, m_index
 from anoneval.plugins.synthesizers import _dual, _ipf, _logistic

@@ -18,8 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Evaluator, evaluate
-from anoneval.core.api import Context, Microdata
-from anoneval.core.errors import ConfigError
+from anoneval.core.api import ConfigError, Context, Microdata
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar

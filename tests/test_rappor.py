@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import evaluate
-from anoneval.core.api import Context, Microdata
-from anoneval.core.errors import ConfigError, DataError
+from anoneval.core.api import ConfigError, Context, DataError, Microdata
 from anoneval.plugins.perturbation import _channels as ch
 from anoneval.plugins.perturbation.mi_leakage import MILeakage
 from anoneval.plugins.perturbation.randomized_response import RandomizedResponse
