@@ -64,7 +64,7 @@ class Frequencies:
         return _per_row(self.fk, self.row_class)
 
     @property
-    def row_Fk(self) -> np.ndarray:  # noqa: N802 - the formula's name
+    def row_Fk(self) -> np.ndarray:
         return _per_row(self.Fk, self.row_class)
 
 

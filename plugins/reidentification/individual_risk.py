@@ -1,4 +1,4 @@
-"""Individual and global re-identification risk of Benedetti & Franconi (sdcMicro's measure_risk)."""
+"""Individual and global re-identification risk (Benedetti & Franconi; sdcMicro measure_risk)."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ class IndividualRisk(RiskMeasure):
         return MeasureResult(value=er / n, details=details)
 
 
-def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,  # noqa: N803
+def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,
                compat: str | None, ctx: Context | None = None) -> np.ndarray:
     """Risk of each class from its fk and Fk (see :class:`IndividualRisk`)."""
     if not weighted:
@@ -167,7 +167,7 @@ def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,  # n
     return risk
 
 
-def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:  # noqa: N803
+def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:
     """sdcMicro 5.8.1's ``indivRisk``, branch for branch (its defects included)."""
     with np.errstate(all="ignore"):
         pk = fk / Fk
