@@ -14,6 +14,7 @@ from anoneval.core.data import Dataset, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._frequencies import frequencies, sampling_weights
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
+from anoneval.plugins.reidentification._report import risk_histogram
 
 
 class IndividualRisk(RiskMeasure):
@@ -130,6 +131,8 @@ class IndividualRisk(RiskMeasure):
             "mu_argus_threshold": mu_argus_threshold(
                 np.concatenate([risk[finite], np.zeros(cl.deleted)]), p.global_risk_level),
         }
+        details["risk_histogram"] = {**risk_histogram(risk),
+                                     "zero": int((risk[finite] == 0).sum())}
         hh = None
         if p.household is not None:
             hh = household_risk(data, p.household, np.where(finite, risk, 0.0))

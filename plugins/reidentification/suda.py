@@ -15,6 +15,7 @@ from anoneval.core.data import Dataset, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._common import Classes, column
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
+from anoneval.plugins.reidentification._report import risk_histogram
 
 #: Labels and upper edges of sdcMicro's DIS-SUDA table (``print.suda2``).
 DIS_BINS = ("== 0", "(0.0, 0.1]", "(0.1, 0.2]", "(0.2, 0.3]", "(0.3, 0.4]", "(0.4, 0.5]",
@@ -102,6 +103,7 @@ class SUDA(RiskMeasure):
             "records_with_msu": int((score > 0).sum()),
             "msu_counts": {int(k + 1): int(c) for k, c in
                            enumerate(search.counts.sum(axis=0)) if c},
+            "dis_histogram": {**risk_histogram(dis), "zero": int((dis == 0).sum())},
             "dis_table": dis_table(np.concatenate([dis, np.zeros(cl.deleted)])),
             "attribute_contributions": {
                 col: (100.0 * float(contrib_total[j]) / total if total else 0.0)
