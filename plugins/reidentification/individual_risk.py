@@ -193,13 +193,14 @@ def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:
 
 def _sdcmicro_series(f: float, p: float) -> float:
     """sdcMicro's series for the exact risk at fk > 2 (overflows to NaN for large fk)."""
+    f, p = np.float64(f), np.float64(p)  # numpy overflows to inf/NaN as R does
     i = np.arange(0, math.floor(f - 3) + 1, dtype=np.float64)
     b = ((f - 1 - i) ** 2 / ((i + 1) * (f - 2 - i))
          * (p ** (i + 2 - f) - 1) / (p ** (i + 1 - f) - 1))
     bb = float(np.sum((-1.0) ** (i + 1) * np.cumprod(b)))
     a = (p ** (1 - f) - 1) / (f - 1)
     eins = (p / (1 - p)) ** f
-    drei = np.power(-1.0, f) * math.log(p)
+    drei = np.power(-1.0, f) * np.log(p)
     return float(eins * (a * (1 + bb) + drei))
 
 
