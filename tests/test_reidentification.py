@@ -507,3 +507,24 @@ def test_empty_data_is_an_error():
     for cls in (IndividualRisk, SUDA):
         with pytest.raises(DataError, match="no records"):
             run(cls, df, quasi_identifiers=["q"])
+
+
+# -- example config and HTML report ----------------------------------------------------------
+
+
+def test_risk_census_example_runs_with_histograms(root, tmp_path):
+    from anoneval.core.cli import main
+
+    out, page = tmp_path / "report.json", tmp_path / "report.html"
+    assert main(["run", str(root / "examples" / "risk_census.json"), "-o", str(out),
+                 "--html", str(page), "-q"]) == 0
+    report = json.loads(out.read_text())
+    by_name = {m["name"]: m for m in report["measures"]}
+    assert {"IndividualRisk", "SUDA"} <= set(by_name)
+    for name in ("IndividualRisk", "SUDA"):
+        assert by_name[name]["error"] is None and 0 <= by_name[name]["value"] <= 1
+    hist = by_name["IndividualRisk"]["details"]["risk_histogram"]
+    assert sum(hist["counts"]) == by_name["IndividualRisk"]["details"]["records"]
+    text = page.read_text()
+    assert "IndividualRisk: histogram of individual re-identification risk" in text
+    assert "SUDA: histogram of DIS-SUDA score" in text

@@ -79,11 +79,11 @@ class SUDA(RiskMeasure):
         if n == 0:
             raise DataError("no records to assess")
         m_eff = max(len(qi), 3) if p.compat == "sdcmicro" else len(qi)
-        search = msu_search(data, qi, cl, p.suppression_token, p.missing, p.max_msu_size)
         weights = msu_weights(m_eff, p.original_scores)
+        search = msu_search(data, qi, cl, p.suppression_token, p.missing, p.max_msu_size,
+                            weights)
         cls_score = search.counts @ weights[:search.counts.shape[1]]
-        cls_contrib = search.contrib @ weights[:search.contrib.shape[2]] if len(
-            search.unique) else np.zeros((0, len(qi)))
+        cls_contrib = search.contrib
         row_class = cl.row_class()
         ok = row_class >= 0
         class_score = np.zeros(len(cl.sizes))
@@ -125,14 +125,14 @@ class SUDA(RiskMeasure):
 
 class Search:
     """MSUs of the sample-unique classes: ``unique`` (class indices), ``counts[u, k-1]`` (MSUs
-    of size k) and ``contrib[u, j, k-1]`` (MSUs of size k containing variable j)."""
+    of size k) and ``contrib[u, j]`` (the summed weights of the MSUs containing variable j)."""
 
     def __init__(self, unique: np.ndarray, counts: np.ndarray, contrib: np.ndarray) -> None:
         self.unique, self.counts, self.contrib = unique, counts, contrib
 
 
 def msu_search(data: Microdata, qi: list[str], cl: Classes, token: str, missing: str,
-               max_size: int | None) -> Search:
+               max_size: int | None, weights: np.ndarray) -> Search:
     """Count the MSUs of every sample-unique class, level by level over attribute subsets.
 
     Works on the table of classes (distinct keys with their sizes), not on records: the count
@@ -144,8 +144,8 @@ def msu_search(data: Microdata, qi: list[str], cl: Classes, token: str, missing:
     top = m if max_size is None else min(m, max_size)
     sizes = cl.sizes
     unique = np.flatnonzero(sizes == 1)
-    counts = np.zeros((len(unique), top), dtype=np.int64)
-    contrib = np.zeros((len(unique), m, top), dtype=np.int64)
+    counts = np.zeros((len(unique), top), dtype=np.int32)
+    contrib = np.zeros((len(unique), m), dtype=np.float64)
     if not len(unique):
         return Search(unique, counts, contrib)
     row_class = cl.row_class()
@@ -178,8 +178,7 @@ def msu_search(data: Microdata, qi: list[str], cl: Classes, token: str, missing:
             for drop in range(k if k > 1 else 0):
                 msu &= ~previous[subset[:drop] + subset[drop + 1:]]
             counts[:, k - 1] += msu
-            for j in subset:
-                contrib[:, j, k - 1] += msu
+            contrib[np.ix_(np.flatnonzero(msu), subset)] += weights[k - 1]
         previous = current
     return Search(unique, counts, contrib)
 
