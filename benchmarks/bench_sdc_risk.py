@@ -128,7 +128,8 @@ def main() -> None:
     case("adult", adult, K7, 3, r, True)
     if not args.quick:
         rng = np.random.default_rng(0)
-        big = pd.DataFrame({c: rng.choice(adult[c].to_numpy(), 1_000_000) for c in {*K5, *K6}})
+        cols = sorted({*K5, *K6})
+        big = pd.DataFrame({c: rng.choice(adult[c].to_numpy(), 1_000_000) for c in cols})
         # sdcMicro's suda2 on 10^6 rows takes far longer than this benchmark should; its
         # measure_risk runs
         case("resampled", with_weights(big), K6, 1, r, False)
