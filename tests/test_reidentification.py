@@ -528,3 +528,51 @@ def test_risk_census_example_runs_with_histograms(root, tmp_path):
     text = page.read_text()
     assert "IndividualRisk: histogram of individual re-identification risk" in text
     assert "SUDA: histogram of DIS-SUDA score" in text
+
+
+def brute_wildcard(rows: list[tuple], w: list[float], alpha: float) -> tuple[list, list]:
+    """freqCalc's wildcard fk and Fk, record by record (pairs of records, no grouping)."""
+    n, m = len(rows), len(rows[0])
+    out_f, out_w = [], []
+    for r in rows:
+        na_r = [v is None for v in r]
+        if all(na_r):
+            out_f.append(float(n))
+            out_w.append(float(sum(w)))
+            continue
+        f = fw = 0.0
+        for o, wo in zip(rows, w, strict=True):
+            na_o = [v is None for v in o]
+            if any(r[j] != o[j] for j in range(m) if not na_r[j] and not na_o[j]):
+                continue  # incompatible
+            if list(o) == list(r):
+                share = 1.0  # the same key, itself included
+            elif m == 1:
+                share = alpha if not any(na_r) else 1.0
+            elif not any(na_r):  # complete: partly missing ones count alpha, all-missing 0
+                share = 0.0 if all(na_o) else alpha
+            else:  # partly missing: complete ones count 1, others with a missing value alpha
+                share = 1.0 if not any(na_o) else alpha
+            f += share
+            fw += share * wo
+        out_f.append(f)
+        out_w.append(fw)
+    return out_f, out_w
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_wildcard_frequencies_brute_force(data):
+    n = data.draw(st.integers(1, 15))
+    m = data.draw(st.integers(1, 3))
+    values = st.one_of(st.sampled_from(["a", "b"]), st.none())
+    cols = [f"c{j}" for j in range(m)]
+    frame = pd.DataFrame({c: data.draw(st.lists(values, min_size=n, max_size=n)) for c in cols})
+    frame["w"] = data.draw(st.lists(st.floats(1, 50), min_size=n, max_size=n))
+    alpha = data.draw(st.sampled_from([1.0, 0.5, 0.0]))
+    t = records(IndividualRisk, frame, quasi_identifiers=cols, weights="w", missing="wildcard",
+                alpha=alpha)
+    rows = [tuple(None if pd.isna(v) else v for v in r) for r in frame[cols].values.tolist()]
+    fk, Fk = brute_wildcard(rows, frame["w"].tolist(), alpha)
+    np.testing.assert_allclose(t.fk, fk, rtol=1e-12)
+    np.testing.assert_allclose(t.Fk, Fk, rtol=1e-12)
