@@ -6,6 +6,7 @@ import math
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from pydantic import Field, model_validator
 from scipy import special
 
@@ -161,12 +162,18 @@ def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,
                  "frequency fk (weights below 1); their risk is taken as 1/fk")
     pk = np.minimum(pk, 1.0)
     q = 1.0 - pk
-    risk = pk / fk * special.hyp2f1(1.0, 1.0, fk + 1.0, q)
-    if method == "approx":
-        big = fk > 2
-        risk[big] = pk[big] / (fk[big] - q[big])
     same = (fk == Fk) | over
-    risk[same] = 1.0 / fk[same]
+    risk = 1.0 / fk
+    series = ~same & ((fk <= 2) if method == "approx" else True)
+    if series.any():  # once per distinct (fk, p): ₂F₁ is costly
+        pairs, inverse = np.unique(np.stack([fk[series], pk[series]]), axis=1,
+                                   return_inverse=True)
+        f_u, p_u = pairs
+        risk[series] = (p_u / f_u * special.hyp2f1(1.0, 1.0, f_u + 1.0, 1.0 - p_u))[
+            inverse.reshape(-1)]
+    if method == "approx":
+        big = ~same & (fk > 2)
+        risk[big] = pk[big] / (fk[big] - q[big])
     return risk
 
 
@@ -239,8 +246,8 @@ def household_risk(data: Microdata, col: str, risk: np.ndarray) -> np.ndarray:
     """1 − Π(1 − r_i) over each record's household (by ``col``), for every member."""
     data.require([col], "household column")
     codes, uniques = data.codes(col)
-    missing = np.flatnonzero(np.asarray(np.isin(codes, np.flatnonzero(
-        np.asarray([u is None or u != u for u in uniques], dtype=bool))), dtype=bool))
+    na = np.flatnonzero(np.asarray(pd.isna(uniques), dtype=bool))
+    missing = np.flatnonzero(np.isin(codes, na)) if len(na) else np.zeros(0, dtype=np.int64)
     if len(missing):
         raise DataError(f"household column {col!r}: row {int(missing[0])} has no household id "
                         f"({len(missing)} row(s))")

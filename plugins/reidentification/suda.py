@@ -184,7 +184,8 @@ def msu_search(data: Microdata, qi: list[str], cl: Classes, token: str, missing:
 
 
 def _subset_ids(codes: np.ndarray, cards: np.ndarray, subset: tuple[int, ...]) -> np.ndarray:
-    """Dense ids of the classes' value combinations on ``subset``."""
+    """Ids of the classes' value combinations on ``subset``: the mixed-radix key itself when
+    its range is small (counted by ``bincount`` without hashing), else dense ids."""
     key = np.zeros(len(codes), dtype=np.int64)
     size = 1
     for j in subset:
@@ -194,6 +195,8 @@ def _subset_ids(codes: np.ndarray, cards: np.ndarray, subset: tuple[int, ...]) -
             size = int(key.max()) + 1
         key = key * card + codes[:, j]
         size *= card
+    if size <= 4 * len(codes) + 100_000:
+        return key
     return pd.factorize(key)[0]
 
 
