@@ -576,3 +576,14 @@ def test_wildcard_frequencies_brute_force(data):
     fk, Fk = brute_wildcard(rows, frame["w"].tolist(), alpha)
     np.testing.assert_allclose(t.fk, fk, rtol=1e-12)
     np.testing.assert_allclose(t.Fk, Fk, rtol=1e-12)
+
+
+def test_ldiversity_per_record_aligned_with_rows():
+    df = pd.DataFrame({"pid": [5, 6, 7, 8, 9], "q": ["a", "a", "b", "b", "*"],
+                       "s": [1, 2, 1, 1, 3]})
+    res, _ = run(LDiversity, df, quasi_identifiers=["q"], sensitive="s", l=2, id="pid",
+                 per_record=True)
+    t = res.details["per_record"]
+    assert t.pid.tolist() == [5, 6, 7, 8, 9]
+    assert t.violates.tolist() == [False, False, True, True, False]  # row 4 is suppressed
+    assert t.fk.tolist()[:4] == [2, 2, 2, 2] and np.isnan(t.fk[4])

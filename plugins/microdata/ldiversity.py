@@ -44,6 +44,7 @@ class LDiversity(RiskMeasure):
     classes, Σ_{violating} w / Σ w (``weighted_records_in_violating_classes`` the sum); the
     classes themselves are those of the sample. Classes match keys exactly (a missing value
     equals only a missing value), as sdcMicro's ``ldiversity``, which defines no wildcard.
+    ``per_record`` adds each record's class size and violation, aligned with the rows.
     """
 
     name = "LDiversity"
@@ -63,6 +64,8 @@ class LDiversity(RiskMeasure):
         weights: str | None = Field(None, description="Sampling-weight column: value becomes "
                                                       "the weighted share in violating "
                                                       "classes.")
+        per_record: bool = Field(False, description="Add each record's class size and "
+                                                    "violation (details 'per_record').")
 
         @field_validator("sensitive", mode="before")
         @classmethod
@@ -118,6 +121,15 @@ class LDiversity(RiskMeasure):
             weighted = {"weighted_records": float(w.sum()),
                         "weighted_records_in_violating_classes": float(w[in_bad].sum())}
             value = float(w[in_bad].sum() / w.sum())
+        if p.per_record:
+            size = np.full(len(row_class), np.nan)
+            size[released_rows] = cl.sizes[row_class[released_rows]]
+            bad_row = np.zeros(len(row_class), dtype=bool)
+            bad_row[released_rows] = violates[row_class[released_rows]]
+            table = pd.DataFrame({"fk": size, "violates": bad_row})
+            if p.id is not None:
+                table.insert(0, p.id, data.frame[p.id].to_numpy())
+            weighted["per_record"] = table
         return MeasureResult(value=value, details={**weighted,
             "variant": p.variant,
             "l": p.l,
