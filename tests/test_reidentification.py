@@ -587,3 +587,10 @@ def test_ldiversity_per_record_aligned_with_rows():
     assert t.pid.tolist() == [5, 6, 7, 8, 9]
     assert t.violates.tolist() == [False, False, True, True, False]  # row 4 is suppressed
     assert t.fk.tolist()[:4] == [2, 2, 2, 2] and np.isnan(t.fk[4])
+
+
+def test_wildcard_warning_says_wildcard():
+    df = pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "u", "v"]})
+    for cls in (IndividualRisk, KAnonymity):
+        _, warnings = run(cls, df, quasi_identifiers=["a", "b"], missing="wildcard")
+        assert any("'a' (1); treated as wildcards" in w for w in warnings), warnings

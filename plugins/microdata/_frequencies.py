@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from anoneval.core.base import Context
 from anoneval.core.data import Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._common import Classes
@@ -45,6 +46,15 @@ def sampling_weights(data: Microdata, col: str) -> np.ndarray:
             f"weight column {col!r}: row {row} {why} ({shown!r}); sampling weights must be "
             f"finite numbers > 0 ({len(bad)} row(s) fail)")
     return values
+
+
+def note_wildcard(ctx: Context, since: int) -> None:
+    """Reword the missing-value warnings issued after ``since``: they are wildcards here."""
+    for i in range(since, len(ctx.warnings)):
+        text = ctx.warnings[i]
+        if text.startswith("missing values in quasi-identifiers"):
+            ctx.warnings[i] = (text.split("; treated as")[0] + "; treated as wildcards "
+                               "matching any value (sdcMicro's freqCalc rule)")
 
 
 @dataclass(frozen=True)

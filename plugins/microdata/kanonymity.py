@@ -16,7 +16,11 @@ from anoneval.plugins.microdata._common import (
     released_classes,
     size_counts,
 )
-from anoneval.plugins.microdata._frequencies import frequencies, sampling_weights
+from anoneval.plugins.microdata._frequencies import (
+    frequencies,
+    note_wildcard,
+    sampling_weights,
+)
 
 
 class KAnonymity(RiskMeasure):
@@ -95,7 +99,10 @@ class KAnonymity(RiskMeasure):
         p = self.params
         wildcard = p.missing == "wildcard"
         shared = p.model_copy(update={"missing": "value"}) if wildcard else p
+        since = len(ctx.warnings)
         data, cl = released_classes(original, anonymized, shared, ctx)
+        if wildcard:
+            note_wildcard(ctx, since)
         f = cl.sizes
         n = cl.records
         released_records = int(f.sum())

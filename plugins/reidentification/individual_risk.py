@@ -13,7 +13,11 @@ from scipy import special
 from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset, Microdata
 from anoneval.core.errors import DataError
-from anoneval.plugins.microdata._frequencies import frequencies, sampling_weights
+from anoneval.plugins.microdata._frequencies import (
+    frequencies,
+    note_wildcard,
+    sampling_weights,
+)
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
 from anoneval.plugins.reidentification._report import risk_histogram
 
@@ -99,8 +103,11 @@ class IndividualRisk(RiskMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
+        since = len(ctx.warnings)
         data, cl = classes(original, anonymized, p, ctx,
                            "suppressed" if p.missing == "suppressed" else "value")
+        if p.missing == "wildcard":
+            note_wildcard(ctx, since)
         qi = list(p.quasi_identifiers)
         w = sampling_weights(data, p.weights) if p.weights else None
         freq = frequencies(data, qi, cl, w, wildcard=p.missing == "wildcard", alpha=p.alpha)
