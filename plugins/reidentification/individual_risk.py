@@ -48,7 +48,9 @@ class IndividualRisk(RiskMeasure):
     (risks sorted descending, the first new level r with Σ_{risks ≤ r} + r·#(risks > r) <
     level·n; null when Σ r < level·n already, 0 when no level qualifies). With ``household``,
     every member's household risk is 1 − Π(1 − r_i) over the household and
-    ``household_expected_reidentifications`` sums it over records.
+    ``household_expected_reidentifications`` sums it over records. ``risk_histogram`` bins the
+    risks (20 bins over [0, 1]) for the report; ``per_record`` adds each row's ``fk``, ``Fk``,
+    ``risk`` (and ``household_risk``).
 
     ``missing``: ``category`` (a missing key value is a value of its own), ``wildcard``
     (sdcMicro's ``freqCalc`` rule: a missing value matches any value, other partly missing
