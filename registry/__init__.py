@@ -39,9 +39,13 @@ from anoneval.core.errors import PluginError, UnknownPluginError
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
 ENV_LOAD_PLUGINS = "ANONEVAL_LOAD_PLUGINS"
-#: Built-in pluggy plugins of the lifecycle and report hooks: name → ``module:attribute`` (an
-#: object with hookimpls, or a class instantiated without arguments), in registration order.
-BUILTIN_HOOK_PLUGINS = {"anoneval.report": "anoneval.core.plots:BuiltinSections"}
+#: Built-in pluggy plugins of the lifecycle and report hooks, in registration order: name →
+#: ``module:attribute`` (an object with hookimpls, or a class instantiated without arguments) or
+#: ``module`` (a module with hookimpls, e.g. a family's ``report_section``).
+BUILTIN_HOOK_PLUGINS = {
+    "anoneval.report": "anoneval.core.plots:BuiltinSections",
+    "anoneval.plugins.reidentification._report": "anoneval.plugins.reidentification._report",
+}
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
 
@@ -208,7 +212,7 @@ class Registry:
         """The built-in plugins of ``config.json`` and the built-in hook plugins."""
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
         for name, path in BUILTIN_HOOK_PLUGINS.items():
-            plugin = import_class(path)
+            plugin = import_class(path) if ":" in path else importlib.import_module(path)
             self.pm.register(plugin() if isinstance(plugin, type) else plugin, name=name)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
