@@ -12,6 +12,7 @@ later measures and the report's input hash see.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 import traceback
@@ -34,6 +35,15 @@ if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avo
 
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
 T = TypeVar("T")
+#: pandas 3 always copies on write (the option is deprecated there); pandas 2 needs it switched on.
+_COW_OPTION = int(pd.__version__.split(".")[0]) < 3
+
+
+def copy_on_write() -> contextlib.AbstractContextManager[Any]:
+    """pandas copy-on-write for the duration of a plugin call."""
+    if _COW_OPTION:
+        return pd.option_context("mode.copy_on_write", True)
+    return contextlib.nullcontext()
 
 
 class MeasureTimeout(Exception):
@@ -46,7 +56,7 @@ def read_only(data: Dataset | None) -> Dataset | None:
     if data is None:
         return None
     view = copy.copy(data)
-    with pd.option_context("mode.copy_on_write", True):
+    with copy_on_write():
         for name, value in vars(data).items():
             if isinstance(value, pd.DataFrame):
                 setattr(view, name, value.copy(deep=False))
@@ -68,7 +78,7 @@ def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
         except SystemExit as exc:  # sys.exit() in a plugin ends the measure, not the run
             raise RuntimeError(f"{what} called sys.exit({exc.code!r})") from exc
 
-    with pd.option_context("mode.copy_on_write", True):
+    with copy_on_write():
         if timeout is None:
             return run()
         outcome: dict[str, Any] = {}

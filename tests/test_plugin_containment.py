@@ -172,6 +172,8 @@ def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> 
     pd.testing.assert_frame_equal(anonymized.frame, FRAME)
 
 
+@pytest.mark.skipif(int(pd.__version__.split(".")[0]) >= 3,
+                    reason="pandas >= 3 always copies on write; there is no option to restore")
 def test_copy_on_write_is_only_on_inside_plugin_calls(registry) -> None:
     evaluate(FRAME, FRAME, ["Vandal"], registry=registry)
     assert pd.get_option("mode.copy_on_write") in (False, "warn")
