@@ -38,6 +38,11 @@ def eigenvalues(z: np.ndarray, robust: bool, seed: int, columns: list[str],
     return np.linalg.eigvalsh(cov)[::-1], left_out
 
 
+def relative_change(e1: np.ndarray, e2: np.ndarray) -> float:
+    """Σ_j |λ_j − λ'_j| / λ_j over eigenvalues sorted alike (largest first)."""
+    return float(np.sum(np.abs(e1 - e2) / e1))
+
+
 class EigenvalueLoss(LossMeasure):
     """Σ_j |λ_j − λ'_j| / λ_j over the eigenvalues of the standardised covariance matrices.
 
@@ -75,7 +80,7 @@ class EigenvalueLoss(LossMeasure):
         if out1 or out2:
             ctx.warn(f"records with a missing value left out of the MCD fit: {out1} original, "
                      f"{out2} anonymized")
-        return MeasureResult(value=float(np.sum(np.abs(e1 - e2) / e1)), details={
+        return MeasureResult(value=relative_change(e1, e2), details={
             "records": int(pairs.x.shape[0]),
             "columns": cols,
             "eigenvalues_original": e1,
