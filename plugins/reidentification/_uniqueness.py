@@ -141,14 +141,23 @@ def _pitman_equations(h: Histogram) -> Callable[[np.ndarray], tuple[np.ndarray, 
     big = h.sizes > 1
     sizes, counts = h.sizes[big].astype(float), h.counts[big].astype(float)
 
+    idx = np.arange(1, max(int(u), 1), dtype=float)
+
     def fun(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         t, a = float(x[0]), float(x[1])
-        xa = t / a
-        o1 = (digamma(xa + u) - digamma(xa + 1)) / a
-        s2 = (polygamma(1, xa + 1) - polygamma(1, xa + u)) / (a * a)
-        o3 = ((u - 1) - t * o1) / a
-        s3 = (o1 - t * s2) / a
-        s4 = (o3 - t * s3) / a
+        if not (t >= 0 and a < 1):  # 1 - α must stay positive for the class sums
+            return np.full(2, np.nan), np.full((2, 2), np.nan)
+        if a > 0:  # closed forms in θ/α
+            xa = t / a
+            o1 = (digamma(xa + u) - digamma(xa + 1)) / a
+            s2 = (polygamma(1, xa + 1) - polygamma(1, xa + u)) / (a * a)
+            o3 = ((u - 1) - t * o1) / a
+            s3 = (o1 - t * s2) / a
+            s4 = (o3 - t * s3) / a
+        else:  # the sums themselves (polygamma is slow at large negative arguments)
+            inv = 1.0 / (t + idx * a)
+            o1, o3 = inv.sum(), (idx * inv).sum()
+            s2, s3, s4 = (inv * inv).sum(), (idx * inv * inv).sum(), (idx * idx * inv * inv).sum()
         o2 = digamma(t + n) - digamma(t + 1)
         d2 = polygamma(1, t + 1) - polygamma(1, t + n)
         o4 = float((counts * (digamma(sizes - a) - digamma(1 - a))).sum())
@@ -161,12 +170,14 @@ def _pitman_equations(h: Histogram) -> Callable[[np.ndarray], tuple[np.ndarray, 
 
 
 def pitman(h: Histogram, max_iterations: int = 100, total_iterations: int = 1500,
-           accuracy: float = ACCURACY) -> Estimate:
+           accuracy: float = ACCURACY, compat_arx: bool = False) -> Estimate:
     """Pitman (1996) / Hoshino (2001): Γ(θ+1)/Γ(θ+α)·N^α at the ML estimate of (θ, α).
 
-    Newton–Raphson from ARX's start values (from c1 and c2, c2 := 1 when 0), then from
-    deterministic rescalings of θ; θ must stay ≥ 0. Not available when no start converges,
-    α = 0, or the estimate is outside [0, N] (as ARX's ``ModelPitman``).
+    Newton–Raphson from ARX's start values (from c1 and c2, c2 := 1 when 0; α := 0.5 when
+    outside (0, 1)), then from deterministic rescalings of θ; the iterates must stay in the
+    model's range θ ≥ 0, 0 < α < 1. ``compat_arx`` only requires θ ≥ 0 (and α < 1), as ARX,
+    and keeps ARX's start α. Not available when no start converges, α = 0, or the estimate is
+    outside [0, N] (as ARX's ``ModelPitman``).
     """
     c1, c2, u, n = h.classes_of_size(1), h.classes_of_size(2), h.u, h.n
     if c1 == 0:
@@ -177,12 +188,14 @@ def pitman(h: Histogram, max_iterations: int = 100, total_iterations: int = 1500
         t0 = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)
         a0 = (t0 * (c1 - n) + (n - 1) * c1) / (n * u)
     fun = _pitman_equations(h)
+    if not compat_arx and not 0 < a0 < 1:
+        a0 = 0.5
     starts = [np.array([t0 * s, a0]) for s in (1.0, 0.5, 2.0, 0.1, 10.0)]
     starts = [s for s in starts if np.all(np.isfinite(s)) and s[0] >= 0] or [
-        np.array([1.0, 0.5])]
+        np.array([1.0, a0])]
     root, spent = _tries(
-        starts, lambda s, it: _newton(fun, s, lambda x: x[0] >= 0 and x[1] != 0 and x[1] < 1,
-                                      it, accuracy),
+        starts, lambda s, it: _newton(fun, s, lambda x: x[0] >= 0 and (
+            x[1] < 1 if compat_arx else 0 < x[1] < 1), it, accuracy),
         max_iterations, total_iterations)
     if root is None:
         return Estimate(None, f"Pitman: Newton-Raphson did not converge within {spent} "
@@ -191,7 +204,8 @@ def pitman(h: Histogram, max_iterations: int = 100, total_iterations: int = 1500
     params = {"theta": t, "alpha": a}
     if a == 0 or t + a <= 0:
         return Estimate(None, "Pitman: alpha = 0 at the solution", spent, params)
-    value = math.exp(float(gammaln(t + 1) - gammaln(t + a)) + a * math.log(h.N))
+    log_value = float(gammaln(t + 1) - gammaln(t + a)) + a * math.log(h.N)
+    value = math.exp(log_value) if log_value < 700 else math.inf
     if not 0 <= value <= h.N:
         return Estimate(None, f"Pitman: estimate {value:.6g} outside [0, N]", spent, params)
     return Estimate(value, None, spent, params)

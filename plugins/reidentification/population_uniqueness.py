@@ -105,7 +105,7 @@ class PopulationUniqueness(RiskMeasure):
         it = {"max_iterations": p.max_iterations, "total_iterations": p.total_iterations}
         est: dict[str, Estimate] = {
             "zayatz": zayatz(h),
-            "pitman": pitman(h, **it),
+            "pitman": pitman(h, compat_arx=arx, **it),
             "snb": snb(h, compat_arx=arx, **it),
         }
         if arx:  # ARX: a NaN or zero estimate is "not available" and reads as 0

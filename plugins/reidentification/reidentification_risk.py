@@ -64,8 +64,9 @@ class ReidentificationRisk(RiskMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        if p.attacker == "prosecutor":
-            data, cl = released_classes(original, anonymized, p, ctx)
+        if p.attacker == "prosecutor":  # the original matters only to align deleted ids
+            data, cl = released_classes(original if p.id is not None else None,
+                                        released(original, anonymized), p, ctx)
             F = None
         else:
             release = released(original, anonymized)
