@@ -31,7 +31,7 @@ ARX = json.loads((ARX_DIR / "arx_risk.json").read_text())
 ADULT_DIR = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "salary-class"]
-QI9 = QI8[:7] + ["occupation"] + QI8[7:]
+QI9 = [*QI8[:7], "occupation", *QI8[7:]]
 H8 = {c: str(ADULT_DIR / f"adult_hierarchy_{c}.csv") for c in QI8}
 NODES = {"0-0-0-0-0-0-0-0": [0] * 8, "1-2-0-1-1-1-1-0": [1, 2, 0, 1, 1, 1, 1, 0],
          "0-1-0-1-2-0-1-1": [0, 1, 0, 1, 2, 0, 1, 1]}
@@ -250,7 +250,7 @@ def test_journalist_population_file_and_levels(tmp_path, adult):
     path = tmp_path / "population.csv"
     adult.to_csv(path, index=False)
     levels = dict(zip(QI8, NODES["1-2-0-1-1-1-1-0"], strict=True))
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=QI8, attacker="journalist",
+    v, _d, _ = run(ReidentificationRisk(quasi_identifiers=QI8, attacker="journalist",
                                        hierarchies=H8, population=str(path), levels=levels),
                   None, release)
     ref = ARX["adult8_1-2-0-1-1-1-1-0_subset10_summary"]["journalist"]

@@ -17,6 +17,9 @@ from anoneval.plugins.microdata._sensitive import (
     result,
 )
 
+#: Relative tolerance of the comparison with β (rounding of (q − p)/p).
+TOLERANCE = 1e-12
+
 
 class BetaLikeness(RiskMeasure):
     """Share of records in equivalence classes that violate β-likeness.
@@ -30,12 +33,13 @@ class BetaLikeness(RiskMeasure):
     * ``basic``: E violates when D_v > β for some present v;
     * ``enhanced``: E violates when D_v > min(β, −ln p_v) for some present v (natural log).
 
-    Inequalities as ARX (``>`` violates; equality holds). value = records in violating classes /
+    Inequalities as ARX (``>`` violates; equality holds; within 1e-12 relative counts as
+    equal, against rounding). value = records in violating classes /
     n (n counts suppressed records, in no class). details: ``achieved_beta`` = the largest D_v
     (the tightest β that holds); for ``enhanced`` it is null when some D_v > −ln p_v (no β
-    makes the table enhanced-β-like), and ``pycanon_enhanced_beta`` = max min(D_v, −ln p_v)
-    (what pyCANON's ``enhanced_beta_likeness`` returns); ``per_record`` adds each released
-    row's class maximum of D_v.
+    makes the table enhanced-β-like), and ``pycanon_enhanced_beta`` = min(max D_v,
+    max_v −ln p_v) (what pyCANON's ``enhanced_beta_likeness`` returns); ``per_record`` adds
+    each released row's class maximum of D_v.
     """
 
     name = "BetaLikeness"
@@ -66,16 +70,18 @@ class BetaLikeness(RiskMeasure):
             entry: dict[str, float | None] = {
                 "achieved_beta": float(stat.max()) if n_classes else None}
             if p.variant == "basic":
-                bad = gain > p.beta
+                bad = gain > p.beta * (1 + TOLERANCE)
             else:
                 cap = -np.log(pv)
-                bad = gain > np.minimum(p.beta, cap)
+                bad = gain > np.minimum(p.beta, cap) * (1 + TOLERANCE)
                 over = gain > cap
                 if over.any():
                     achievable = False
                     entry["achieved_beta"] = None
-                entry["pycanon_enhanced_beta"] = (float(np.minimum(gain, cap).max())
-                                                  if len(gain) else None)
+                present = d.p[d.p > 0]
+                entry["pycanon_enhanced_beta"] = (
+                    min(float(stat.max()), float(-np.log(present.min())))
+                    if len(gain) else None)
             violates |= np.bincount(d.pair_class[bad], minlength=n_classes) > 0
             per_attribute[sa] = entry
         achieved = float(worst.max()) if n_classes and achievable else None

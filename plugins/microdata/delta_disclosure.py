@@ -18,6 +18,9 @@ from anoneval.plugins.microdata._sensitive import (
     result,
 )
 
+#: Relative tolerance of the comparison with δ (rounding of the logarithm).
+TOLERANCE = 1e-12
+
 
 class DeltaDisclosure(RiskMeasure):
     """Share of records in equivalence classes that are not δ-disclosure private.
@@ -27,7 +30,8 @@ class DeltaDisclosure(RiskMeasure):
     With q_v the share of sensitive value v in class E and p_v in the whole table (all records,
     suppressed ones included): E is δ-disclosure private when |log(q_v / p_v)| < δ for every
     value v present in E (strict ``<``, as the publication and ARX: a class at exactly δ
-    violates). Values absent from E are not constrained. ``log_base``: ``e`` (natural log, the
+    violates; within 1e-12 relative of δ counts as equal). Values absent from E are not
+    constrained. ``log_base``: ``e`` (natural log, the
     publication's and pyCANON's) or ``2`` (ARX's ``log2``).
 
     value = records in violating classes / n (n counts suppressed records, in no class).
@@ -62,7 +66,7 @@ class DeltaDisclosure(RiskMeasure):
             stat = class_max(d.pair_class, ratio, n_classes, 0.0)
             worst = np.maximum(worst, stat)
             per_attribute[sa] = {"achieved_delta": float(stat.max()) if n_classes else None}
-        violates = worst >= p.delta
+        violates = worst >= p.delta * (1 - TOLERANCE)
         return result(data, cl, violates, worst, "delta", p, {
             "delta": p.delta, "log_base": p.log_base,
             "achieved_delta": float(worst.max()) if n_classes else None,

@@ -27,13 +27,16 @@ class DeltaPresence(RiskMeasure):
     ``hierarchies``; level detected from the released values or given in ``levels``; others
     compared as text). For a release class E with f_E released records and F_E population
     records, δ_E = f_E / F_E = P(a population member of E is in the release); E violates when
-    δ_E < ``delta_min`` or δ_E > ``delta_max`` (bounds inclusive, as ARX). Population classes
-    without released records (δ = 0) are not part of the release and are counted in details
-    only (``population_outside_release``).
+    δ_E < ``delta_min`` or δ_E > ``delta_max`` (bounds inclusive, as ARX). Population records
+    whose generalized tuple is in no release class form classes with δ = 0 (Nergiz et al.
+    bound every population tuple; ARX checks those classes too): they violate any
+    ``delta_min`` > 0 and make ``achieved_delta_min`` 0.
 
     value = released records in violating classes / n (n counts suppressed records, in no
-    class). details: ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest
-    δ_E: the tightest bounds that hold); ``per_record`` adds each released row's δ.
+    class); the population records of δ = 0 classes are not released and are reported as
+    ``population_outside_release`` (with a warning when they violate). details:
+    ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest δ: the tightest
+    bounds that hold); ``per_record`` adds each released row's δ.
     """
 
     name = "DeltaPresence"
@@ -68,9 +71,15 @@ class DeltaPresence(RiskMeasure):
         delta = cl.sizes / np.maximum(counts.F, 1)
         violates = (delta < p.delta_min) | (delta > p.delta_max)
         has = len(delta) > 0
+        lowest = float(delta.min()) if has else None
+        if counts.outside:
+            lowest = 0.0
+            if p.delta_min > 0:
+                ctx.warn(f"{counts.outside} population records are in classes without released "
+                         f"records (delta = 0 < delta_min {p.delta_min})")
         return result(data, cl, violates, delta, "delta", p, {  # type: ignore[arg-type]
             "delta_min": p.delta_min, "delta_max": p.delta_max,
-            "achieved_delta_min": float(delta.min()) if has else None,
+            "achieved_delta_min": lowest,
             "achieved_delta_max": float(delta.max()) if has else None,
             "population_records": counts.population_records,
             "population_outside_release": counts.outside,
