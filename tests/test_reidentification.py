@@ -297,3 +297,19 @@ def test_reidentification_through_evaluate(adult):
         {"name": "PopulationUniqueness", "params": {"quasi_identifiers": QI8,
                                                     "sampling_fraction": 0.1}}])
     assert [m.value is not None for m in rep.measures] == [True, True]
+
+
+def test_risk_census_example_runs():
+    from anoneval.core.config import load_config
+    from anoneval.core.runner import run_plan
+
+    root = Path(__file__).resolve().parents[1]
+    report = run_plan(load_config(root / "examples" / "risk_census.json"))
+    entries = {m.label: m for m in report.measures}
+    for label in ("prosecutor risk", "journalist risk", "marketer risk", "PopulationUniqueness",
+                  "t-closeness (equal)", "t-closeness (hierarchical)", "DeltaDisclosure",
+                  "BetaLikeness", "AlphaKAnonymity", "DeltaPresence"):
+        assert entries[label].error is None, label
+        assert entries[label].value is not None and 0 <= entries[label].value <= 1, label
+    # the release is row-aligned with its population: the journalist's F equals f here
+    assert entries["journalist risk"].value == pytest.approx(entries["prosecutor risk"].value)
