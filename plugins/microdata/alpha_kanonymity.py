@@ -28,6 +28,9 @@ class AlphaKAnonymity(RiskMeasure):
     α (``>``; a share equal to α holds). As pyCANON, α bounds every sensitive value (Wong et
     al. bound a chosen sensitive value; give that value's column for the same effect).
 
+    Missing sensitive values are a value of their own (with a warning); missing
+    quasi-identifier values too, or suppressed cells with ``missing="suppressed"``.
+
     value = records in violating classes / n (n counts suppressed records, in no class).
     details: ``achieved_alpha`` = the largest share of one value in a class, ``achieved_k`` =
     the smallest class (pyCANON returns this pair); ``per_record`` adds each released row's

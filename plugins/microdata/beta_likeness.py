@@ -34,8 +34,12 @@ class BetaLikeness(RiskMeasure):
     * ``enhanced``: E violates when D_v > min(β, −ln p_v) for some present v (natural log).
 
     Inequalities as ARX (``>`` violates; equality holds; within 1e-12 relative counts as
-    equal, against rounding). value = records in violating classes /
-    n (n counts suppressed records, in no class). details: ``achieved_beta`` = the largest D_v
+    equal, against rounding). Missing sensitive values are a value of their own (with a
+    warning); missing quasi-identifier values too, or suppressed cells with
+    ``missing="suppressed"``.
+
+    value = records in violating classes / n (n counts suppressed records, in no class).
+    details: ``achieved_beta`` = the largest D_v
     (the tightest β that holds); for ``enhanced`` it is null when some D_v > −ln p_v (no β
     makes the table enhanced-β-like), and ``pycanon_enhanced_beta`` = min(max D_v,
     max_v −ln p_v) (what pyCANON's ``enhanced_beta_likeness`` returns); ``per_record`` adds

@@ -34,6 +34,9 @@ class DeltaDisclosure(RiskMeasure):
     constrained. ``log_base``: ``e`` (natural log, the
     publication's and pyCANON's) or ``2`` (ARX's ``log2``).
 
+    Missing sensitive values are a value of their own (with a warning); missing
+    quasi-identifier values too, or suppressed cells with ``missing="suppressed"``.
+
     value = records in violating classes / n (n counts suppressed records, in no class).
     details: ``achieved_delta`` = the largest |log(q/p)| over classes and present values (δ
     must exceed it), per attribute under ``per_attribute``; ``per_record`` adds each released

@@ -44,6 +44,9 @@ class TCloseness(RiskMeasure):
       cost(N) = (L/H)·min(pos, neg); D = Σ_N cost(N).
 
     A class violates when D > t (ARX: satisfied when D ≤ t; within 1e-12 counts as equal).
+    Missing sensitive values are a value of their own (with a warning); missing
+    quasi-identifier values too, or suppressed cells with ``missing="suppressed"``.
+
     value = records in violating classes / n (n counts suppressed records, in no class).
     details: ``achieved_t`` = the largest D (the tightest t that holds), per attribute under
     ``per_attribute``; ``per_record`` adds each released row's class distance.
