@@ -318,3 +318,15 @@ def test_privacy_models_through_evaluate(adult):
         {"name": "AlphaKAnonymity", "params": {"quasi_identifiers": ["sex", "race"],
                                                "sensitive": "occupation"}}])
     assert all(m.value is not None for m in rep.measures)
+
+
+def test_one_class_summary_and_distribution_per_run():
+    data = Microdata(ANON)
+    for m in (TCloseness(quasi_identifiers=QI, sensitive="disease"),
+              DeltaDisclosure(quasi_identifiers=QI, sensitive="disease"),
+              BetaLikeness(quasi_identifiers=QI, sensitive="disease"),
+              AlphaKAnonymity(quasi_identifiers=QI, sensitive="disease")):
+        m.compute(None, data, Context())
+    keys = [k for k in data._cache if isinstance(k, tuple) and isinstance(k[0], str)]
+    assert sum(k[0] == "anoneval.microdata.sensitive" for k in keys) == 1
+    assert sum(k[0] == "anoneval.microdata.classes" for k in keys) == 1

@@ -71,21 +71,32 @@ class Distribution:
     codes: np.ndarray
 
 
-def distribution(data: Microdata, cl: Classes, sa: str, ctx: Context) -> Distribution:
-    """The class distributions of ``sa`` over ``cl``'s classes and the table distribution."""
+def distribution(data: Microdata, cl: Classes, sa: str, ctx: Context,
+                 key: tuple[object, ...] = ()) -> Distribution:
+    """The class distributions of ``sa`` over ``cl``'s classes and the table distribution.
+
+    Cached on ``data`` under ``key`` (the class summary's identity: quasi-identifiers, token,
+    missing policy), so that every model of a run shares one pass per sensitive attribute.
+    """
     codes, uniques = data.codes(sa)
     if len(uniques) and pd.isna(uniques).any():
         ctx.warn(f"sensitive attribute {sa!r} has missing values; they count as a value of "
                  "their own")
-    row_class = cl.row_class()
-    rel = row_class >= 0
-    n_classes = len(cl.sizes)
-    pc, pv, cnt = pair_counts(row_class[rel], n_classes, codes[rel], len(uniques))
-    total = np.bincount(codes, minlength=len(uniques)).astype(float)
-    p = total / total.sum() if total.sum() else total
-    f = cl.sizes.astype(float)
-    return Distribution(pc, pv, cnt, cnt / f[pc] if len(pc) else cnt.astype(float), p, f,
-                        pd.Index(uniques), codes)
+
+    def compute() -> Distribution:
+        row_class = cl.row_class()
+        rel = row_class >= 0
+        n_classes = len(cl.sizes)
+        pc, pv, cnt = pair_counts(row_class[rel], n_classes, codes[rel], len(uniques))
+        total = np.bincount(codes, minlength=len(uniques)).astype(float)
+        p = total / total.sum() if total.sum() else total
+        f = cl.sizes.astype(float)
+        return Distribution(pc, pv, cnt, cnt / f[pc] if len(pc) else cnt.astype(float), p, f,
+                            pd.Index(uniques), codes)
+
+    if not key:
+        return compute()
+    return data.cached(("anoneval.microdata.sensitive", *key, sa), compute)
 
 
 def class_max(pair_class: np.ndarray, values: np.ndarray, n_classes: int,
@@ -102,6 +113,11 @@ def prepare(original: Dataset | None, anonymized: Dataset | None, p: SensitivePa
     data, cl = released_classes(original, anonymized, p, ctx)
     data.require(p.sensitive, "sensitive attribute")
     return data, cl
+
+
+def class_key(p: SensitiveParams) -> tuple[object, ...]:
+    """Cache key of the class summary the distributions are taken over."""
+    return (tuple(p.quasi_identifiers), p.suppression_token, p.missing, p.id)
 
 
 def result(data: Microdata, cl: Classes, violates: np.ndarray, stat: np.ndarray,

@@ -9,6 +9,7 @@ from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset
 from anoneval.plugins.microdata._sensitive import (
     SensitiveParams,
+    class_key,
     class_max,
     distribution,
     prepare,
@@ -55,7 +56,7 @@ class AlphaKAnonymity(RiskMeasure):
         worst = np.zeros(n_classes)
         per_attribute = {}
         for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx)
+            d = distribution(data, cl, sa, ctx, class_key(p))
             stat = class_max(d.pair_class, d.q, n_classes, 0.0)
             worst = np.maximum(worst, stat)
             per_attribute[sa] = {"achieved_alpha": float(stat.max()) if n_classes else None}

@@ -11,6 +11,7 @@ from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset
 from anoneval.plugins.microdata._sensitive import (
     SensitiveParams,
+    class_key,
     class_max,
     distribution,
     prepare,
@@ -66,7 +67,7 @@ class BetaLikeness(RiskMeasure):
         per_attribute: dict[str, dict[str, float | None]] = {}
         achievable = True
         for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx)
+            d = distribution(data, cl, sa, ctx, class_key(p))
             pv = d.p[d.pair_value]
             gain = (d.q - pv) / pv
             stat = class_max(d.pair_class, gain, n_classes)

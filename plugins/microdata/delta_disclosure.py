@@ -12,6 +12,7 @@ from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset
 from anoneval.plugins.microdata._sensitive import (
     SensitiveParams,
+    class_key,
     class_max,
     distribution,
     prepare,
@@ -64,7 +65,7 @@ class DeltaDisclosure(RiskMeasure):
         per_attribute = {}
         scale = 1.0 if p.log_base == "e" else 1.0 / math.log(2.0)
         for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx)
+            d = distribution(data, cl, sa, ctx, class_key(p))
             ratio = np.abs(np.log(d.q / d.p[d.pair_value])) * scale
             stat = class_max(d.pair_class, ratio, n_classes, 0.0)
             worst = np.maximum(worst, stat)

@@ -15,6 +15,7 @@ from anoneval.plugins.microdata._hierarchy import Hierarchy, read_hierarchy
 from anoneval.plugins.microdata._sensitive import (
     Distribution,
     SensitiveParams,
+    class_key,
     distribution,
     prepare,
     result,
@@ -89,7 +90,7 @@ class TCloseness(RiskMeasure):
         worst = np.zeros(n_classes)
         per_attribute = {}
         for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx)
+            d = distribution(data, cl, sa, ctx, class_key(p))
             if p.distance == "equal":
                 dist = _equal(d, n_classes)
             elif p.distance == "ordered":
