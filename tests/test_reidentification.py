@@ -1,12 +1,14 @@
-"""Tests of ReidentificationRisk and PopulationUniqueness.
+"""Tests of IndividualRisk, SUDA and the sdcMicro variants of KAnonymity.
 
-Oracles: ARX's own risk estimator run on adult at fixed transformations and on generated data
-(tests/data/arx/arx_risk.json, see the README there), ARX's unit-test values (reference notes
-§4d), hand computations on tiny tables.
+Oracles: sdcMicro 5.8.1's own outputs (fixtures in ``data/sdcmicro``, see its README), the
+values of sdcMicro's unit tests (``test_freqCalc.R``, ``test_indivRisk.R``, the SUDA examples of
+``test_suda2.R``), hand computations on tiny tables (arithmetic in comments), the negative
+binomial series summed term by term, and a brute-force MSU search written here.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -16,300 +18,579 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from scipy import special
 
-from anoneval.core import Microdata, evaluate
+from anoneval.core import Microdata
 from anoneval.core.base import Context
 from anoneval.core.errors import DataError
-from anoneval.plugins.microdata._hierarchy import generalize, read_hierarchy
-from anoneval.plugins.reidentification._uniqueness import Histogram, snb, zayatz
-from anoneval.plugins.reidentification.population_uniqueness import PopulationUniqueness
-from anoneval.plugins.reidentification.reidentification_risk import ReidentificationRisk
+from anoneval.plugins.microdata.kanonymity import KAnonymity
+from anoneval.plugins.microdata.ldiversity import LDiversity
+from anoneval.plugins.reidentification.individual_risk import (
+    IndividualRisk,
+    class_risk,
+    mu_argus_threshold,
+)
+from anoneval.plugins.reidentification.suda import SUDA
 
-ARX_DIR = Path(__file__).resolve().parent / "data" / "arx"
-ARX = json.loads((ARX_DIR / "arx_risk.json").read_text())
-ADULT_DIR = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
-QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-       "salary-class"]
-QI9 = [*QI8[:7], "occupation", *QI8[7:]]
-H8 = {c: str(ADULT_DIR / f"adult_hierarchy_{c}.csv") for c in QI8}
-NODES = {"0-0-0-0-0-0-0-0": [0] * 8, "1-2-0-1-1-1-1-0": [1, 2, 0, 1, 1, 1, 1, 0],
-         "0-1-0-1-2-0-1-1": [0, 1, 0, 1, 2, 0, 1, 1]}
+SDC = Path(__file__).resolve().parent / "data" / "sdcmicro"
+KEYS = ["k1", "k2", "k3", "k4", "k5"]
+K5 = ["sex", "age", "race", "marital-status", "education"]
+K7 = [*K5, "native-country", "workclass"]
 
 
-def run(measure, original, anonymized=None):
+def run(cls, frame: pd.DataFrame, **params):
     ctx = Context()
-    o = Microdata(original) if original is not None else None
-    a = Microdata(anonymized) if anonymized is not None else None
-    res = measure.compute(o, a, ctx)
-    return res.value, res.details, ctx.warnings
+    result = cls(**params).compute(None, Microdata(frame), ctx)
+    return result, ctx.warnings
+
+
+def records(cls, frame: pd.DataFrame, **params) -> pd.DataFrame:
+    return run(cls, frame, per_record=True, **params)[0].details["per_record"]
 
 
 @pytest.fixture(scope="module")
-def adult():
-    return pd.read_csv(ADULT_DIR / "adult.csv", sep=";", dtype=str, keep_default_na=False)
+def generated():
+    frame = pd.read_csv(SDC / "generated.csv")
+    return frame, json.loads((SDC / "generated_expected.json").read_text())
 
 
-def node(frame, levels, k=1):
-    """Generalize the QIs of ``frame`` at ``levels`` (ARX's fixed transformation); records of
-    classes smaller than k become '*' in every QI (ARX's suppression)."""
-    out = frame.copy()
-    for c, lev in zip(QI8, levels, strict=True):
-        out[c] = generalize(read_hierarchy(H8[c]), frame[c].to_numpy(dtype=object), lev, c)
-    if k > 1:
-        small = out.groupby(QI8)["sex"].transform("size").to_numpy() < k
-        out.loc[small, QI8] = "*"
-    return out
+@pytest.fixture(scope="module")
+def adult(data_dir):
+    frame = pd.read_csv(data_dir / "adult" / "adult.csv", sep=";")
+    i = np.arange(len(frame))
+    frame["w"] = 1 + (i * 37) % 101
+    frame["hh"] = i // 3
+    return (frame, json.loads((SDC / "adult_expected.json").read_text()),
+            pd.read_csv(SDC / "adult_expected_records.csv.gz"))
 
 
-# -- PopulationUniqueness against ARX -------------------------------------------------------
-
-@pytest.mark.parametrize("f", [0.01, 0.05, 0.1, 0.2, 0.5, 0.9, 1.0])
-def test_uniqueness_adult_nine_qis_arx(adult, f):
-    ref = ARX[f"adult9_identity_f{f}"]
-    for model in ("zayatz", "pitman"):
-        v, d, _ = run(PopulationUniqueness(quasi_identifiers=QI9, model=model,
-                                           sampling_fraction=f), adult)
-        assert d["population_size"] == ref["population_size"]
-        assert v == pytest.approx(ref[model], rel=1e-9, abs=1e-15)
-    v, d, _ = run(PopulationUniqueness(quasi_identifiers=QI9, sampling_fraction=f,
-                                       compat="arx"), adult)
-    assert d["model_used"] == ref["dankar_model"]
-    assert v == pytest.approx(ref["dankar"], rel=1e-5)
-    assert d["estimate_shares"]["snb"] == pytest.approx(ref["snb"], rel=1e-5, abs=1e-12)
+def nb_series(f: float, p: float, terms: int = 20000) -> float:
+    """E[1/F | f] = Σ_h C(f+h−1, h) p^f q^h / (f+h), summed term by term (in logs)."""
+    h = np.arange(terms, dtype=np.float64)
+    log_terms = (special.gammaln(f + h) - special.gammaln(h + 1) - special.gammaln(f)
+                 + f * np.log(p) + h * np.log1p(-p) - np.log(f + h))
+    return float(np.exp(log_terms).sum())
 
 
-def test_uniqueness_arx_unit_test_values(adult):
-    # ARX TestRiskMetrics.testDecisionRule2 (reference §4d): f = 0.01 → Pitman 0.1446083531...,
-    # f = 0.1 → Pitman 0.2768499388..., f = 0.2 → Zayatz 0.3577099234829125.
-    for f, expect, model in ((0.01, 0.1446083531167384, "pitman"),
-                             (0.1, 0.27684993883653597, "pitman"),
-                             (0.2, 0.3577099234829125, "zayatz")):
-        v, d, _ = run(PopulationUniqueness(quasi_identifiers=QI9, sampling_fraction=f), adult)
-        assert v == pytest.approx(expect, rel=1e-9)
-        assert d["model_used"] == model
+# -- sdcMicro's unit-test values --------------------------------------------------------------
+
+FREQ = pd.DataFrame({"A": [2, 3, 2, 2, 3, 3, 1, 2], "B": [3, 3, 3, 3, 3, 3, 4, 3],
+                     "C": [1, 3, 1, 2, 1, 1, 1, 1],
+                     "w": [18, 45.5, 39, 17, 92, 8, 123.5, 51]})
 
 
-@pytest.mark.parametrize("name", list(NODES))
-@pytest.mark.parametrize("k", [1, 5])
-def test_uniqueness_and_prosecutor_adult_nodes_arx(adult, name, k):
-    release = node(adult, NODES[name], k)
-    for f in (0.01, 0.1, 0.3):
-        ref = ARX[f"adult8_{name}_k{k}_f{f}"]
-        v, d, _ = run(PopulationUniqueness(quasi_identifiers=QI8, sampling_fraction=f,
-                                           compat="arx"), release)
-        assert d["population_size"] == ref["population_size"]
-        assert d["model_used"] == ref["dankar_model"]
-        assert v == pytest.approx(ref["dankar"], rel=1e-6, abs=1e-15)
-        for model in ("zayatz", "pitman"):
-            assert d["estimate_shares"][model] == pytest.approx(ref[model], rel=1e-6, abs=1e-15)
-    for key, t in ((f"adult8_{name}_k{k}_summary", 0.2), (f"adult8_{name}_k{k}_summary_t0.05",
-                                                           0.05)):
-        ref = ARX[key]["prosecutor"]
-        v, d, _ = run(ReidentificationRisk(quasi_identifiers=QI8, risk_threshold=t), release)
-        assert v == pytest.approx(ref["success_rate"], rel=1e-12)
-        assert d["highest_risk"] == pytest.approx(ref["highest_risk"], rel=1e-12)
-        assert d["records_at_risk"] == pytest.approx(ref["records_at_risk"], rel=1e-12)
+def test_freqcalc_unit_test_values():
+    t = records(IndividualRisk, FREQ, quasi_identifiers=["A", "B", "C"], weights="w")
+    assert t.fk.tolist() == [3, 1, 3, 1, 2, 2, 1, 3]
+    assert t.Fk.tolist() == [108, 45.5, 108, 17, 100, 100, 123.5, 108]
+    na = FREQ.assign(C=[1, 3, np.nan, 2, 1, 1, np.nan, 1])
+    t = records(IndividualRisk, na, quasi_identifiers=["A", "B", "C"], weights="w",
+                missing="wildcard")
+    assert t.fk.tolist() == [3, 1, 4, 2, 2, 2, 1, 3]
+    assert t.Fk.tolist() == [108, 45.5, 125, 56, 100, 100, 123.5, 108]
 
 
-@pytest.mark.parametrize("name", ["gen_uniform", "gen_zipf", "gen_small"])
-def test_uniqueness_generated_arx(name):
-    data = pd.read_csv(ARX_DIR / f"{name}.csv", dtype=str)
-    qi = list(data.columns)
-    for f in (0.01, 0.05, 0.1, 0.3, 0.6, 0.9):
-        ref = ARX[f"{name}_f{f}"]
-        v, d, _ = run(PopulationUniqueness(quasi_identifiers=qi, sampling_fraction=f,
-                                           compat="arx"), data)
-        assert d["model_used"] == ref["dankar_model"], f
-        assert v == pytest.approx(ref["dankar"], rel=1e-5, abs=1e-12), f
-        assert d["estimate_shares"]["zayatz"] == pytest.approx(ref["zayatz"], rel=1e-9)
-    ref = ARX[f"{name}_summary"]["prosecutor"]
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=qi), data)
-    assert v == pytest.approx(ref["success_rate"])
-    assert d["records_at_risk"] == pytest.approx(ref["records_at_risk"])
+@pytest.mark.parametrize(("method", "expected"), [
+    ("approx", [0.01369863, 0.08579129, 0.01369863, 0.17707583, 0.01877883, 0.01877883,
+                0.03931625, 0.01369863]),
+    ("exact", [0.01355297, 0.08579129, 0.01355297, 0.17707583, 0.01877883, 0.01877883,
+               0.03931625, 0.01355297]),
+])
+def test_indivrisk_unit_test_values(method, expected):
+    t = records(IndividualRisk, FREQ, quasi_identifiers=["A", "B", "C"], weights="w",
+                method=method)
+    np.testing.assert_allclose(t.risk, expected, atol=5e-9)
+    # without weights: 1/fk
+    t = records(IndividualRisk, FREQ, quasi_identifiers=["A", "B", "C"], method=method)
+    np.testing.assert_allclose(t.risk, 1 / t.fk)
 
 
-def test_uniqueness_default_snb_and_dankar(adult):
-    # The published SNB converges on adult at f = 0.9; ARX's variant gives a different value.
-    v, d, _ = run(PopulationUniqueness(quasi_identifiers=QI9, sampling_fraction=0.9,
-                                       model="snb"), adult)
-    assert v is not None and 0 < v <= 1
-    assert d["model_used"] == "snb" and d["solver"]["snb"]["alpha"] > 0
-    # default dankar at f > 0.1: the smaller of the available Zayatz and SNB
-    v2, d2, _ = run(PopulationUniqueness(quasi_identifiers=QI9, sampling_fraction=0.9), adult)
-    expect = min(x for x in (d2["estimates"]["zayatz"], d2["estimates"]["snb"]) if x is not None)
-    assert v2 == pytest.approx(expect / d2["population_size"])
+# -- hand computations ------------------------------------------------------------------------
 
 
-def test_uniqueness_hand_zayatz_tiny():
-    # classes of sizes 1, 1, 2 (n = 4), N = 8 (f = 0.5). H(1; N=8, i, n=4):
-    # i = 1: 4/8 = 0.5; i = 2: 2·C(6,3)/C(8,4) = 40/70 = 4/7.
-    # P = (2/3·0.5) / (2/3·0.5 + 1/3·4/7) = (1/3) / (1/3 + 4/21) = 7/11; uniques = 2·7/11 / 0.5.
-    h = Histogram(np.array([1, 2]), np.array([2, 1]), 8.0)
-    assert zayatz(h).uniques == pytest.approx(28 / 11)
-    data = pd.DataFrame({"q": ["a", "b", "c", "c"]})
-    v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], population_size=8,
-                                       model="zayatz"), data)
-    assert v == pytest.approx(28 / 11 / 8)
-    assert d["sampling_fraction"] == 0.5
+def test_individual_risk_hand():
+    # keys: (a,x) twice with weights 3 and 5, (b,x) once with weight 4, (b,y) once weight 1.
+    df = pd.DataFrame({"q1": ["a", "a", "b", "b"], "q2": ["x", "x", "x", "y"],
+                       "w": [3.0, 5.0, 4.0, 1.0]})
+    res, _ = run(IndividualRisk, df, quasi_identifiers=["q1", "q2"], weights="w",
+                 per_record=True, risk_threshold=0.3)
+    t = res.details["per_record"]
+    # (a,x): f=2, F=8, p=1/4, p/q=1/3 → 1/3 − (1/9)·ln 4
+    r_ax = 1 / 3 - math.log(4) / 9
+    # (b,x): f=1, F=4, p=1/4 → (1/3)·ln 4 ; (b,y): f = F = 1 → 1
+    r_bx = math.log(4) / 3
+    np.testing.assert_allclose(t.risk, [r_ax, r_ax, r_bx, 1.0])
+    assert res.value == pytest.approx((2 * r_ax + r_bx + 1) / 4)
+    assert res.details["expected_reidentifications"] == pytest.approx(2 * r_ax + r_bx + 1)
+    assert res.details["records_above_threshold"] == 2  # r_bx = 0.462, 1 > 0.3 > r_ax
 
 
-def test_uniqueness_no_uniques_and_non_convergence():
-    data = pd.DataFrame({"q": ["a", "a", "b", "b"]})
-    v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=0.5), data)
-    assert v == 0 and d["model_used"] == "dankar"
-    # a one-iteration budget cannot converge: value null with the reason, the others still run
-    data = pd.DataFrame({"q": list("abcdeffgghhh")})
-    v, d, w = run(PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=0.05,
-                                       model="pitman", max_iterations=1, total_iterations=1),
-                  data)
-    assert v is None and "did not converge" in d["reason"]
-    assert d["estimates"]["zayatz"] is not None and w
+def test_household_risk_hand():
+    # unweighted risks 1/2, 1/2, 1, 1/3, 1/3, 1/3; households {0,1}, {2,3}, {4,5}
+    df = pd.DataFrame({"q": ["a", "a", "b", "c", "c", "c"], "hh": [1, 1, 2, 2, 3, 3]})
+    res, _ = run(IndividualRisk, df, quasi_identifiers=["q"], household="hh", per_record=True)
+    t = res.details["per_record"]
+    # 1 − (1/2)(1/2) = 3/4; 1 − 0·(2/3) = 1; 1 − (2/3)² = 5/9
+    np.testing.assert_allclose(t.household_risk, [0.75, 0.75, 1, 1, 5 / 9, 5 / 9])
+    assert res.details["household_expected_reidentifications"] == pytest.approx(
+        1.5 + 2 + 10 / 9)
 
 
-def test_uniqueness_bad_input():
-    data = pd.DataFrame({"q": ["a", "b", "c"]})
-    with pytest.raises(DataError, match="population size 2 is smaller than the sample"):
-        run(PopulationUniqueness(quasi_identifiers=["q"], population_size=2), data)
-    for f in (0, 1.5, -0.1):
-        with pytest.raises(ValidationError, match="sampling_fraction"):
-            PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=f)
-    with pytest.raises(ValidationError, match="exactly one"):
-        PopulationUniqueness(quasi_identifiers=["q"])
-    with pytest.raises(ValidationError, match="exactly one"):
-        PopulationUniqueness(quasi_identifiers=["q"], population_size=10, sampling_fraction=0.5)
+def test_mu_argus_threshold_hand():
+    # n=4, level 0.25 → target 1. Σr = 1.9 ≥ 1. Levels after 0.9: 0.5 (index 1):
+    # 0.5+0.3+0.2 + 0.5·1 = 1.5 ≥ 1; 0.3 (index 2): 0.3+0.2 + 0.3·2 = 1.1 ≥ 1;
+    # 0.2 (index 3): 0.2 + 0.2·3 = 0.8 < 1 → threshold 0.2
+    assert mu_argus_threshold(np.array([0.9, 0.5, 0.3, 0.2]), 0.25) == 0.2
+    assert mu_argus_threshold(np.array([0.1, 0.1]), 0.25) is None  # 0.2 < 0.5: safe file
+    assert mu_argus_threshold(np.array([1.0, 1.0]), 0.25) == 0.0  # one level only
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.lists(st.integers(1, 6), min_size=2, max_size=40), st.floats(0.02, 1.0))
-def test_uniqueness_bounds(sizes, f):
-    data = pd.DataFrame({"q": np.repeat(np.arange(len(sizes)), sizes)})
-    for model in ("dankar", "zayatz", "pitman", "snb"):
-        v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=f,
-                                           model=model), data)
-        assert v is None or 0 <= v <= 1
-        for e in d["estimates"].values():
-            assert e is None or 0 <= e <= d["population_size"]
+def test_suppressed_records_have_no_risk():
+    df = pd.DataFrame({"q1": ["a", "a", "*", "b"], "q2": ["x", "x", "*", "y"]})
+    res, _ = run(IndividualRisk, df, quasi_identifiers=["q1", "q2"], per_record=True)
+    t = res.details["per_record"]
+    assert t.risk.tolist() == [0.5, 0.5, 0.0, 1.0]
+    assert np.isnan(t.fk[2])
+    assert res.value == pytest.approx(2 / 4)
+    assert res.details["suppressed_records"] == 1
 
 
-def test_snb_at_full_sample_is_sample_uniques():
-    h = Histogram(np.array([1, 3]), np.array([5, 2]), 11.0)
-    assert snb(h).uniques == 5
+def test_exact_risk_is_the_negative_binomial_mean():
+    for f, p in [(1, 0.3), (2, 0.05), (3, 0.2), (7, 0.01), (1.5, 0.4), (40, 0.5)]:
+        got = class_risk(np.array([float(f)]), np.array([f / p]), True, "exact", None)[0]
+        assert got == pytest.approx(nb_series(f, p), rel=1e-9)
 
 
-# -- ReidentificationRisk ---------------------------------------------------------------------
-
-# Release (a) classes: x×2, y×1, and one suppressed record; population: x×4, y×1, z×3.
-TINY_REL = pd.DataFrame({"q": ["x", "x", "y", "*"]})
-TINY_POP = pd.DataFrame({"q": ["x", "x", "x", "x", "y", "z", "z", "z"]})
+# -- sdcMicro on generated data ---------------------------------------------------------------
 
 
-def test_attackers_hand():
-    # n = 3 released (the suppressed record is left out), classes f = (2, 1), F = (4, 1).
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=["q"], risk_threshold=0.4), TINY_REL)
-    assert v == pytest.approx(2 / 3)  # prosecutor: #classes / n
-    assert d["highest_risk"] == 1.0
-    assert d["records_at_risk"] == pytest.approx(3 / 3)  # 1/2 and 1/1 > 0.4
-    assert d["records_at_risk_count"] == 3
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=["q"], attacker="marketer",
-                                       risk_threshold=0.4), TINY_POP, TINY_REL)
-    assert v == pytest.approx((2 / 4 + 1 / 1) / 3)  # Σ f/F / n = 0.5
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=["q"], attacker="journalist",
-                                       risk_threshold=0.4, per_record=True), TINY_POP, TINY_REL)
-    # max(#classes/ΣF = 2/5, Σ f/F / n = 0.5) = 0.5; at risk: 1/F > 0.4 only for y (F = 1)
-    assert v == pytest.approx(0.5)
-    assert d["highest_risk"] == 1.0
-    assert d["records_at_risk"] == pytest.approx(1 / 3) and d["records_at_risk_count"] == 1
-    table = d["per_record"]
-    assert table["class_size"].tolist()[:3] == [2, 2, 1] and pd.isna(table["class_size"][3])
-    assert table["population_size"].tolist()[:3] == [4, 4, 1]
-    assert table["risk"].tolist()[:3] == [0.25, 0.25, 1.0] and math.isnan(table["risk"][3])
+@pytest.mark.parametrize("alpha", [1, 0.5])
+def test_wildcard_frequencies_match_sdcmicro(generated, alpha):
+    frame, expected = generated
+    t = records(IndividualRisk, frame, quasi_identifiers=KEYS, weights="w",
+                missing="wildcard", alpha=alpha)
+    np.testing.assert_allclose(t.fk, expected[f"freqcalc_alpha_{alpha}"]["fk"], rtol=1e-13)
+    np.testing.assert_allclose(t.Fk, expected[f"freqcalc_alpha_{alpha}"]["Fk"], rtol=1e-13)
 
 
-@pytest.mark.parametrize("name", list(NODES))
-def test_journalist_marketer_research_subset_arx(adult, name):
-    # ARX: research subset = rows i % 10 == 0, population = all of adult, summary on the view.
-    release = node(adult.iloc[::10].reset_index(drop=True), NODES[name])
-    for t, key in ((0.2, f"adult8_{name}_subset10_summary"),
-                   (0.05, f"adult8_{name}_subset10_summary_t0.05")):
-        ref = ARX[key]
-        for attacker in ("prosecutor", "journalist", "marketer"):
-            v, d, _ = run(ReidentificationRisk(quasi_identifiers=QI8, attacker=attacker,
-                                               risk_threshold=t, hierarchies=H8),
-                          adult, release)
-            assert v == pytest.approx(ref[attacker]["success_rate"], rel=1e-12), attacker
-            if attacker != "marketer":
-                assert d["highest_risk"] == pytest.approx(ref[attacker]["highest_risk"])
-                assert d["records_at_risk"] == pytest.approx(ref[attacker]["records_at_risk"],
-                                                             rel=1e-12)
-        assert d["levels"] == dict(zip(QI8, NODES[name], strict=True))
+@pytest.mark.parametrize("method", ["approx", "exact"])
+@pytest.mark.parametrize("alpha", [1, 0.5])
+def test_compat_risk_matches_sdcmicro(generated, method, alpha):
+    frame, expected = generated
+    t = records(IndividualRisk, frame, quasi_identifiers=KEYS, weights="w", missing="wildcard",
+                alpha=alpha, method=method, compat="sdcmicro")
+    sdc = np.array(expected[f"indivrisk_{method}_alpha_{alpha}"], dtype=float)  # null → NaN
+    # the alternating series loses digits with fk; NaN where sdcMicro's is NaN
+    np.testing.assert_allclose(t.risk, sdc, rtol=1e-10, atol=1e-15)
 
 
-def test_journalist_population_file_and_levels(tmp_path, adult):
-    release = node(adult.iloc[::10].reset_index(drop=True), NODES["1-2-0-1-1-1-1-0"])
-    path = tmp_path / "population.csv"
-    adult.to_csv(path, index=False)
-    levels = dict(zip(QI8, NODES["1-2-0-1-1-1-1-0"], strict=True))
-    v, _d, _ = run(ReidentificationRisk(quasi_identifiers=QI8, attacker="journalist",
-                                       hierarchies=H8, population=str(path), levels=levels),
-                  None, release)
-    ref = ARX["adult8_1-2-0-1-1-1-1-0_subset10_summary"]["journalist"]
-    assert v == pytest.approx(ref["success_rate"], rel=1e-12)
+def test_default_fixes_non_integer_fk(generated):
+    frame, expected = generated
+    fk = np.array(expected["freqcalc_alpha_0.5"]["fk"])
+    sdc = np.array(expected["measure_risk_w_alpha_05"]["risk"])
+    odd = (fk < 2) & (fk != np.round(fk))
+    assert odd.sum() > 10 and (sdc[odd] == 0).all()  # sdcMicro's defect
+    t = records(IndividualRisk, frame, quasi_identifiers=KEYS, weights="w",
+                missing="wildcard", alpha=0.5)
+    np.testing.assert_allclose(t.risk[~odd], sdc[~odd], rtol=1e-12)
+    for i in np.flatnonzero(odd)[:10]:
+        assert t.risk[i] == pytest.approx(nb_series(t.fk[i], t.fk[i] / t.Fk[i]), rel=1e-9)
 
 
-def test_journalist_bad_input(adult, tmp_path):
-    rel = pd.DataFrame({"q": ["x", "x", "x", "y"]})
-    with pytest.raises(DataError, match=r"'q': 'x'.*3 records but the population only 2"):
-        run(ReidentificationRisk(quasi_identifiers=["q"], attacker="journalist"),
-            pd.DataFrame({"q": ["x", "x", "y", "y", "z"]}), rel)
-    with pytest.raises(DataError, match="population has 2 records, fewer than the 4"):
-        run(ReidentificationRisk(quasi_identifiers=["q"], attacker="journalist"),
-            pd.DataFrame({"q": ["x", "y"]}), rel)
-    with pytest.raises(DataError, match="needs a population"):
-        run(ReidentificationRisk(quasi_identifiers=["q"], attacker="marketer"), None, rel)
-    # a release value in no hierarchy level, and a population value missing from a hierarchy
-    h = tmp_path / "h.csv"
-    h.write_text("a;ab;*\nb;ab;*\nc;c;*\n")
-    with pytest.raises(DataError, match=r"column 'q'.*'zz'.*no level"):
-        run(ReidentificationRisk(quasi_identifiers=["q"], attacker="journalist",
-                                 hierarchies={"q": str(h)}),
-            pd.DataFrame({"q": list("aabc")}), pd.DataFrame({"q": ["ab", "zz"]}))
-    with pytest.raises(DataError, match=r"column 'q'.*lacks the raw value.*'d'"):
-        run(ReidentificationRisk(quasi_identifiers=["q"], attacker="journalist",
-                                 hierarchies={"q": str(h)}),
-            pd.DataFrame({"q": list("aabcd")}), pd.DataFrame({"q": ["ab", "c"]}))
+def test_measure_risk_with_households_matches_sdcmicro(generated):
+    frame, expected = generated
+    e = expected["measure_risk_w_hh"]
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=KEYS, weights="w",
+                 missing="wildcard", household="hh", per_record=True)
+    t = res.details["per_record"]
+    np.testing.assert_allclose(t.risk, e["risk"], rtol=1e-12)
+    np.testing.assert_allclose(t.household_risk, e["hier_risk"], rtol=1e-12)
+    assert res.value == pytest.approx(e["global_risk"], rel=1e-12)
+    assert res.details["expected_reidentifications"] == pytest.approx(e["global_risk_ER"],
+                                                                     rel=1e-12)
+    assert res.details["household_expected_reidentifications"] == pytest.approx(
+        e["hier_risk_ER"], rel=1e-12)
+    assert res.details["mu_argus_threshold"] == pytest.approx(e["global_threshold"], rel=1e-12)
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=KEYS, weights="w",
+                 missing="wildcard", global_risk_level=0.05)
+    assert res.details["mu_argus_threshold"] == pytest.approx(
+        expected["measure_risk_w_level_005"]["global_threshold"], rel=1e-12)
 
 
-def test_journalist_hierarchy_generalization_hand(tmp_path):
-    h = tmp_path / "h.csv"
-    h.write_text("a;ab;*\nb;ab;*\nc;c;*\n")
-    pop = pd.DataFrame({"q": list("aabbbc")})  # at level 1: ab×5, c×1
-    rel = pd.DataFrame({"q": ["ab", "ab", "c"]})
-    v, d, _ = run(ReidentificationRisk(quasi_identifiers=["q"], attacker="marketer",
-                                       hierarchies={"q": str(h)}), pop, rel)
-    assert v == pytest.approx((2 / 5 + 1 / 1) / 3)
-    assert d["levels"] == {"q": 1}
+def test_unweighted_measure_risk_matches_sdcmicro(generated):
+    frame, expected = generated
+    e = expected["measure_risk_unweighted"]
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=KEYS, missing="wildcard",
+                 per_record=True)
+    np.testing.assert_allclose(res.details["per_record"].risk, e["risk"], rtol=1e-12)
+    assert res.value == pytest.approx(e["global_risk"], rel=1e-12)
+    assert res.details["mu_argus_threshold"] == pytest.approx(e["global_threshold"])
 
 
-def test_reidentification_through_evaluate(adult):
-    rep = evaluate(adult.iloc[:2000], None, [
-        {"name": "ReidentificationRisk", "params": {"quasi_identifiers": QI8}},
-        {"name": "PopulationUniqueness", "params": {"quasi_identifiers": QI8,
-                                                    "sampling_fraction": 0.1}}])
-    assert [m.value is not None for m in rep.measures] == [True, True]
+def test_large_classes_exact_series(data_dir):
+    frame = pd.read_csv(SDC / "large_classes.csv")
+    e = json.loads((SDC / "large_classes_expected.json").read_text())
+    sdc_exact = np.array(e["exact"], dtype=float)
+    compat, warnings = run(IndividualRisk, frame, quasi_identifiers=["a", "b", "c"],
+                           weights="w", method="exact", compat="sdcmicro", per_record=True)
+    t = compat.details["per_record"]
+    assert np.isnan(sdc_exact).sum() == 600
+    np.testing.assert_array_equal(np.isnan(t.risk), np.isnan(sdc_exact))
+    ok = ~np.isnan(sdc_exact)
+    np.testing.assert_allclose(t.risk[ok], sdc_exact[ok], rtol=1e-10)  # series rounding
+    assert any("NaN" in w for w in warnings)
+    fixed = records(IndividualRisk, frame, quasi_identifiers=["a", "b", "c"], weights="w",
+                    method="exact")
+    assert np.isfinite(fixed.risk).all()
+    f0, p0 = fixed.fk[0], fixed.fk[0] / fixed.Fk[0]
+    assert fixed.risk[0] == pytest.approx(nb_series(f0, p0), rel=1e-9)
+    np.testing.assert_allclose(fixed.risk[ok], sdc_exact[ok], rtol=1e-10)  # where it is finite
+    np.testing.assert_allclose(fixed.risk[~ok], np.array(e["approx"])[~ok], rtol=1e-6)
 
 
-def test_risk_census_example_runs():
-    from anoneval.core.config import load_config
-    from anoneval.core.runner import run_plan
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_kanonymity_violations_match_sdcmicro(generated, k):
+    frame, expected = generated
+    e = expected["kanon"][f"k{k}"]
+    res, _ = run(KAnonymity, frame, quasi_identifiers=KEYS, k=k, missing="wildcard")
+    assert res.details["records_below_k"] == e["fk"]
+    assert res.value == pytest.approx(e["fk"] / len(frame))
+    res, _ = run(KAnonymity, frame, quasi_identifiers=KEYS, k=k, missing="wildcard",
+                 weights="w")
+    assert res.details["records_below_k"] == e["Fk"]
 
-    root = Path(__file__).resolve().parents[1]
-    report = run_plan(load_config(root / "examples" / "risk_census.json"))
-    entries = {m.label: m for m in report.measures}
-    for label in ("prosecutor risk", "journalist risk", "marketer risk", "PopulationUniqueness",
-                  "t-closeness (equal)", "t-closeness (hierarchical)", "DeltaDisclosure",
-                  "BetaLikeness", "AlphaKAnonymity", "DeltaPresence"):
-        assert entries[label].error is None, label
-        assert entries[label].value is not None and 0 <= entries[label].value <= 1, label
-    # the release is row-aligned with its population: the journalist's F equals f here
-    assert entries["journalist risk"].value == pytest.approx(entries["prosecutor risk"].value)
+
+def test_kanonymity_weights_hand():
+    # classes (a): weights 1+1 → F=2; (b): 5 → F=5; (c): 1 → F=1. k=3: a and c violate.
+    df = pd.DataFrame({"q": ["a", "a", "b", "c"], "w": [1.0, 1.0, 5.0, 1.0]})
+    res, _ = run(KAnonymity, df, quasi_identifiers=["q"], k=3, weights="w", per_record=True)
+    assert res.details["records_below_k"] == 3
+    assert res.value == pytest.approx(3 / 4)
+    assert res.details["per_record"].violates.tolist() == [True, True, False, True]
+
+
+def test_ldiversity_weights_hand():
+    # class a: sensitive {1, 2} (2-diverse); class b: {1, 1} violates. Weights 1, 1, 3, 5.
+    df = pd.DataFrame({"q": ["a", "a", "b", "b"], "s": [1, 2, 1, 1], "w": [1, 1, 3, 5.0]})
+    res, _ = run(LDiversity, df, quasi_identifiers=["q"], sensitive="s", l=2, weights="w")
+    assert res.value == pytest.approx(8 / 10)
+    assert res.details["records_in_violating_classes"] == 2
+
+
+@pytest.mark.parametrize("orig", [True, False])
+@pytest.mark.parametrize("fraction", [0.01, 0.1])
+def test_suda_matches_sdcmicro(generated, orig, fraction):
+    frame, expected = generated
+    e = expected[f"suda2_{str(orig).lower()}_{fraction}"]
+    res, _ = run(SUDA, frame, quasi_identifiers=KEYS, dis_fraction=fraction,
+                 original_scores=orig, per_record=True)
+    t = res.details["per_record"]
+    np.testing.assert_allclose(t.score, e["score"], rtol=1e-14)
+    if orig:
+        np.testing.assert_array_equal(t.score, e["score"])
+    np.testing.assert_allclose(t.dis_score, e["dis"], rtol=1e-6, atol=0)
+    np.testing.assert_allclose(t[[f"contribution_{k}" for k in KEYS]], e["contribution"],
+                               atol=1e-12)
+    np.testing.assert_allclose(list(res.details["attribute_contributions"].values()),
+                               e["attribute_contributions"], rtol=1e-12)
+    assert res.value == pytest.approx(np.mean(e["dis"]), rel=1e-6)
+
+
+def test_suda_two_keys_compat(generated):
+    frame, expected = generated
+    e = expected["suda2_two_keys"]
+    t = records(SUDA, frame, quasi_identifiers=["k1", "k3"], compat="sdcmicro")
+    np.testing.assert_array_equal(t.score, e["score"])
+    np.testing.assert_allclose(t.dis_score, e["dis"], rtol=1e-6)
+
+
+# -- sdcMicro on adult -----------------------------------------------------------------------
+
+
+def test_individual_risk_adult_matches_sdcmicro(adult):
+    frame, summary, per = adult
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=K5, per_record=True)
+    np.testing.assert_allclose(res.details["per_record"].risk, per.risk_k5, rtol=1e-12)
+    e = summary["unweighted_k5"]
+    assert res.details["expected_reidentifications"] == pytest.approx(e["global_risk_ER"])
+    assert res.details["mu_argus_threshold"] == pytest.approx(e["global_threshold"])
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=K5, weights="w", household="hh",
+                 per_record=True)
+    t, e = res.details["per_record"], summary["weighted_hh_k5"]
+    np.testing.assert_allclose(t.risk, per.wrisk_k5, rtol=1e-12)
+    np.testing.assert_allclose(t.household_risk, per.hier_k5, rtol=1e-12)
+    assert res.value == pytest.approx(e["global_risk"], rel=1e-12)
+    assert res.details["household_expected_reidentifications"] == pytest.approx(
+        e["hier_risk_ER"], rel=1e-12)
+    assert res.details["mu_argus_threshold"] == pytest.approx(e["global_threshold"], rel=1e-12)
+    res, _ = run(IndividualRisk, frame, quasi_identifiers=K7, weights="w", per_record=True)
+    np.testing.assert_allclose(res.details["per_record"].risk, per.wrisk_k7, rtol=1e-12)
+    assert res.details["mu_argus_threshold"] == pytest.approx(
+        summary["weighted_k7"]["global_threshold"], rel=1e-12)
+
+
+def test_suda_adult_matches_sdcmicro(adult):
+    frame, summary, per = adult
+    res, _ = run(SUDA, frame, quasi_identifiers=K7, per_record=True)
+    t, e = res.details["per_record"], summary["suda2_k7"]
+    np.testing.assert_array_equal(t.score, per.suda_score)
+    np.testing.assert_allclose(t.dis_score, per.suda_dis, rtol=1e-6)
+    assert res.details["score_sum"] == e["score_sum"]
+    assert res.value * len(frame) == pytest.approx(e["dis_sum"], rel=1e-6)
+    np.testing.assert_allclose(list(res.details["attribute_contributions"].values()),
+                               e["attribute_contributions"], rtol=1e-12)
+    alt = records(SUDA, frame, quasi_identifiers=K7, original_scores=False)
+    np.testing.assert_allclose(alt.score, per.suda_score_alt, rtol=1e-12)
+
+
+# -- SUDA: published examples, hand computations, brute force -------------------------------
+
+
+def test_suda_sdc_guideline_example():
+    # IHSN SDC guidelines (Benschop, Machingauta & Welch), sdcMicro's test_suda2.R
+    df = pd.DataFrame({
+        "Residence": ["Urban"] * 4 + ["Rural"] + ["Urban"] * 5,
+        "Gender": ["Female", "Female", "Female", "Male", "Female", "Male", "Female", "Male",
+                   "Female", "Female"],
+        "Education": ["Secondary incomplete", "Secondary incomplete", "Primary incomplete",
+                      "Secondary complete", "Secondary complete", "Secondary complete",
+                      "Primary complete", "Post-secondary", "Secondary incomplete",
+                      "Secondary incomplete"],
+        "Labor": ["Employed", "Employed", "Non-LF", "Employed", "Unemployed", "Employed",
+                  "Non-LF", "Unemployed", "Non-LF", "Non-LF"]})
+    t = records(SUDA, df, quasi_identifiers=list(df.columns))
+    assert t.score.tolist() == [0, 0, 6, 0, 12, 0, 6, 10, 0, 0]
+
+
+def test_suda_book_example_and_contributions():
+    # Templ (2017), sdcMicro's test_suda2.R "book example": records 5–8 score 4, 2, 6, 8
+    tab = pd.DataFrame({"age": ["20s"] * 7 + ["60s"],
+                        "gender": ["male"] * 4 + ["female"] * 3 + ["male"],
+                        "income": ["50k+"] * 2 + ["50k-"] * 6,
+                        "education": ["highschool"] * 4 + ["university", "highschool",
+                                                           "middleschool", "university"]})
+    t = records(SUDA, tab, quasi_identifiers=list(tab.columns))
+    assert t.score.tolist() == [0, 0, 0, 0, 4, 2, 6, 8]
+    # a=(2,1,1), b=(0,3,0), c=(0,6,0): MSUs {a=2} (weight 2!), {b=3}, {c=6} (2! each) for
+    # record 2, {a=1,b=0}, {a=1,c=0} (1! each) for record 3 → contributions 50, 37.5, 37.5
+    d = pd.DataFrame({"a": [2, 1, 1], "b": [0, 3, 0], "c": [0, 6, 0]})
+    res, _ = run(SUDA, d, quasi_identifiers=["a", "b", "c"], per_record=True)
+    assert res.details["attribute_contributions"] == {"a": 50.0, "b": 37.5, "c": 37.5}
+    assert res.details["per_record"].score.tolist() == [2, 4, 2]
+    assert res.details["msu_counts"] == {1: 3, 2: 2}
+
+
+def test_dis_suda_hand():
+    # keys: r0=(a,x), r1=(a,y), r2=(b,y), r3=(b,y). M=2: weights (M−k)! = 1 (k=1), 1 (k=2).
+    # r0: {q2=x} unique → score 1; r1: {q1=a,q2=y} minimal (a twice, y three times) → 1;
+    # r2, r3 share their key → 0. P = 2 (one pair). Q = 1 + 6/20 = 1.3 (float32).
+    # f = 0.1: num = 2·0.9/0.1 = 18; Σ s^−Q = 2; dis = 1/(1 + 18/(1·2)) = 0.1
+    df = pd.DataFrame({"q1": ["a", "a", "b", "b"], "q2": ["x", "y", "y", "y"]})
+    res, _ = run(SUDA, df, quasi_identifiers=["q1", "q2"], dis_fraction=0.1, per_record=True)
+    t = res.details["per_record"]
+    assert t.score.tolist() == [1, 1, 0, 0]
+    f = float(np.float32(0.1))
+    np.testing.assert_allclose(t.dis_score, [1 / (1 + 2 * (1 - f) / f / 2)] * 2 + [0, 0])
+    assert res.value == pytest.approx(2 * 0.1 / 4, rel=1e-6)
+    # f as float32 is 0.1000000015, so dis = 0.1000000015 falls in sdcMicro's (0.1, 0.2] bin
+    assert res.details["dis_table"]["(0.1, 0.2]"] == 2
+    assert res.details["dis_table"]["== 0"] == 2
+
+
+def brute_suda(frame: pd.DataFrame, cols: list[str]) -> list[float]:
+    """SUDA scores by checking every attribute subset of every record (NaN never an item)."""
+    rows = frame[cols].astype(object).where(frame[cols].notna(), None).values.tolist()
+    m, n = len(cols), len(rows)
+    scores = []
+    for r in rows:
+        score = 0.0
+        unique_sets = []
+        for k in range(1, m + 1):
+            for s in itertools.combinations(range(m), k):
+                if any(r[j] is None for j in s):
+                    continue
+                if any(all(o[j] == r[j] for o in rows) for j in s) and n > 0:
+                    continue  # a value every record has is never an item
+                if sum(all(o[j] == r[j] for j in s) for o in rows) != 1:
+                    continue
+                if any(set(u) < set(s) for u in unique_sets):
+                    continue
+                unique_sets.append(s)
+                score += math.factorial(m - k)
+        scores.append(score)
+    return scores
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_suda_brute_force_and_row_order(data):
+    n = data.draw(st.integers(2, 14))
+    m = data.draw(st.integers(1, 4))
+    values = st.one_of(st.sampled_from(["a", "b", "c"]), st.none())
+    cols = [f"c{j}" for j in range(m)]
+    frame = pd.DataFrame({c: data.draw(st.lists(values, min_size=n, max_size=n)) for c in cols})
+    t = records(SUDA, frame, quasi_identifiers=cols)
+    assert t.score.tolist() == brute_suda(frame, cols)
+    perm = np.random.default_rng(n * 31 + m).permutation(n)
+    shuffled = records(SUDA, frame.iloc[perm].reset_index(drop=True), quasi_identifiers=cols)
+    np.testing.assert_allclose(shuffled.score, t.score.to_numpy()[perm])
+    np.testing.assert_allclose(shuffled.dis_score, t.dis_score.to_numpy()[perm], rtol=1e-12)
+    assert ((t.dis_score >= 0) & (t.dis_score <= 1)).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_individual_risk_bounds_and_row_order(data):
+    n = data.draw(st.integers(1, 20))
+    q = data.draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    w = data.draw(st.lists(st.floats(1, 100), min_size=n, max_size=n))
+    frame = pd.DataFrame({"q": q, "w": w})
+    t = records(IndividualRisk, frame, quasi_identifiers=["q"], weights="w", method="exact")
+    assert ((t.risk > 0) & (t.risk <= 1 / t.fk + 1e-12)).all()  # E[1/F] ≤ 1/f as F ≥ f
+    perm = np.random.default_rng(n).permutation(n)
+    s = records(IndividualRisk, frame.iloc[perm].reset_index(drop=True), quasi_identifiers=["q"],
+                weights="w", method="exact")
+    np.testing.assert_allclose(s.risk, t.risk.to_numpy()[perm], rtol=1e-12)
+
+
+def test_max_msu_size_bounds_the_search():
+    tab = pd.DataFrame({"a": [1, 1, 2, 2], "b": [1, 2, 1, 2], "c": [1, 1, 1, 2]})
+    full = records(SUDA, tab, quasi_identifiers=["a", "b", "c"])
+    # 2-MSUs (weight 1! = 1): r0 {a=1,b=1}; r1 {a=1,b=2}, {b=2,c=1}; r2 {a=2,b=1}, {a=2,c=1};
+    # r3 {a=2,b=2}; and r3's 1-MSU {c=2} (weight 2! = 2)
+    assert full.score.tolist() == [1, 2, 2, 3]
+    cut = records(SUDA, tab, quasi_identifiers=["a", "b", "c"], max_msu_size=1)
+    # only record 3 has a 1-MSU (c=2, weight 2! = 2); its 2-MSUs are not searched
+    assert cut.score.tolist() == [0, 0, 0, 2]
+    assert (full.score >= cut.score).all()
+
+
+# -- per-record output, bad input ------------------------------------------------------------
+
+
+def test_per_record_table_has_the_id():
+    df = pd.DataFrame({"pid": [10, 11, 12], "q": ["a", "a", "b"], "w": [2.0, 2.0, 3.0]})
+    for cls in (IndividualRisk, SUDA):
+        t = records(cls, df, quasi_identifiers=["q"], id="pid")
+        assert t.pid.tolist() == [10, 11, 12] and len(t) == 3
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    ([1.0, -2.0, 1.0], "row 1 is negative"),
+    ([1.0, 2.0, 0.0], "row 2 is zero"),
+    ([np.nan, 2.0, 1.0], "row 0 is missing"),
+    (["1", "x", "2"], "row 1 is not a number"),
+])
+def test_bad_weights_name_column_and_row(weights, message):
+    df = pd.DataFrame({"q": ["a", "a", "b"], "wt": weights})
+    for cls in (IndividualRisk, KAnonymity):
+        with pytest.raises(DataError, match=f"weight column 'wt': {message}"):
+            run(cls, df, quasi_identifiers=["q"], weights="wt")
+    with pytest.raises(DataError, match="weight column 'nope'"):
+        run(IndividualRisk, df, quasi_identifiers=["q"], weights="nope")
+
+
+def test_bad_params_are_rejected():
+    with pytest.raises(ValueError, match="alpha applies only"):
+        IndividualRisk(quasi_identifiers=["q"], alpha=0.5)
+    with pytest.raises(ValueError, match="also a quasi-identifier"):
+        IndividualRisk(quasi_identifiers=["q"], weights="q")
+    with pytest.raises(ValueError):
+        SUDA(quasi_identifiers=["q"], dis_fraction=1.5)
+    df = pd.DataFrame({"q": ["a", "b"], "hh": [1, None]})
+    with pytest.raises(DataError, match="household column 'hh': row 1"):
+        run(IndividualRisk, df, quasi_identifiers=["q"], household="hh")
+
+
+def test_empty_data_is_an_error():
+    df = pd.DataFrame({"q": pd.Series([], dtype=object)})
+    for cls in (IndividualRisk, SUDA):
+        with pytest.raises(DataError, match="no records"):
+            run(cls, df, quasi_identifiers=["q"])
+
+
+# -- example config and HTML report ----------------------------------------------------------
+
+
+def test_risk_census_example_runs_with_histograms(root, tmp_path):
+    from anoneval.core.cli import main
+
+    out, page = tmp_path / "report.json", tmp_path / "report.html"
+    assert main(["run", str(root / "examples" / "risk_census.json"), "-o", str(out),
+                 "--html", str(page), "-q"]) == 0
+    report = json.loads(out.read_text())
+    by_name = {m["name"]: m for m in report["measures"]}
+    assert {"IndividualRisk", "SUDA"} <= set(by_name)
+    for name in ("IndividualRisk", "SUDA"):
+        assert by_name[name]["error"] is None and 0 <= by_name[name]["value"] <= 1
+    hist = by_name["IndividualRisk"]["details"]["risk_histogram"]
+    assert sum(hist["counts"]) == by_name["IndividualRisk"]["details"]["records"]
+    text = page.read_text()
+    assert "IndividualRisk: histogram of individual re-identification risk" in text
+    assert "SUDA: histogram of DIS-SUDA score" in text
+
+
+def brute_wildcard(rows: list[tuple], w: list[float], alpha: float) -> tuple[list, list]:
+    """freqCalc's wildcard fk and Fk, record by record (pairs of records, no grouping)."""
+    n, m = len(rows), len(rows[0])
+    out_f, out_w = [], []
+    for r in rows:
+        na_r = [v is None for v in r]
+        if all(na_r):
+            out_f.append(float(n))
+            out_w.append(float(sum(w)))
+            continue
+        f = fw = 0.0
+        for o, wo in zip(rows, w, strict=True):
+            na_o = [v is None for v in o]
+            if any(r[j] != o[j] for j in range(m) if not na_r[j] and not na_o[j]):
+                continue  # incompatible
+            if list(o) == list(r):
+                share = 1.0  # the same key, itself included
+            elif m == 1:
+                share = alpha if not any(na_r) else 1.0
+            elif not any(na_r):  # complete: partly missing ones count alpha, all-missing 0
+                share = 0.0 if all(na_o) else alpha
+            else:  # partly missing: complete ones count 1, others with a missing value alpha
+                share = 1.0 if not any(na_o) else alpha
+            f += share
+            fw += share * wo
+        out_f.append(f)
+        out_w.append(fw)
+    return out_f, out_w
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_wildcard_frequencies_brute_force(data):
+    n = data.draw(st.integers(1, 15))
+    m = data.draw(st.integers(1, 3))
+    values = st.one_of(st.sampled_from(["a", "b"]), st.none())
+    cols = [f"c{j}" for j in range(m)]
+    frame = pd.DataFrame({c: data.draw(st.lists(values, min_size=n, max_size=n)) for c in cols})
+    frame["w"] = data.draw(st.lists(st.floats(1, 50), min_size=n, max_size=n))
+    alpha = data.draw(st.sampled_from([1.0, 0.5, 0.0]))
+    t = records(IndividualRisk, frame, quasi_identifiers=cols, weights="w", missing="wildcard",
+                alpha=alpha)
+    rows = [tuple(None if pd.isna(v) else v for v in r) for r in frame[cols].values.tolist()]
+    fk, Fk = brute_wildcard(rows, frame["w"].tolist(), alpha)
+    np.testing.assert_allclose(t.fk, fk, rtol=1e-12)
+    np.testing.assert_allclose(t.Fk, Fk, rtol=1e-12)
+
+
+def test_ldiversity_per_record_aligned_with_rows():
+    df = pd.DataFrame({"pid": [5, 6, 7, 8, 9], "q": ["a", "a", "b", "b", "*"],
+                       "s": [1, 2, 1, 1, 3]})
+    res, _ = run(LDiversity, df, quasi_identifiers=["q"], sensitive="s", l=2, id="pid",
+                 per_record=True)
+    t = res.details["per_record"]
+    assert t.pid.tolist() == [5, 6, 7, 8, 9]
+    assert t.violates.tolist() == [False, False, True, True, False]  # row 4 is suppressed
+    assert t.fk.tolist()[:4] == [2, 2, 2, 2] and np.isnan(t.fk[4])
+
+
+def test_wildcard_warning_says_wildcard():
+    df = pd.DataFrame({"a": ["x", None, "y"], "b": ["u", "u", "v"]})
+    for cls in (IndividualRisk, KAnonymity):
+        _, warnings = run(cls, df, quasi_identifiers=["a", "b"], missing="wildcard")
+        assert any("'a' (1); treated as wildcards" in w for w in warnings), warnings
