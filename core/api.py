@@ -25,6 +25,7 @@ from anoneval.core.data import (
     Microdata,
     Table,
     Trajectories,
+    load,
     sniff_separator,
 )
 from anoneval.core.duplicates import repeated
@@ -272,7 +273,9 @@ __all__ = [
     "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs", "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
-    "UnknownPluginError", "hookimpl", "plugin_ref", "released",
-    # helpers for plugins: "listed twice" checks, reading a plugin's own delimited files
-    "repeated", "sniff_separator",
+    "UnknownPluginError", "hookimpl",
+    "load",  # helper: read a plugin's own data file (e.g. a population)
+    "plugin_ref", "released",
+    "repeated",  # helper: values listed twice
+    "sniff_separator",  # helper: the separator of a plugin's own delimited file
 ]
