@@ -56,8 +56,8 @@ def workflow(register: Callable[..., None]) -> None:
 
     ``model`` is the pydantic model of the workflow's config; a config file whose top-level
     ``workflow`` key is ``name`` is validated with it by ``anoneval validate`` and described by
-    ``anoneval schema``. ``check(config, base_dir, registry)``, when given, makes the checks the
-    model cannot (files, plugins, output paths) and raises ``ConfigError``.
+    ``anoneval schema``. ``check(config, base_dir, registry, config_path)``, when given, makes
+    the checks the model cannot (files, plugins, output paths) and raises ``ConfigError``.
     """
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 #: The top-level key that names a config's workflow.
 WORKFLOW_KEY = "workflow"
 
-Check = Callable[[Any, Path, "Registry"], None]
+Check = Callable[[Any, Path, "Registry", "Path | None"], None]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class Workflow:
     model: type[BaseModel]
     check: Check | None = None
 
-    def validate(self, raw: Any, base_dir: Path, registry: Registry) -> BaseModel:
+    def validate(self, raw: Any, base_dir: Path, registry: Registry,
+                 config_path: Path | None = None) -> BaseModel:
         """The validated config; every problem in one :class:`ConfigError`."""
         from anoneval.core.config import json_path
 
@@ -45,7 +46,7 @@ class Workflow:
         except ValidationError as exc:
             raise ConfigError([(json_path(e["loc"]), e["msg"]) for e in exc.errors()]) from exc
         if self.check is not None:
-            self.check(config, base_dir, registry)
+            self.check(config, base_dir, registry, config_path)
         return config
 
 
@@ -88,7 +89,7 @@ def load_workflow_config(path: str | Path, registry: Registry) -> tuple[Workflow
         raise ConfigError([(WORKFLOW_KEY, f"unknown workflow {name!r}; known: "
                                           f"{', '.join(known) or '(none)'}")])
     flow = known[name]
-    return flow, flow.validate(raw, path.resolve().parent, registry)
+    return flow, flow.validate(raw, path.resolve().parent, registry, path)
 
 
 __all__ = ["WORKFLOW_KEY", "Workflow", "load_workflow_config", "workflow_name", "workflows"]

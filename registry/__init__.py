@@ -4,7 +4,8 @@ Sources, in load order:
 
 1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
    way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
-   imported lazily, the first time a name is used.
+   imported lazily, the first time a name is used. The hook plugins of
+   :data:`BUILTIN_PLUGINS` (workflows and their commands) are registered with them.
 2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
    object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
 3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
@@ -38,6 +39,8 @@ ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
+#: Built-in hook plugins beyond config.json's classes: workflows and their commands.
+BUILTIN_PLUGINS = ("anoneval.plugins.workflows.architecture", "anoneval.plugins.workflows.sweep")
 
 
 def own_version() -> str:
@@ -202,6 +205,9 @@ class Registry:
 
     def load_builtins(self) -> None:
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
+        for module in BUILTIN_PLUGINS:
+            self.add_hook_plugin(importlib.import_module(module), BUILTIN_SOURCE, "anoneval",
+                                 own_version(), name=module)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register installed third-party plugins; a broken one is recorded, not fatal."""
