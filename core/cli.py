@@ -8,6 +8,7 @@ FAILed; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). Plugins add commands
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -43,7 +44,7 @@ from anoneval.core.plugin_docs import (
 from anoneval.core.progress import progress_wanted
 from anoneval.core.report import MultiReport, Report
 from anoneval.core.workflows import load_workflow_config, workflow_name, workflows
-from anoneval.registry import build_registry, own_version, plugin_info
+from anoneval.registry import Registry, build_registry, own_version, plugin_info
 
 KIND_CHOICE = click.Choice(list(KIND_TITLES))
 
@@ -256,11 +257,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
-def _add_plugin_commands() -> object:
-    """Build the registry of this invocation and let its plugins add their commands."""
-    registry = build_registry()
-    registry.pm.hook.register_commands(cli=cli)
-    return registry
+def build_cli(registry: Registry) -> click.Group:
+    """The built-in commands plus those the registry's plugins add (a fresh group, so the
+    commands of one registry never leak into another)."""
+    group = copy.copy(cli)
+    group.commands = dict(cli.commands)
+    registry.pm.hook.register_commands(cli=group)
+    return group
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -268,9 +271,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     with _sigterm_as_interrupt():
         try:
-            registry = _add_plugin_commands()
-            with cli.make_context("anoneval", args, obj=registry) as ctx:
-                return int(cli.invoke(ctx) or EXIT_OK)
+            registry = build_registry()
+            group = build_cli(registry)
+            with group.make_context("anoneval", args, obj=registry) as ctx:
+                return int(group.invoke(ctx) or EXIT_OK)
         except click.exceptions.Exit as exc:  # --help, --version
             return int(exc.exit_code)
         except click.ClickException as exc:  # usage errors
@@ -295,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
-__all__ = ["cli", "main"]
+__all__ = ["build_cli", "cli", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

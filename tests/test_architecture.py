@@ -250,8 +250,8 @@ def test_example_config_is_valid_and_module_import_is_cheap():
     cfg, base = load_architecture_config(ROOT / "examples" / "architecture.json")
     assert (base / cfg.data).exists() and cfg.synthesizer.name == "MaxEntNormal"
     code = ("import sys; from anoneval.registry import build_registry; "
-            "from anoneval.core.cli import cli; "
-            "build_registry(entry_points=False).pm.hook.register_commands(cli=cli); "
+            "from anoneval.core.cli import build_cli; "
+            "cli = build_cli(build_registry(entry_points=False)); "
             "print('matplotlib' in sys.modules, 'scipy.spatial' in sys.modules, "
             "'architecture' in cli.commands)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
