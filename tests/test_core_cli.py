@@ -136,7 +136,9 @@ def test_schema_covers_config_and_every_plugin(capsys) -> None:
 
 
 def test_console_script_is_installed() -> None:
-    proc = subprocess.run(["anoneval", "--version"], capture_output=True, text=True, check=True)
+    script = Path(sys.executable).with_name("anoneval")  # this interpreter's console script
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True,
+                          check=True)
     assert proc.stdout.startswith("anoneval ")
 
 
