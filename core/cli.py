@@ -33,7 +33,7 @@ from anoneval.core.commands import (
     quiet_option,
     registry_option,
 )
-from anoneval.core.errors import AnonevalError, ConfigError, PluginError
+from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.outputs import check_outputs
 from anoneval.core.plugin_docs import (
     KIND_TITLES,
@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except click.ClickException as exc:  # usage errors
             exc.show()
             return EXIT_INPUT if isinstance(exc, click.UsageError) else exc.exit_code
-        except (AnonevalError, PluginError) as exc:
+        except AnonevalError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INPUT
         except OSError as exc:  # e.g. the report folder is not writable
