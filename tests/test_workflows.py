@@ -220,3 +220,11 @@ def test_the_readme_architecture_example_runs(root: Path, tmp_path: Path) -> Non
     assert released.is_file()
     report = json.loads((released.parent / "report.json").read_text())
     assert report["status"] == "released" and all(n["passed"] for n in report["nodes"])
+
+
+def test_validate_needs_an_me_synthesizer(example: Path, capsys) -> None:
+    cfg = json.loads(example.read_text())
+    cfg["synthesizer"] = {"name": "RandomizedResponse"}
+    example.write_text(json.dumps(cfg))
+    assert main(["validate", str(example)]) == 2
+    assert "does not take 'columns' and 'transform'" in capsys.readouterr().err

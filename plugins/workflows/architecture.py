@@ -196,6 +196,22 @@ def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
     return cfg, base
 
 
+def synthesizer_class(ref: PluginRef, registry: Any) -> type:
+    """The registered synthesizer ``ref`` names; it must take ``columns`` and ``transform``."""
+    try:
+        cls = registry.get("synthesizer", ref.name)
+    except KeyError as exc:
+        raise ConfigError([("synthesizer.name", str(exc))]) from exc
+    fields = getattr(cls, "Params", None)
+    names = set(getattr(fields, "model_fields", {}))
+    if not {"columns", "transform"} <= names:
+        raise ConfigError([("synthesizer.name",
+                            f"{ref.name} does not take 'columns' and 'transform'; the "
+                            f"architecture needs an ME synthesizer (MaxEntNormal, "
+                            f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
+    return cls  # type: ignore[no-any-return]
+
+
 def _resolve(base: Path, value: str) -> Path:
     p = Path(value)
     return p if p.is_absolute() else base / p
@@ -346,17 +362,7 @@ class Architecture:
         from anoneval.core.config import validate_params
 
         ref = self.cfg.synthesizer
-        try:
-            cls = self.registry.get("synthesizer", ref.name)
-        except KeyError as exc:
-            raise ConfigError([("synthesizer.name", str(exc))]) from exc
-        fields = getattr(cls, "Params", None)
-        names = set(getattr(fields, "model_fields", {}))
-        if not {"columns", "transform"} <= names:
-            raise ConfigError([("synthesizer.name",
-                                f"{ref.name} does not take 'columns' and 'transform'; the "
-                                f"architecture needs an ME synthesizer (MaxEntNormal, "
-                                f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
+        cls = synthesizer_class(ref, self.registry)
         for key in ("columns", "transform", "n"):
             if key in ref.params:
                 raise ConfigError([(f"synthesizer.params.{key}",
@@ -804,15 +810,14 @@ def run_architecture(config: str | Path | dict[str, Any], *, registry: Any = Non
 
 def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
            config_path: Path | None) -> None:
-    """``anoneval validate``: the paths and the synthesizer's name."""
+    """``anoneval validate``: the paths and the synthesizer."""
     problems = []
-    try:
-        check_paths(cfg, base, config_path)
-    except ConfigError as exc:
-        problems += exc.problems
-    if cfg.synthesizer.name not in registry.names("synthesizer"):
-        problems.append(("synthesizer.name",
-                         registry.unknown_message("synthesizer", cfg.synthesizer.name)))
+    for check in (lambda: check_paths(cfg, base, config_path),
+                  lambda: synthesizer_class(cfg.synthesizer, registry)):
+        try:
+            check()
+        except ConfigError as exc:
+            problems += exc.problems
     if problems:
         raise ConfigError(problems)
 
