@@ -39,8 +39,12 @@ ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
-#: Built-in hook plugins beyond config.json's classes: workflows and their commands.
-BUILTIN_PLUGINS = ("anoneval.plugins.workflows.architecture", "anoneval.plugins.workflows.sweep")
+#: Built-in hook plugins beyond config.json's classes (workflows and their commands): name →
+#: ``module:Class``, instantiated without arguments.
+BUILTIN_PLUGINS = {
+    "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
+    "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
+}
 
 
 def own_version() -> str:
@@ -205,9 +209,9 @@ class Registry:
 
     def load_builtins(self) -> None:
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
-        for module in BUILTIN_PLUGINS:
-            self.add_hook_plugin(importlib.import_module(module), BUILTIN_SOURCE, "anoneval",
-                                 own_version(), name=module)
+        for name, path in BUILTIN_PLUGINS.items():
+            self.add_hook_plugin(import_class(path)(), BUILTIN_SOURCE, "anoneval",
+                                 own_version(), name=name)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register installed third-party plugins; a broken one is recorded, not fatal."""

@@ -845,15 +845,17 @@ def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str
     return EXIT_OK if report["status"] == "released" else EXIT_MEASURE_FAILED
 
 
-@hookimpl
-def workflow(register: Callable[..., None]) -> None:
-    register("architecture", ArchitectureConfig, _check)
+class ArchitecturePlugin:
+    """The built-in hook plugin of the workflow: its config model and its command."""
+
+    @hookimpl
+    def workflow(self, register: Callable[..., None]) -> None:
+        register("architecture", ArchitectureConfig, _check)
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        cli.add_command(architecture_command)
 
 
-@hookimpl
-def register_commands(cli: click.Group) -> None:
-    cli.add_command(architecture_command)
-
-
-__all__ = ["Architecture", "ArchitectureConfig", "ModelView", "Thresholds", "check_paths",
-           "load_architecture_config", "run_architecture"]
+__all__ = ["Architecture", "ArchitectureConfig", "ArchitecturePlugin", "ModelView", "Thresholds",
+           "check_paths", "load_architecture_config", "run_architecture"]

@@ -72,6 +72,9 @@ def sweep_command(config: str, param: str, values: str, output: str | None, plot
     return EXIT_OK if result.ok else EXIT_MEASURE_FAILED
 
 
-@hookimpl
-def register_commands(cli: click.Group) -> None:
-    cli.add_command(sweep_command)
+class SweepPlugin:
+    """The built-in hook plugin of the sweep: its command."""
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        cli.add_command(sweep_command)
