@@ -203,3 +203,25 @@ def test_python_dash_m_anoneval_and_version() -> None:
     assert anoneval.evaluate is __import__("anoneval.core").core.evaluate
     assert {"evaluate", "evaluate_many", "Evaluator", "load", "__version__"} <= set(
         anoneval.__all__)
+
+
+def test_describe_with_kind_and_plugins_by_kind(workdir: Path, capsys) -> None:
+    reg = ["--registry", str(workdir / "toys.json")]
+    assert main(["describe", "ShareBelowK", "--kind", "risk_measure", *reg]) == 0
+    assert capsys.readouterr().out.startswith("ShareBelowK (risk_measure, from registry file")
+    assert main(["plugins", "--kind", "distance", *reg]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("distance:\n") and "RowDistance" in out and "ShareBelowK" not in out
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # `anoneval schema | head -c 10` (the schema is larger than a pipe's buffer): no
+    # traceback, exit 0
+    proc = subprocess.Popen([sys.executable, "-m", "anoneval", "schema"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err
