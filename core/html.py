@@ -28,7 +28,6 @@ from anoneval.core.report import MultiReport, Report, write_atomic
 if TYPE_CHECKING:
     from anoneval.core.config import Plan
     from anoneval.core.data import Dataset
-    from anoneval.core.sweep import SweepReport
     from anoneval.registry import Registry
 
 DEFAULT_MAX_ROWS = 50
@@ -403,35 +402,5 @@ def write_html(report: Report | MultiReport, path: str | Path, plan: Plan | None
                                    max_rows=max_rows))
 
 
-def sweep_html(result: SweepReport, png: bytes | None) -> str:
-    """The sweep's self-contained page: the curves and a table of the values."""
-    import base64
-
-    frame = result.to_frame()
-    frame["column"] = frame["label"] + frame["variant"].map(
-        lambda v: f" [{v}]" if isinstance(v, str) else "")
-    wide = frame.pivot_table(index="param_value", columns="column", values="value",
-                             aggfunc="first", sort=False)
-    wide = wide.reindex([v for v in result.values if v in wide.index])
-    records = [{result.param: fmt_value(v), **{c: row[c] for c in wide.columns}}
-               for v, row in zip(wide.index, wide.to_dict(orient="records"), strict=True)]
-    img = ""
-    if png is not None:
-        img = (f'<figure><img class="plot" alt="sweep curves" '
-               f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-               "</figure>")
-    errors = frame[frame["error"].notna()]
-    err = "".join(f'<div class="errorbox">{html.escape(str(r.param_value))}: '
-                  f"{html.escape(r.label)}: {html.escape(r.error)}</div>"
-                  for r in errors.itertuples())
-    title = f"anoneval sweep of {result.param}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body><main>"
-            f"<h1>{html.escape(title)}</h1><p class=\"meta\">anoneval "
-            f"{html.escape(result.anoneval_version)} · {len(result.values)} values</p>"
-            f"{img}{err}<h2>Values</h2>{records_table(records, len(records))}"
-            "</main></body></html>\n")
-
-
 __all__ = ["details_html", "fmt_value", "plugin_fragments", "records_table", "render_html",
-           "sweep_html", "write_html"]
+           "write_html"]

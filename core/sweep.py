@@ -23,6 +23,7 @@ figure this way.
 from __future__ import annotations
 
 import copy
+import html
 import json
 import math
 import re
@@ -266,6 +267,38 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
     return SweepReport(anoneval_version=own_version(), param=param, values=grid, runs=runs)
 
 
+def sweep_html(result: SweepReport, png: bytes | None) -> str:
+    """A self-contained page: the curves and a table of the values."""
+    import base64
+
+    from anoneval.core.html import CSS, fmt_value, records_table
+
+    frame = result.to_frame()
+    frame["column"] = frame["label"] + frame["variant"].map(
+        lambda v: f" [{v}]" if isinstance(v, str) else "")
+    wide = frame.pivot_table(index="param_value", columns="column", values="value",
+                             aggfunc="first", sort=False)
+    wide = wide.reindex([v for v in result.values if v in wide.index])
+    records = [{result.param: fmt_value(v), **{c: row[c] for c in wide.columns}}
+               for v, row in zip(wide.index, wide.to_dict(orient="records"), strict=True)]
+    img = ""
+    if png is not None:
+        img = (f'<figure><img class="plot" alt="sweep curves" '
+               f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+               "</figure>")
+    errors = frame[frame["error"].notna()]
+    err = "".join(f'<div class="errorbox">{html.escape(str(r.param_value))}: '
+                  f"{html.escape(r.label)}: {html.escape(r.error)}</div>"
+                  for r in errors.itertuples())
+    title = f"anoneval sweep of {result.param}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body><main>"
+            f"<h1>{html.escape(title)}</h1><p class=\"meta\">anoneval "
+            f"{html.escape(result.anoneval_version)} · {len(result.values)} values</p>"
+            f"{img}{err}<h2>Values</h2>{records_table(records, len(records))}"
+            "</main></body></html>\n")
+
+
 def sweep_outputs(prefix: str | Path, plot: str = "both") -> list[Path]:
     """The files :func:`write_sweep` writes: PREFIX.json, PREFIX.csv, then .png and .html
     as ``plot`` (png, html, both or none) asks."""
@@ -283,7 +316,6 @@ def write_sweep(result: SweepReport, prefix: str | Path, plot: str = "both",
     write_atomic(out[0], result.to_json() + "\n")
     write_frame_atomic(result.to_frame(), out[1])
     if plot != "none":
-        from anoneval.core.html import sweep_html
         from anoneval.core.plots import png_bytes, sweep_figure
 
         png = png_bytes(sweep_figure(result.to_frame(), result.param, overlay))
