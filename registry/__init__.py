@@ -45,6 +45,8 @@ BUILTIN_PLUGINS = {
     "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
     "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
 }
+#: Modules of built-in plugin families holding ``report_section`` hookimpls.
+BUILTIN_SECTIONS = ("anoneval.plugins.reidentification._report",)
 
 
 def own_version() -> str:
@@ -155,6 +157,8 @@ class Registry:
         from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
 
         self.pm.register(BuiltinSections(), name="anoneval.report")
+        for module in BUILTIN_SECTIONS:  # the families' own report sections
+            self.pm.register(importlib.import_module(module), name=module)
 
     # -- adding --------------------------------------------------------------------------------
 
