@@ -8,8 +8,10 @@ from pathlib import Path
 
 from setuptools import setup
 
-#: Import name → source folder. ``anoneval.testing`` (the pytest plugin) lives inside ``core/``.
+#: Import name → source folder. ``anoneval`` (version, Python API, ``python -m anoneval``) and
+#: ``anoneval.testing`` (the pytest plugin) live inside ``core/``.
 PACKAGE_DIR = {
+    "anoneval": "core/_root",
     "anoneval.core": "core",
     "anoneval.plugins": "plugins",
     "anoneval.registry": "registry",

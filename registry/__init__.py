@@ -4,7 +4,8 @@ Sources, in load order:
 
 1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
    way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
-   imported lazily, the first time a name is used.
+   imported lazily, the first time a name is used. The hook plugins of
+   :data:`BUILTIN_PLUGINS` (workflows and their commands) are registered with them.
 2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
    object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
    ``ANONEVAL_LOAD_PLUGINS`` set to a comma-separated list of distribution names loads only
@@ -45,6 +46,8 @@ ENV_LOAD_PLUGINS = "ANONEVAL_LOAD_PLUGINS"
 BUILTIN_HOOK_PLUGINS = {
     "anoneval.report": "anoneval.core.plots:BuiltinSections",
     "anoneval.plugins.reidentification._report": "anoneval.plugins.reidentification._report",
+    "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
+    "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
 }
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
@@ -213,7 +216,8 @@ class Registry:
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
         for name, path in BUILTIN_HOOK_PLUGINS.items():
             plugin = import_class(path) if ":" in path else importlib.import_module(path)
-            self.pm.register(plugin() if isinstance(plugin, type) else plugin, name=name)
+            self.add_hook_plugin(plugin() if isinstance(plugin, type) else plugin,
+                                 BUILTIN_SOURCE, "anoneval", own_version(), name=name)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register installed third-party plugins; a broken one is recorded, not fatal.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,38 +13,29 @@ import pytest
 LINT = [sys.executable, "-c",
         "import sys; from importlinter.cli import lint_imports_command; "
         "sys.exit(lint_imports_command())"]
-TREE = ("core", "plugins", "registry")
 
 
-def lint(cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
-    env = None
-    if pythonpath is not None:
-        import os
-
-        env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+def lint(cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
     return subprocess.run([*LINT, "--no-cache", "--config", str(cwd / "pyproject.toml")],
                           cwd=cwd, capture_output=True, text=True, env=env)
 
 
 @pytest.fixture(scope="module")
 def copy(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The source tree as the ``anoneval`` namespace package in a temporary folder (first on
-    PYTHONPATH, so it shadows the installed one)."""
+    """The sources laid out as installed (``anoneval/core``, ...), as ``.ci/lint_imports.py``
+    checks them."""
     pytest.importorskip("importlinter")
-    tmp = tmp_path_factory.mktemp("layering")
-    pkg = tmp / "anoneval"
-    pkg.mkdir()
-    for top in TREE:
-        shutil.copytree(root / top, pkg / top, ignore=shutil.ignore_patterns("__pycache__"))
-    # core/testing installs as anoneval.testing
-    shutil.move(str(pkg / "core" / "testing"), str(pkg / "testing"))
-    shutil.copy(root / "pyproject.toml", tmp / "pyproject.toml")
-    return tmp
+    spec = importlib.util.spec_from_file_location("lint_imports", root / ".ci" /
+                                                  "lint_imports.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.installed_layout(tmp_path_factory.mktemp("layering"), root)  # type: ignore
 
 
-def test_the_contracts_hold(root: Path) -> None:
-    pytest.importorskip("importlinter")
-    proc = lint(root)
+def test_the_contracts_hold(copy: Path) -> None:
+    proc = lint(copy)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
 
@@ -61,7 +53,7 @@ def test_a_violating_import_fails_the_check(copy: Path, module: str, bad_import:
     original = path.read_text(encoding="utf-8")
     try:
         path.write_text(original + f"\n{bad_import}  # a violation\n", encoding="utf-8")
-        proc = lint(copy, pythonpath=copy)
+        proc = lint(copy)
     finally:
         path.write_text(original, encoding="utf-8")
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -80,14 +80,15 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path
             expected.add(pkg.replace(".", "/") + "/" + py.name)
     assert expected <= names, sorted(expected - names)
     assert "anoneval/registry/config.json" in names
+    assert {"anoneval/__init__.py", "anoneval/__main__.py", "anoneval/py.typed"} <= names
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read("anoneval/registry/config.json")
     assert shipped == (root / "config.json").read_bytes()
     assert not any(n.startswith("anoneval/core/testing/") for n in names)
 
 
-@pytest.mark.parametrize("module", ["anoneval.core", "anoneval.registry", "anoneval.plugins",
-                                    "anoneval.testing"])
+@pytest.mark.parametrize("module", ["anoneval", "anoneval.core", "anoneval.registry",
+                                    "anoneval.plugins", "anoneval.testing"])
 def test_import_names(module: str) -> None:
     __import__(module)
 
@@ -100,3 +101,35 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_non_editable_install_has_the_top_level_package(root: Path, tmp_path: Path) -> None:
+    # pip install . into a private target, then import from there (not from the worktree)
+    src = tmp_path / "src"
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "examples", "benchmarks"))
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                    "-q", "--target", str(site), str(src)], check=True, capture_output=True)
+    assert (site / "anoneval" / "py.typed").is_file()
+    assert not (site / "anoneval" / "core" / "_root").exists()
+    code = ("import anoneval, anoneval.core, anoneval.registry, anoneval.plugins.workflows; "
+            "print(anoneval.__file__); print(anoneval.core.__file__); "
+            "print(anoneval.evaluate is anoneval.core.evaluate)")
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env, cwd=tmp_path).stdout.split()
+    assert out[0] == str(site / "anoneval" / "__init__.py")
+    assert out[1] == str(site / "anoneval" / "core" / "__init__.py") and out[2] == "True"
+    proc = subprocess.run([sys.executable, "-m", "anoneval", "--help"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0 and "architecture" in proc.stdout and "sweep" in proc.stdout
+
+
+def test_the_editable_install_maps_the_top_level_package(root: Path) -> None:
+    import anoneval
+    import anoneval.core
+
+    assert Path(anoneval.__file__) == root / "core" / "_root" / "__init__.py"
+    assert Path(anoneval.core.__file__) == root / "core" / "__init__.py"
+    assert (root / "core" / "_root" / "py.typed").is_file()

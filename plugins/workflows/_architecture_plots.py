@@ -21,15 +21,17 @@ from anoneval.plugins._continuous import backward, kde_on_grid, rule_of_thumb_ba
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from anoneval.plugins.maxent.architecture import ArchitectureConfig, ModelView
+    from anoneval.plugins.workflows.architecture import ArchitectureConfig, ModelView
 
 ACTUAL, REPLICA, MODEL = "#1f77b4", "#d62728", "#2ca02c"
+#: The PNG files a run may write into the plots folder.
+FIGURES = ("figure2_exploration", "figure3_replica", "figure4_cdfs", "figure5_contours")
 MAX_POINTS = 5000
 MAX_COLUMNS = 6
 
 
 def _save(fig: Figure, path: Path) -> str:
-    from anoneval.core.report import write_bytes_atomic
+    from anoneval.core.atomic import write_bytes_atomic
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})

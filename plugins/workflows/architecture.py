@@ -1,4 +1,4 @@
-"""``anoneval architecture CONFIG``: the information architecture for data disclosure.
+"""The information architecture for data disclosure: a workflow, ``anoneval architecture CONFIG``.
 
 Pflughoeft, Soofi & Soyer (2022), Section 2 and Figure 1: sixteen tasks and six decision nodes.
 An ME model is fitted to the actual data, a statistical replica is drawn from it, and the replica
@@ -25,12 +25,14 @@ extra).
 The synthesizer is any registered one taking ``columns`` and ``transform`` (the ME family);
 its model density f* is exact for MaxEntNormal (normal) and MaxEntLogistic (Gumbel logistic)
 and otherwise a kernel density of a large draw from the model (``model_sample`` rows).
-This module is imported by the CLI at start-up: it imports numpy/pandas/pydantic only.
+The config is :class:`ArchitectureConfig` (``"workflow": "architecture"`` marks it for
+``anoneval validate``); this module registers it and the ``architecture`` command through the
+``workflow`` and ``register_commands`` hooks. It is imported whenever a registry is built: it
+imports numpy/pandas/pydantic/click only.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import time
@@ -39,13 +41,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import click
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from anoneval.core.api import ConfigError, Context, DataError, Microdata, PluginRef
-from anoneval.core.data import load
+from anoneval.core.api import (
+    ConfigError,
+    Context,
+    DataError,
+    Microdata,
+    PluginRef,
+    hookimpl,
+    load,
+)
+from anoneval.core.commands import (
+    EXIT_MEASURE_FAILED,
+    EXIT_OK,
+    command_registry,
+    quiet_option,
+    registry_option,
+)
 from anoneval.core.jsonable import to_jsonable
+from anoneval.core.outputs import collisions
 from anoneval.plugins._continuous import Transform
 from anoneval.plugins.fidelity.moment_discrepancy import Moment
 
@@ -125,6 +143,9 @@ class OutputSpec(_Model):
 class ArchitectureConfig(_Model):
     """A run of the information architecture (``anoneval architecture CONFIG``)."""
 
+    workflow: Literal["architecture"] = Field(
+        default="architecture", description="Marks the config as this workflow's (for "
+                                            "'anoneval validate').")
     data: str | DataSpec = Field(description="The actual data: a path or {path, format}.")
     columns: list[str] | None = Field(default=None, min_length=1,
                                       description="Columns to protect; null = all numeric.")
@@ -175,9 +196,51 @@ def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
             raise ConfigError([("", f"{path} is not valid JSON: {exc}")]) from exc
         base = path.resolve().parent
     try:
-        return ArchitectureConfig.model_validate(raw), base
+        cfg = ArchitectureConfig.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(_problems(exc)) from exc
+    check_paths(cfg, base, None if isinstance(source, dict) else Path(source))
+    return cfg, base
+
+
+def synthesizer_class(ref: PluginRef, registry: Any) -> type:
+    """The registered synthesizer ``ref`` names; it must take ``columns`` and ``transform``."""
+    try:
+        cls = registry.get("synthesizer", ref.name)
+    except KeyError as exc:
+        raise ConfigError([("synthesizer.name", str(exc))]) from exc
+    fields = getattr(cls, "Params", None)
+    names = set(getattr(fields, "model_fields", {}))
+    if not {"columns", "transform"} <= names:
+        raise ConfigError([("synthesizer.name",
+                            f"{ref.name} does not take 'columns' and 'transform'; the "
+                            f"architecture needs an ME synthesizer (MaxEntNormal, "
+                            f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
+    return cls  # type: ignore[no-any-return]
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None) -> None:
+    """Refuse outputs (released data, report, plots) that would overwrite the data, the config
+    or each other; the data file must exist."""
+    spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
+    data = _resolve(base, spec.path)
+    problems = [] if data.is_file() else [("data", f"file not found: {data}")]
+    inputs = [("data", data)] + ([("config", config_path)] if config_path else [])
+    outputs = [("output.released", _resolve(base, cfg.output.released)),
+               ("output.report", _resolve(base, cfg.output.report))]
+    if cfg.output.plots is not None:
+        from anoneval.plugins.workflows._architecture_plots import FIGURES
+
+        folder = _resolve(base, cfg.output.plots)
+        outputs += [("output.plots", folder / f"{name}.png") for name in FIGURES]
+    problems += collisions(inputs, outputs)
+    if problems:
+        raise ConfigError(problems)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,6 +342,7 @@ class Architecture:
                  show_progress: bool = False, plots: bool | None = None) -> None:
         from anoneval.registry import default_registry
 
+        check_paths(config, base_dir)
         self.cfg = config
         self.base = base_dir
         self.registry = registry or default_registry()
@@ -305,17 +369,7 @@ class Architecture:
         from anoneval.core.config import validate_params
 
         ref = self.cfg.synthesizer
-        try:
-            cls = self.registry.get("synthesizer", ref.name)
-        except KeyError as exc:
-            raise ConfigError([("synthesizer.name", str(exc))]) from exc
-        fields = getattr(cls, "Params", None)
-        names = set(getattr(fields, "model_fields", {}))
-        if not {"columns", "transform"} <= names:
-            raise ConfigError([("synthesizer.name",
-                                f"{ref.name} does not take 'columns' and 'transform'; the "
-                                f"architecture needs an ME synthesizer (MaxEntNormal, "
-                                f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
+        cls = synthesizer_class(ref, self.registry)
         for key in ("columns", "transform", "n"):
             if key in ref.params:
                 raise ConfigError([(f"synthesizer.params.{key}",
@@ -703,7 +757,7 @@ class Architecture:
     def _finish(self, started: float, replica: pd.DataFrame | None, columns: list[str],
                 X: np.ndarray, fitted: Any, model: ModelView | None, Y: np.ndarray | None,
                 replica_model: ModelView | None = None) -> dict[str, Any]:
-        from anoneval.core.report import write_atomic, write_frame_atomic
+        from anoneval.core.atomic import write_atomic, write_frame_atomic
 
         failed = next((n for n in self.nodes if not n.passed), None)
         released_path = self._path(self.cfg.output.released)
@@ -716,7 +770,7 @@ class Architecture:
                                  f"earlier run) was left untouched")
         plots: dict[str, str] = {}
         if self.plots_dir is not None:
-            from anoneval.plugins.maxent import _architecture_plots as figs
+            from anoneval.plugins.workflows import _architecture_plots as figs
 
             plots = figs.draw_all(self.plots_dir, self.cfg, columns, X, fitted, model, Y,
                                   replica_model, self._axes, self._kde_probs)
@@ -757,24 +811,38 @@ def run_architecture(config: str | Path | dict[str, Any], *, registry: Any = Non
 
 
 # ---------------------------------------------------------------------------------------------
-# the subcommand
+# the workflow and its command
 # ---------------------------------------------------------------------------------------------
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", help="architecture config (JSON)")
-    p.add_argument("--no-plots", action="store_true", help="skip the Figure 2-5 PNGs")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
+def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
+           config_path: Path | None) -> None:
+    """``anoneval validate``: the paths and the synthesizer."""
+    problems = []
+    for check in (lambda: check_paths(cfg, base, config_path),
+                  lambda: synthesizer_class(cfg.synthesizer, registry)):
+        try:
+            check()
+        except ConfigError as exc:
+            problems += exc.problems
+    if problems:
+        raise ConfigError(problems)
 
 
-def run(args: argparse.Namespace) -> int:
-    from anoneval.core.cli import EXIT_MEASURE_FAILED, EXIT_OK, _registry
+@click.command("architecture")
+@click.argument("config")
+@click.option("--no-plots", is_flag=True, help="skip the Figure 2-5 PNGs")
+@quiet_option
+@registry_option
+def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
+    """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
+    release it only when all six inspections pass."""
     from anoneval.core.progress import progress_wanted
 
-    report = run_architecture(args.config, registry=_registry(args),
-                              show_progress=progress_wanted(args.quiet),
-                              plots=False if args.no_plots else None)
-    if not args.quiet:
+    report = run_architecture(config, registry=command_registry(registry),
+                              show_progress=progress_wanted(quiet),
+                              plots=False if no_plots else None)
+    if not quiet:
         for n in report["nodes"]:
             print(f"node {n['node']} (task {n['task']:>2}): "
                   f"{'pass' if n['passed'] else 'FAIL'}  {n['reason']}")
@@ -784,15 +852,17 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK if report["status"] == "released" else EXIT_MEASURE_FAILED
 
 
-def _register() -> None:
-    from anoneval.core.cli import SUBCOMMANDS
+class ArchitecturePlugin:
+    """The built-in hook plugin of the workflow: its config model and its command."""
 
-    SUBCOMMANDS["architecture"] = (
-        "run the information architecture (tasks 1-16): fit an ME model, draw a replica, "
-        "release it only when all six inspections pass", add_arguments, run)
+    @hookimpl
+    def workflow(self, register: Callable[..., None]) -> None:
+        register("architecture", ArchitectureConfig, _check)
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        cli.add_command(architecture_command)
 
 
-_register()
-
-__all__ = ["Architecture", "ArchitectureConfig", "ModelView", "Thresholds",
-           "load_architecture_config", "run_architecture"]
+__all__ = ["Architecture", "ArchitectureConfig", "ArchitecturePlugin", "ModelView", "Thresholds",
+           "check_paths", "load_architecture_config", "run_architecture"]

@@ -1,1 +1,0 @@
-"""The information architecture workflow of maximum-entropy models (inspections and plots)."""
