@@ -8,15 +8,18 @@ computes the original's once. Inputs are never modified: measures must not mutat
 
 from __future__ import annotations
 
+import codecs
+import copy
 import csv
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
 
@@ -24,6 +27,14 @@ T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
 DATA_KINDS = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
+SEPARATORS = (",", ";", "\t", "|")
+#: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
+EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
+
+
+def data_row(i: int) -> str:
+    """How messages name the record at 0-based position ``i``: 1-based, header not counted."""
+    return f"data row {i + 1} (1-based, header not counted)"
 
 
 class Dataset:
@@ -76,9 +87,18 @@ class Microdata(Dataset):
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"{self.kind} needs a pandas DataFrame, got {type(frame).__name__}")
         if frame.columns.duplicated().any():
-            dup = sorted(map(str, frame.columns[frame.columns.duplicated()]))
-            raise DataError(f"duplicate column names: {dup}")
+            dup = sorted(map(str, frame.columns[frame.columns.duplicated()].unique()))
+            raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                            f"{', '.join(map(repr, dup))}{f' in {source}' if source else ''}; "
+                            "every column needs a distinct name")
         self._frame = frame
+
+    def with_columns(self, columns: dict[str, pd.Series]) -> Microdata:
+        """A copy of this dataset (same kind and metadata) with some columns replaced."""
+        new = copy.copy(self)
+        new._frame = self._frame.assign(**columns)
+        new._cache = {}
+        return new
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -336,9 +356,12 @@ class Trajectories(Dataset):
         traj_col = frame[roles["trajectory_id"]]
         if traj_col.isna().any():
             row = int(np.flatnonzero(traj_col.isna().to_numpy())[0])
-            raise DataError(f"{where}: data row {row} (0-based) has no trajectory id in column "
+            raise DataError(f"{where}: {data_row(row)} has no trajectory id in column "
                             f"{roles['trajectory_id']!r}")
-        t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
+        try:
+            t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
+        except DataError as exc:
+            raise DataError(f"{where}, column {roles['timestamp']!r}: {exc}") from exc
         lon = pd.to_numeric(frame[roles["lon"]], errors="coerce").to_numpy(np.float64)
         lat = pd.to_numeric(frame[roles["lat"]], errors="coerce").to_numpy(np.float64)
         bad = ~(np.isfinite(lon) & np.isfinite(lat) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180))
@@ -346,7 +369,7 @@ class Trajectories(Dataset):
         user = frame[roles["user_id"]].to_numpy()
         if bad.any() and invalid == "error":
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{where}: data row {row} (0-based) has an invalid coordinate "
+            raise DataError(f"{where}: {data_row(row)} has an invalid coordinate "
                             f"lon={_plain(frame[roles['lon']].iloc[row])!r}, "
                             f"lat={_plain(frame[roles['lat']].iloc[row])!r} ({int(bad.sum())} rows "
                             "invalid; allowed |lat| <= 90, |lon| <= 180); use invalid='drop' "
@@ -387,18 +410,24 @@ def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
     An unparseable or missing value is an error naming the first offending row.
     """
 
-    def fail(bad: np.ndarray, what: str) -> DataError:
+    def fail(bad: np.ndarray, what: str, hint: str = "set the 'timestamp_format' option (a "
+             "strptime format, or 'epoch')") -> DataError:
         row = int(np.flatnonzero(bad)[0])
-        return DataError(f"data row {row} (0-based): cannot read timestamp "
+        return DataError(f"{data_row(row)}: cannot read timestamp "
                          f"{_plain(values.iloc[row])!r} {what} ({int(bad.sum())} rows "
-                         "unreadable); set the 'timestamp_format' option (a strptime format, "
-                         "or 'epoch')")
+                         f"unreadable); {hint}")
 
     if fmt == "epoch" or pd.api.types.is_numeric_dtype(values):
         out = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
         if not np.isfinite(out).all():
             raise fail(~np.isfinite(out), "as epoch seconds")
-        return np.floor(out).astype(np.int64)
+        out = np.floor(out)
+        lo, hi = EPOCH_RANGE
+        outside = (out < lo) | (out > hi)
+        if outside.any():
+            raise fail(outside, "as epoch seconds", f"epoch seconds must lie in [{lo}, {hi}] "
+                       "(years 1677 to 2262)")
+        return out.astype(np.int64)
     if pd.api.types.is_datetime64_any_dtype(values):
         parsed = pd.to_datetime(values, utc=True)
     else:
@@ -423,6 +452,37 @@ class ReadOptions(BaseModel):
         None, description="Extra strings read as missing (CSV); pandas' defaults always apply.")
     dtype: dict[str, str] | Literal["str"] | None = Field(
         None, description='Column types, e.g. {"age": "int64"}, or "str" to read all as text.')
+
+    @field_validator("sep")
+    @classmethod
+    def _separator(cls, value: str | None) -> str | None:
+        if value == "":
+            raise ValueError("the separator cannot be empty; use one of "
+                             f"{', '.join(map(repr, SEPARATORS))} or null to sniff it")
+        return value
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str) -> str:
+        try:
+            codecs.lookup(value)
+        except LookupError:
+            raise ValueError(f"unknown encoding {value!r}; use a Python codec name such as "
+                             "'utf-8', 'utf-8-sig', 'latin-1' or 'cp1252'") from None
+        return value
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtypes(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for column, name in value.items():
+                try:
+                    pd.api.types.pandas_dtype(name)
+                except TypeError:
+                    raise ValueError(
+                        f"column {column!r}: {name!r} is not a data type; use e.g. 'int64', "
+                        "'float64', 'str', 'string', 'category' or 'bool'") from None
+        return value
 
 
 class MicrodataOptions(ReadOptions):
@@ -459,30 +519,160 @@ def infer_format(path: Path) -> str | None:
             "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
 
 
-def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
-    """The CSV separator among , ; tab | (comma when the sample is ambiguous)."""
+def _sample_lines(path: Path, encoding: str, min_chars: int = 65536,
+                  max_lines: int = 50) -> list[str]:
+    """Whole lines from the start of a text file: at least ``min_chars`` (or the whole file)."""
+    lines: list[str] = []
+    size = 0
     with open(path, encoding=encoding, newline="") as fh:
-        sample = fh.read(65536)
+        for line in fh:
+            lines.append(line)
+            size += len(line)
+            if size >= min_chars or len(lines) >= max_lines:
+                break
+    return lines
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The CSV separator among , ; tab | (comma when none fits).
+
+    A candidate fits when it splits every sampled line (whole lines, however long) into the
+    same number of fields, more than one; the one giving the most fields wins.
+    """
+    lines = [ln for ln in _sample_lines(path, encoding) if ln.strip()]
+    if len(lines) > 1 and not lines[-1].endswith(("\n", "\r")):
+        lines = lines[:-1]  # the sample may end inside a quoted field
+    best, best_fields = ",", 1
+    for sep in SEPARATORS:
+        try:
+            counts = {len(row) for row in csv.reader(lines, delimiter=sep)}
+        except csv.Error:
+            continue
+        if len(counts) == 1 and (n := counts.pop()) > best_fields:
+            best, best_fields = sep, n
+    return best
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        raise _DuplicateKey(next(k for k, n in pd.Series([k for k, _ in pairs]).value_counts()
+                                 .items() if n > 1))
+    return out
+
+
+def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
+    """One JSON object per line; a key repeated within a record or a nested value is an
+    error naming the line."""
+    records = []
+    with open(path, encoding=encoding) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line, object_pairs_hook=_unique_keys)
+            except _DuplicateKey as exc:
+                raise DataError(f"line {lineno}: key {exc.args[0]!r} appears more than once in "
+                                "one record; every column needs a distinct name") from None
+            except json.JSONDecodeError as exc:
+                raise DataError(f"line {lineno}, column {exc.colno}: invalid JSON: "
+                                f"{exc.msg}") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"line {lineno}: expected one JSON object per line, got "
+                                f"{type(obj).__name__}")
+            nested = [k for k, v in obj.items() if isinstance(v, (dict, list))]
+            if nested:
+                raise DataError(f"line {lineno}: {_nested_message(nested)}")
+            records.append(obj)
+    return pd.DataFrame.from_records(records) if records else pd.DataFrame()
+
+
+def _nested_message(columns: list[str]) -> str:
+    s = "s" if len(columns) > 1 else ""
+    return (f"column{s} {', '.join(map(repr, columns))} hold{'' if s else 's'} lists or "
+            "objects; allowed: one scalar per cell (number, string, boolean, date or null): "
+            "flatten or drop them first")
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+    from pyarrow import types
+
+    schema = pq.read_schema(path)
+    dup = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    if dup:
+        raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                        f"{', '.join(map(repr, dup))}; every column needs a distinct name")
+    nested = [f"{f.name} ({f.type})" for f in schema if types.is_nested(f.type)]
+    if nested:
+        raise DataError(_nested_message(nested))
+    return pd.read_parquet(path)
+
+
+def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
+    """The header's names as written (pandas renames repeated ones to ``age.1``)."""
+    head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
+                       keep_default_na=False)
+    return [str(v) for v in head.iloc[0]] if len(head) else []
+
+
+def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
+    sniffed = opts.sep is None
+    sep = opts.sep or sniff_separator(path, opts.encoding)
+    how = (f"separator {sep!r} (sniffed from the file)" if sniffed
+           else f"separator {sep!r} (options.sep)")
+    hint = ('set "options": {"sep": ...} to the separator of the file, one of '
+            f"{', '.join(map(repr, SEPARATORS))}")
     try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
+        header = _csv_header(path, sep, opts.encoding)
+        dup = sorted({n for n in header if n and header.count(n) > 1})
+        if dup:
+            raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                            f"{', '.join(map(repr, dup))} in the header (read with {how}); "
+                            "every column needs a distinct name")
+        frame = pd.read_csv(path, sep=sep, encoding=opts.encoding, na_values=opts.na_values,
+                            dtype=dtype, skipinitialspace=False)
+    except pd.errors.EmptyDataError:
+        raise DataError("the file is empty: no header and no records") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            raise DataError(f"not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
+                            "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
+        raise DataError(f"{exc} (read with {how}); {hint}") from exc
+    if frame.shape[1] == 1:
+        others = [c for c in SEPARATORS if c != sep and c in str(frame.columns[0])]
+        if others:
+            raise DataError(f"read one column {str(frame.columns[0])!r} with {how}, but the "
+                            f"header holds {others[0]!r}; {hint}")
+    return frame
 
 
 def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
     """Read a file into a DataFrame; never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
     if fmt == "csv":
-        sep = opts.sep or sniff_separator(path, opts.encoding)
-        return pd.read_csv(path, sep=sep, encoding=opts.encoding, na_values=opts.na_values,
-                           dtype=dtype, skipinitialspace=False)
+        return _read_csv(path, opts, dtype)
     if fmt == "parquet":
-        frame = pd.read_parquet(path)
+        frame = _read_parquet(path)
     elif fmt == "jsonl":
-        frame = pd.read_json(path, lines=True, encoding=opts.encoding, dtype=False)
+        frame = _read_jsonl(path, opts.encoding)
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    return frame.astype(dtype) if dtype is not None else frame
+    if dtype is None:
+        return frame
+    try:
+        return frame.astype(dtype)
+    except KeyError as exc:
+        raise DataError(f"options.dtype names a column the file lacks: {exc}; its columns are: "
+                        f"{', '.join(map(str, frame.columns))}") from None
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"cannot apply options.dtype: {exc}") from None
 
 
 def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
@@ -512,10 +702,22 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
                         f"to one of {', '.join(FORMATS)}")
     if kind not in OPTIONS:
         raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
-    opts = options if isinstance(options, ReadOptions) else OPTIONS[kind].model_validate(
-        options or {})
+    if isinstance(options, ReadOptions):
+        opts = options
+    else:
+        try:
+            opts = OPTIONS[kind].model_validate(options or {})
+        except ValidationError as exc:
+            raise DataError(f"{path}: invalid options: " + "; ".join(
+                f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from None
     try:
         frame = read_frame(path, fmt, opts)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
+                        "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataError(f"{path}: cannot read as {fmt}: {exc}") from exc
     return from_frame(frame, kind, opts, source=str(path))
