@@ -18,41 +18,15 @@ from anoneval.core.base import (
     MeasureResult,
     SynthesisResult,
     Synthesizer,
-    repeated,
 )
-from anoneval.core.config import PlannedMeasure, plan_measure
+from anoneval.core.config import PlannedMeasure, plan_measures
 from anoneval.core.data import Dataset, as_dataset
-from anoneval.core.errors import ConfigError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
 
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
-
-
-def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[PlannedMeasure]:
-    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold"}`` dicts."""
-    problems: list[tuple[str, str]] = []
-    out: list[PlannedMeasure] = []
-    for i, m in enumerate(measures):
-        path = f"measures[{i}]"
-        if isinstance(m, PlannedMeasure):
-            out.append(m)
-            continue
-        if isinstance(m, Measure):
-            out.append(PlannedMeasure(m, m.name, None))
-            continue
-        plan = plan_measure({"name": m} if isinstance(m, str) else m, path, registry, problems)
-        if plan is not None:
-            out.append(plan)
-    labels = [p.label for p in out]
-    dups = repeated(labels)
-    if dups:
-        problems.append(("measures", f"duplicate labels {dups}; give each a distinct 'label'"))
-    if problems:
-        raise ConfigError(problems)
-    return out
 
 
 class Evaluator:
@@ -79,7 +53,7 @@ class Evaluator:
         self.registry = registry or default_registry()
         self.kind = kind
         self.original: Dataset | None = as_dataset(original, kind)
-        self.measures = _make_measures(measures, self.registry)
+        self.measures = plan_measures(measures, self.registry)
         self.seed = seed
         self.show_progress = show_progress
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
