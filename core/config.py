@@ -79,9 +79,12 @@ class Input:
 
 @dataclass
 class PlannedMeasure:
+    """A validated measure; ``inputs_checked`` once the config matched it with its inputs."""
+
     measure: Measure
     label: str
     threshold: Threshold | None
+    inputs_checked: bool = False
 
 
 class DataSpec(BaseModel):
@@ -380,8 +383,10 @@ class EvalConfig(BaseModel):
             if info.data["synthesizer"] is not None and original is not None:
                 kinds.add(original.kind)
             for i, p in planned:
-                problems.extend((f"[{i}]", msg) for msg in input_problems(
-                    p.measure, original.kind if original is not None else None, kinds))
+                found = input_problems(p.measure, original.kind if original is not None else
+                                       None, kinds)
+                problems.extend((f"[{i}]", msg) for msg in found)
+                p.inputs_checked = not found
         problems.extend(label_problems(planned))
         if problems:
             _fail(problems)

@@ -735,3 +735,104 @@ def as_dataset(obj: Any, kind: str | None = None) -> Dataset | None:
         if kind == "table":
             return Table(obj)
     raise TypeError(f"expected a DataFrame or an anoneval Dataset, got {type(obj).__name__}")
+
+
+def require_records(data: Dataset | None, side: str) -> None:
+    """Raise a :class:`DataError` naming ``side`` when ``data`` has no records: an empty input
+    would otherwise score 0 (no risk) and pass any threshold."""
+    if data is None or len(data):
+        return
+    why = ""
+    if isinstance(data, Trajectories) and (data.dropped_points or data.dropped_trajectories):
+        why = (f": every trajectory was dropped for invalid coordinates ({data.dropped_points} "
+               "points; see options.invalid)")
+    where = f" ({data.source})" if data.source else ""
+    raise DataError(f"the {side} data{where} has no records{why}; an empty input cannot be "
+                    "evaluated")
+
+
+def _value_kind(values: pd.Series) -> str:
+    """number, bool, text, datetime, or mixed (an object column of several Python types)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Series(values.cat.categories)
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+        return "number"
+    if inferred == "boolean":
+        return "bool"
+    if inferred in ("string", "empty"):
+        return "text"
+    if inferred in ("datetime64", "datetime", "date"):
+        return "datetime"
+    return "mixed"
+
+
+def _text(values: pd.Series) -> pd.Series:
+    """Values as text, numbers without a spurious ``.0`` (39.0 → "39"); missing stays missing."""
+
+    def one(v: Any) -> Any:
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
+            return np.nan
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            return str(int(v))
+        if isinstance(v, np.generic):
+            return str(v.item())
+        return str(v)
+
+    return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
+
+
+def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
+    """Text holding only numbers, as the dtype of ``like`` (float64 when that cannot hold
+    them); None when some value is not a number."""
+    out = pd.to_numeric(values, errors="coerce")
+    if (out.isna() & values.notna()).any():
+        return None
+    if pd.api.types.is_integer_dtype(like.dtype) and out.notna().all() and (
+            out % 1 == 0).all():
+        return out.astype(like.dtype)
+    return out.astype(np.float64)
+
+
+def align_dtypes(original: Dataset, anonymized: Dataset) -> tuple[Dataset, Dataset, list[str]]:
+    """Read the columns both sides share alike, so that 39 and "39" fall in one class.
+
+    Where the two sides hold a column as different kinds of values (numbers, text, booleans,
+    dates) or one side mixes kinds, the anonymized side takes the original's when they can
+    hold its values (text "39" → the original's integers, numbers → the original's text);
+    otherwise both sides read the column as text. Returns the two datasets (new objects
+    where a column changed; the inputs are never modified) and one note per changed column.
+    """
+    if not (isinstance(original, Microdata) and isinstance(anonymized, Microdata)):
+        return original, anonymized, []
+    of, af = original.frame, anonymized.frame
+    anon_cols: dict[str, pd.Series] = {}
+    text_cols: list[str] = []
+    notes: list[str] = []
+    for col in (c for c in af.columns if c in of.columns):
+        ok = original.cached(("value_kind", col), lambda c=col: _value_kind(of[c]))
+        ak = _value_kind(af[col])
+        if ok == ak and ok != "mixed":
+            continue
+        said = f"column {col!r} holds {ok} values in the original and {ak} in the anonymized data"
+        converted = None
+        if ok == "number" and ak == "text":
+            converted = _as_numbers(af[col], of[col])
+        elif ok == "text" and ak in ("number", "bool"):
+            converted = _text(af[col])
+        if converted is not None:
+            anon_cols[col] = converted
+            notes.append(f"{said}: the anonymized side was read as the original's "
+                         f"({converted.dtype})")
+        else:
+            text_cols.append(col)
+            notes.append(f"{said}: both sides were read as text")
+    for col in text_cols:
+        anon_cols[col] = _text(af[col])
+    if text_cols:
+        key = ("as_text", tuple(text_cols))
+        original = original.cached(key, lambda: original.with_columns(  # type: ignore[union-attr]
+            {c: _text(of[c]) for c in text_cols}))
+    if anon_cols:
+        anonymized = anonymized.with_columns(anon_cols)
+    return original, anonymized, notes

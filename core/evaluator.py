@@ -7,6 +7,8 @@ result are computed once per evaluator, and one failing measure never stops the 
 
 from __future__ import annotations
 
+import copy
+import math
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,9 +20,11 @@ from anoneval.core.base import (
     MeasureResult,
     SynthesisResult,
     Synthesizer,
+    non_finite,
 )
-from anoneval.core.config import PlannedMeasure, plan_measures
-from anoneval.core.data import Dataset, as_dataset
+from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
+from anoneval.core.data import Dataset, align_dtypes, as_dataset, require_records
+from anoneval.core.errors import DataError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -53,10 +57,12 @@ class Evaluator:
         self.registry = registry or default_registry()
         self.kind = kind
         self.original: Dataset | None = as_dataset(original, kind)
+        require_records(self.original, "original")
         self.measures = plan_measures(measures, self.registry)
         self.seed = seed
         self.show_progress = show_progress
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
+        self._aligned: dict[int, Evaluator] = {}  # by id of an original read with other dtypes
         self._version = own_version()
         self._hook = self.registry.pm.hook
 
@@ -90,7 +96,12 @@ class Evaluator:
         try:
             if prep_error is not None:
                 raise prep_error
-            self._check_inputs(measure, anonymized)
+            if not planned.inputs_checked:  # the config checked its own measures
+                problems = input_problems(
+                    measure, self.original.kind if self.original is not None else None,
+                    {anonymized.kind} if anonymized is not None else set())
+                if problems:
+                    raise ValueError("; ".join(problems))
             result = measure.compute(self.original, anonymized, ctx)
             if not isinstance(result, MeasureResult):
                 raise TypeError(f"{measure.name}.compute returned {type(result).__name__}, "
@@ -102,6 +113,15 @@ class Evaluator:
         finally:
             self._hook.after_measure(measure=measure, result=result, ctx=ctx)
         value = result.value if result is not None else None
+        warnings = [*ctx.warnings, *(result.warnings if result is not None else [])]
+        if value is not None and not math.isfinite(value):
+            warnings.append(f"the value is {value} (not a finite number); reported as null")
+            value = None
+        if result is not None:
+            bad = non_finite(result.details)
+            if bad:
+                warnings.append(f"details not finite (reported as null): {', '.join(bad[:10])}"
+                                + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
         passed = None
         thr = planned.threshold
         if thr is not None and value is not None:
@@ -112,33 +132,34 @@ class Evaluator:
             details=result.details if result is not None else {},
             params=measure.params.model_dump(mode="json"),
             seconds=float(ctx.extra.get("seconds", 0.0)), error=error,
-            warnings=[*ctx.warnings, *(result.warnings if result is not None else [])],
+            warnings=warnings,
             threshold=thr.model_dump() if thr is not None else None, passed=passed,
         )
-
-    def _check_inputs(self, measure: Measure, anonymized: Dataset | None) -> None:
-        need = measure.required_inputs()
-        if need == "both" and (self.original is None or anonymized is None):
-            raise ValueError(f"{measure.name} needs both the original and the anonymized data")
-        if need == "either" and self.original is None and anonymized is None:
-            raise ValueError(f"{measure.name} needs a dataset")
-        if need != "none":
-            for side, data in (("original", self.original), ("anonymized", anonymized)):
-                if data is not None and data.kind not in measure.accepts:
-                    raise TypeError(f"{measure.name} accepts {', '.join(measure.accepts)} data; "
-                                    f"the {side} is {data.kind}")
 
     def evaluate(self, anonymized: Any = None, *, variant: str | None = None,
                  synthesizer: dict[str, Any] | None = None) -> Report:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
         anon = as_dataset(anonymized, self.kind or (self.original.kind if self.original else None))
-        entries = [self.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
+        require_records(anon, f"anonymized variant {variant!r}" if variant else "anonymized")
+        runner, notes = self, []
+        if self.original is not None and anon is not None:
+            original, anon, notes = align_dtypes(self.original, anon)
+            if original is not self.original:  # some columns read as text on both sides
+                runner = self._aligned.setdefault(id(original), self._with_original(original))
+        entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
+        for entry in entries:
+            entry.warnings[:0] = notes
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
             inputs={"original": self.original.summary() if self.original is not None else None,
                     "anonymized": anon.summary() if anon is not None else None},
             synthesizer=synthesizer, measures=entries,
         )
+
+    def _with_original(self, original: Dataset) -> Evaluator:
+        twin = copy.copy(self)
+        twin.original, twin._prepared, twin._aligned = original, {}, {}
+        return twin
 
     def prepare(self) -> None:
         """Do all original-side work now: every measure's ``prepare`` and the original's hash.
@@ -157,6 +178,8 @@ class Evaluator:
         ``ru_map`` = (risk label, loss label) chooses the measures of the risk–utility table;
         by default the first risk and the first loss measure.
         """
+        if not variants:
+            raise DataError("no anonymized variants given; pass at least one")
         self.prepare()
         reports = [self.evaluate(frame, variant=name) for name, frame in variants.items()]
         risk, loss = ru_map if ru_map is not None else (None, None)
