@@ -588,14 +588,14 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
                                 f"{type(obj).__name__}")
             nested = [k for k, v in obj.items() if isinstance(v, (dict, list))]
             if nested:
-                raise DataError(f"line {lineno}: {_nested_message(nested)}")
+                raise DataError(f"line {lineno}: {_nested_message(list(map(repr, nested)))}")
             records.append(obj)
     return pd.DataFrame.from_records(records) if records else pd.DataFrame()
 
 
 def _nested_message(columns: list[str]) -> str:
     s = "s" if len(columns) > 1 else ""
-    return (f"column{s} {', '.join(map(repr, columns))} hold{'' if s else 's'} lists or "
+    return (f"column{s} {', '.join(columns)} hold{'' if s else 's'} lists or "
             "objects; allowed: one scalar per cell (number, string, boolean, date or null): "
             "flatten or drop them first")
 
@@ -609,7 +609,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     if dup:
         raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
                         f"{', '.join(map(repr, dup))}; every column needs a distinct name")
-    nested = [f"{f.name} ({f.type})" for f in schema if types.is_nested(f.type)]
+    nested = [f"{f.name!r} ({f.type})" for f in schema if types.is_nested(f.type)]
     if nested:
         raise DataError(_nested_message(nested))
     return pd.read_parquet(path)
@@ -622,7 +622,23 @@ def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
     return [str(v) for v in head.iloc[0]] if len(head) else []
 
 
+def _refuse_nul(path: Path, encoding: str) -> None:
+    """NUL bytes make the CSV parser cut fields short silently: refuse them, naming the line."""
+    if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+        return
+    lines = 0
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            at = chunk.find(b"\0")
+            if at >= 0:
+                line = lines + chunk.count(b"\n", 0, at) + 1
+                raise DataError(f"line {line} holds a NUL byte (binary data, or a UTF-16 file: "
+                                "then set options.encoding to 'utf-16')")
+            lines += chunk.count(b"\n")
+
+
 def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
+    _refuse_nul(path, opts.encoding)
     sniffed = opts.sep is None
     sep = opts.sep or sniff_separator(path, opts.encoding)
     how = (f"separator {sep!r} (sniffed from the file)" if sniffed
@@ -747,8 +763,7 @@ def require_records(data: Dataset | None, side: str) -> None:
         why = (f": every trajectory was dropped for invalid coordinates ({data.dropped_points} "
                "points; see options.invalid)")
     where = f" ({data.source})" if data.source else ""
-    raise DataError(f"the {side} data{where} has no records{why}; an empty input cannot be "
-                    "evaluated")
+    raise DataError(f"{side}{where}: no records{why}; an empty input cannot be evaluated")
 
 
 def _value_kind(values: pd.Series) -> str:
