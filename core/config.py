@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, get_args, get_origin
 
 from pydantic import (
@@ -243,36 +244,58 @@ def _items(value: list[Any], model: type[BaseModel], info: ValidationInfo,
     return out
 
 
-def input_problems(measure: Measure, original: str | None, anonymized: set[str]) -> list[str]:
+def input_problems(measure: Measure, original: str | EllipsisType | None,
+                   anonymized: set[str] | EllipsisType) -> list[str]:
     """What keeps ``measure`` from running on these inputs: ``original`` is the original's
     data kind (None when absent), ``anonymized`` the anonymized side's kinds (empty when
-    absent). The config and the Python API share this rule."""
+    absent); ``...`` for a side that is unknown (invalid) skips the checks it would need.
+    The config and the Python API share this rule."""
     need = measure.required_inputs()
     name = type(measure).name
     out = []
     if need == "both":
         if original is None:
             out.append(f"{name} needs the 'original' data")
-        if not anonymized:
+        if anonymized == set():
             out.append(f"{name} needs 'anonymized' data or a synthesizer")
-    elif need == "either" and original is None and not anonymized:
+    elif need == "either" and original is None and anonymized == set():
         out.append(f"{name} needs 'original' or 'anonymized' data")
     if need != "none":
-        bad = sorted(k for k in ({original} - {None}) | anonymized if k not in measure.accepts)
+        kinds = {original} if isinstance(original, str) else set()
+        kinds |= anonymized if isinstance(anonymized, set) else set()
+        bad = sorted(k for k in kinds if k not in measure.accepts)
         if bad:
             out.append(f"{name} accepts {', '.join(measure.accepts)} data, not {', '.join(bad)}")
     return out
 
 
-def label_problems(planned: list[tuple[int, PlannedMeasure]]) -> list[Problem]:
+def _label(item: Any) -> str | None:
+    """The report label a measure item asks for (a failed item's too, so that a repeated
+    label is reported with its other problems)."""
+    if isinstance(item, PlannedMeasure):
+        return item.label
+    if isinstance(item, Measure):
+        return item.name
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        label = item.get("label") or item.get("name")
+        return label if isinstance(label, str) else None
+    return None
+
+
+def label_problems(items: Sequence[Any]) -> list[Problem]:
     """Each label once: the second use of a label is a problem at its ``[i].label``."""
     seen: set[str] = set()
     out = []
-    for i, p in planned:
-        if p.label in seen:
-            out.append((f"[{i}].label", f"two measures are labelled {p.label!r}; give one of "
+    for i, item in enumerate(items):
+        label = _label(item)
+        if label is None:
+            continue
+        if label in seen:
+            out.append((f"[{i}].label", f"two measures are labelled {label!r}; give one of "
                                         "them a distinct 'label'"))
-        seen.add(p.label)
+        seen.add(label)
     return out
 
 
@@ -331,10 +354,11 @@ class EvalConfig(BaseModel):
         problems: list[Problem] = []
         items = _items(value, VariantSpec, info, problems)
         seen: set[str] = set()
-        for i, v in items:
-            if v.name in seen:
-                problems.append((f"[{i}].name", f"duplicate variant name {v.name!r}"))
-            seen.add(v.name)
+        for i, v in enumerate(value):
+            name = v.get("name") if isinstance(v, dict) else None
+            if isinstance(name, str) and name in seen:
+                problems.append((f"[{i}].name", f"duplicate variant name {name!r}"))
+            seen.add(name)
         if problems:
             _fail(problems)
         return [v for _, v in items]
@@ -375,19 +399,21 @@ class EvalConfig(BaseModel):
         problems: list[Problem] = []
         items = _items(value, MeasureSpec, info, problems)
         planned = [(i, m._planned) for i, m in items]
-        if {"original", "anonymized", "synthesizer"} <= set(info.data):  # all inputs valid
-            original = info.data["original"]
+        original: str | EllipsisType | None = ...  # unknown when invalid
+        if "original" in info.data:
+            original = info.data["original"].kind if info.data["original"] else None
+        kinds: set[str] | EllipsisType = ...
+        if "anonymized" in info.data and "synthesizer" in info.data:
             anon = info.data["anonymized"]
             specs = anon if isinstance(anon, list) else [anon] if anon is not None else []
             kinds = {s.kind for s in specs}
-            if info.data["synthesizer"] is not None and original is not None:
-                kinds.add(original.kind)
-            for i, p in planned:
-                found = input_problems(p.measure, original.kind if original is not None else
-                                       None, kinds)
-                problems.extend((f"[{i}]", msg) for msg in found)
-                p.inputs_checked = not found
-        problems.extend(label_problems(planned))
+            if info.data["synthesizer"] is not None and isinstance(original, str):
+                kinds.add(original)
+        for i, p in planned:
+            found = input_problems(p.measure, original, kinds)
+            problems.extend((f"[{i}]", msg) for msg in found)
+            p.inputs_checked = not found and original is not ... and kinds is not ...
+        problems.extend(label_problems(value))
         if problems:
             _fail(problems)
         return [m for _, m in items]
@@ -588,7 +614,7 @@ def plan_measures(measures: Sequence[Measure | PlannedMeasure | str | Mapping[st
             else:
                 assert spec._planned is not None
                 planned.append((i, spec._planned))
-    problems.extend((f"measures{p}", msg) for p, msg in label_problems(planned))
+    problems.extend((f"measures{p}", msg) for p, msg in label_problems(measures))
     if problems:
         raise ConfigError(problems)
     return [p for _, p in planned]

@@ -656,11 +656,15 @@ def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
                             dtype=dtype, skipinitialspace=False)
     except pd.errors.EmptyDataError:
         raise DataError("the file is empty: no header and no records") from None
-    except (pd.errors.ParserError, ValueError) as exc:
+    except pd.errors.ParserError as exc:
+        raise DataError(f"{exc} (read with {how}); {hint}") from None
+    except ValueError as exc:
         if isinstance(exc, UnicodeDecodeError):
             raise DataError(f"not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
                             "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
-        raise DataError(f"{exc} (read with {how}); {hint}") from exc
+        if dtype is not None:
+            raise DataError(f"cannot apply options.dtype: {exc}") from None
+        raise DataError(f"{exc} (read with {how}); {hint}") from None
     if frame.shape[1] == 1:
         others = [c for c in SEPARATORS if c != sep and c in str(frame.columns[0])]
         if others:
