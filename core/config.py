@@ -1,7 +1,10 @@
-"""The evaluation config (JSON): validated in full before anything runs.
+"""The evaluation config (JSON): pydantic models that carry every rule, checked in one pass.
 
-All problems are collected into one :class:`~anoneval.core.errors.ConfigError`, each with its
-JSON path (``measures[1].params.k: ...``). Paths in the config resolve relative to its file.
+Validating :class:`EvalConfig` resolves the inputs, plugins and params and checks the rules
+between them (data kinds, labels, thresholds, the risk–utility map); every problem comes back
+at once in one :class:`~anoneval.core.errors.ConfigError`, each with its JSON path
+(``measures[1].params.k: ...``). The Python API builds the same models. Paths in the config
+resolve relative to its file.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def _fail(problems: list[Problem]) -> NoReturn:
 
 
 def _join(base: str, sub: str) -> str:
+    """A JSON path ``base`` extended by a relative one (``params.k`` or ``[2].name``)."""
     if not sub:
         return base
     if not base or sub.startswith("["):

@@ -560,9 +560,12 @@ class _DuplicateKey(Exception):
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) < len(pairs):
-        raise _DuplicateKey(next(k for k, n in pd.Series([k for k, _ in pairs]).value_counts()
-                                 .items() if n > 1))
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
     return out
+
+
+_JSONL_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
 def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
@@ -576,7 +579,7 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line, object_pairs_hook=_unique_keys)
+                obj = _JSONL_DECODER.decode(line)
             except _DuplicateKey as exc:
                 raise DataError(f"line {lineno}: key {exc.args[0]!r} appears more than once in "
                                 "one record; every column needs a distinct name") from None
