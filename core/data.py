@@ -28,6 +28,7 @@ FORMATS = ("csv", "parquet", "jsonl")
 DATA_KINDS = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
 SEPARATORS = (",", ";", "\t", "|")
+TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
 #: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
 EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
 
@@ -341,7 +342,7 @@ class Trajectories(Dataset):
         (that loader then adds an empty trajectory with a duplicate id).
         """
         where = f"trajectories{f' ({source})' if source else ''}"
-        roles = {r: r for r in ("user_id", "trajectory_id", "timestamp", "lon", "lat")}
+        roles = {r: r for r in TRAJECTORY_ROLES}
         unknown = set(columns or {}) - set(roles)
         if unknown:
             raise DataError(f"unknown trajectory column roles {sorted(unknown)}; "
@@ -505,6 +506,16 @@ class TrajectoryOptions(ReadOptions):
     invalid: Literal["drop", "drop_trajectory", "error"] = Field(
         "drop", description="Invalid coordinates: drop the points (counted), drop their whole "
         "trajectories (the mobility anonymizer's rule), or fail.")
+
+    @field_validator("columns")
+    @classmethod
+    def _known_roles(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        unknown = sorted(set(value or {}) - set(TRAJECTORY_ROLES))
+        if unknown:
+            raise ValueError(f"unknown role{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}; allowed: "
+                             f"{', '.join(TRAJECTORY_ROLES)}")
+        return value
 
 
 OPTIONS: dict[str, type[ReadOptions]] = {

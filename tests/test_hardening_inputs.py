@@ -391,3 +391,13 @@ def test_python_api_uses_the_config_rules(toy_registry) -> None:
     table = as_dataset(pd.DataFrame({"a": [1]}), "table")
     entry = evaluate(FRAME, table, [QI], registry=toy_registry)["ShareBelowK"]
     assert entry.error == "ValueError: ShareBelowK accepts microdata data, not table"
+
+
+def test_unknown_trajectory_role_is_a_config_error(tmp_path: Path, toy_registry) -> None:
+    write(tmp_path / "t.csv", "uid,trajectory_id,timestamp,lon,lat\n1,1,0,5,10\n")
+    raw = {"original": {"path": "t.csv", "kind": "trajectories",
+                        "options": {"columns": {"user": "uid"}}}, "measures": ["Analytic"]}
+    with pytest.raises(ConfigError) as err:
+        validate_config(raw, tmp_path, toy_registry)
+    assert "unknown role 'user'; allowed: user_id" in dict(err.value.problems)[
+        "original.options.columns"]
