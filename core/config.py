@@ -603,6 +603,8 @@ def plan_measures(measures: Sequence[Measure | PlannedMeasure | str | Mapping[st
     """The Python API's measures as the config validates them: instances pass as they are,
     names and ``{"name", "params", "label", "threshold"}`` dicts become :class:`MeasureSpec`;
     every problem (labels included) comes back in one :class:`ConfigError`."""
+    if not measures:
+        raise ConfigError([("measures", "give at least one measure")])
     problems: list[Problem] = []
     planned: list[tuple[int, PlannedMeasure]] = []
     for i, m in enumerate(measures):

@@ -101,6 +101,8 @@ def test_python_api_refuses_empty_frames(toy_registry) -> None:
         evaluate_many(FRAME, {"v1": FRAME, "v2": empty}, [QI], registry=toy_registry)
     with pytest.raises(DataError, match="no anonymized variants"):
         evaluate_many(FRAME, {}, [QI], registry=toy_registry)
+    with pytest.raises(ConfigError, match="measures: give at least one measure"):
+        evaluate(FRAME, FRAME, [], registry=toy_registry)
     with pytest.raises(DataError, match=r"^anonymized: no records"):
         Evaluator(FRAME, [QI], registry=toy_registry).evaluate(pd.DataFrame())
     with pytest.raises(DataError, match=r"^anonymized: no records"):
