@@ -28,6 +28,8 @@ FORMATS = ("csv", "parquet", "jsonl")
 DATA_KINDS = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
 SEPARATORS = (",", ";", "\t", "|")
+DTYPE_HINT = ("; an anonymized side takes the original's dtype unless its own options set "
+              '"dtype" (null for none)')
 TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
 #: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
 EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
@@ -677,7 +679,7 @@ def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
             raise DataError(f"not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
                             "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
         if dtype is not None:
-            raise DataError(f"cannot apply options.dtype: {exc}") from None
+            raise DataError(f"cannot apply options.dtype: {exc}{DTYPE_HINT}") from None
         raise DataError(f"{exc} (read with {how}); {hint}") from None
     if frame.shape[1] == 1:
         others = [c for c in SEPARATORS if c != sep and c in str(frame.columns[0])]
@@ -706,7 +708,7 @@ def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
         raise DataError(f"options.dtype names a column the file lacks: {exc}; its columns are: "
                         f"{', '.join(map(str, frame.columns))}") from None
     except (TypeError, ValueError) as exc:
-        raise DataError(f"cannot apply options.dtype: {exc}") from None
+        raise DataError(f"cannot apply options.dtype: {exc}{DTYPE_HINT}") from None
 
 
 def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
