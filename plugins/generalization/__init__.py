@@ -1,0 +1,1 @@
+"""Information loss of generalization and suppression: ARX's quality models."""
