@@ -526,8 +526,8 @@ def _geo(values: np.ndarray) -> float:
 
 
 def column_result(qi: Sequence[str], raw: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  aggregate: str, ctx: Context, details: dict[str, Any] | None = None,
-                  value_is_share: bool = False) -> MeasureResult:
+                  aggregate: str, ctx: Context,
+                  details: dict[str, Any] | None = None) -> MeasureResult:
     """A column model's result: value, ARX's aggregates (as losses), per-attribute values.
 
     ``aggregates`` are 1 − StatisticsQuality's getters (aggregate raw, min and max first, then
@@ -564,8 +564,6 @@ def column_result(qi: Sequence[str], raw: np.ndarray, lo: np.ndarray, hi: np.nda
         "aggregate": aggregate,
         **(details or {}),
     }
-    if value_is_share:
-        out["quality_per_attribute"] = {c: None if v is None else 1.0 - v for c, v in per.items()}
     return MeasureResult(value=value, details=out)
 
 

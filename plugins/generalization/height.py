@@ -20,8 +20,9 @@ class Height(LossMeasure):
     token or the root); the level l_j of
     a column is the level of its non-suppressed cells (local recoding: the highest, with a
     warning listing the cells per level); suppressed records are ignored, as ARX scores the
-    transformation. The value is Σ l_j / Σ h_j ∈ [0, 1] (h_j = hierarchy height); details
-    ``raw`` = Σ l_j (ARX's score), ``min`` 0, ``max`` Σ h_j and ``levels`` per attribute.
+    transformation, and a column without any other cell is at its top. The value is
+    Σ l_j / Σ h_j ∈ [0, 1] (h_j = hierarchy height); details ``raw`` = Σ l_j (ARX's score),
+    ``min`` 0, ``max`` Σ h_j and ``levels`` per attribute.
     Conventions as the family's (``anoneval.plugins.generalization._quality``).
     """
 
@@ -42,7 +43,7 @@ class Height(LossMeasure):
         for s in inputs.columns:
             cells = cell_levels(inputs, s)
             counts[s.name] = cells
-            levels[s.name] = max(cells) if cells else 0
+            levels[s.name] = max(cells) if cells else s.table.height
             if len(cells) > 1:
                 ctx.warn(f"column {s.name!r} is released at several levels (cells per level: "
                          f"{cells}); its height counts the highest")

@@ -22,8 +22,11 @@ class Missings(LossMeasure):
     its record is suppressed, or it equals the suppression token, ARX's ``NULL`` (a missing
     value) or its hierarchy's root. ARX stores 1 − share with bounds [0, 1], so its getter
     ``getMissings().getArithmeticMean()`` already returns the mean share; the value is that
-    share (in [0, 1], higher = more cells lost) and details ``quality`` repeats ARX's getter,
-    ``raw`` ARX's stored 1 − share. Conventions as the family's
+    share (in [0, 1], higher = more cells lost); details ``quality``, ``aggregates`` and
+    ``per_attribute`` are ARX's getters as they are (shares; ARX's geometric mean is
+    1 − G(1 − share) and its max the smallest share), ``raw`` ARX's stored 1 − share, and
+    ``metric_aggregates`` the mean, Π(s+1)^(1/m) − 1 and max of the shares (``aggregate``
+    picks the value: 'arithmetic' is ARX's getter). Conventions as the family's
     (``anoneval.plugins.generalization._quality``); missing released values need
     ``missing="suppressed"`` or a ``NULL`` row in the hierarchy.
     """
@@ -47,11 +50,19 @@ class Missings(LossMeasure):
             lost = s.rel_suppressed_value | (s.rel_texts == NULL_TEXT)
             share.append((nonsuppressed_counts(inputs, s, sup)[lost].sum() + n_sup) / inputs.n)
         share_a = np.array(share, dtype=float)
-        res = column_result(p.quasi_identifiers, share_a, np.zeros_like(share_a),
-                            np.ones_like(share_a), p.aggregate, ctx,
-                            {"records": inputs.n, "suppressed_records": n_sup})
+        kept = 1.0 - share_a  # what ARX stores, with bounds [0, 1]
+        res = column_result(p.quasi_identifiers, kept, np.zeros_like(kept), np.ones_like(kept),
+                            "arithmetic", ctx, {"records": inputs.n, "suppressed_records": n_sup})
         d = res.details
-        d["raw"] = {c: 1.0 - v for c, v in d["raw"].items()}
-        d["quality"] = res.value  # ARX's getter returns the share itself
-        d["quality_per_attribute"] = dict(d["per_attribute"])
-        return res
+        qi = p.quasi_identifiers
+        # ARX's getters return 1 − normalized(stored): the shares themselves
+        d["aggregates"] = {k: None if v is None else 1.0 - v for k, v in d["aggregates"].items()}
+        d["per_attribute"] = dict(zip(qi, map(float, share_a), strict=True))
+        geo = float(np.prod(share_a + 1) ** (1 / len(share_a)) - 1)
+        d["metric_aggregates"] = {"arithmetic": float(share_a.mean()), "geometric": geo,
+                                  "max": float(share_a.max())}
+        d["aggregate"] = p.aggregate
+        d["quality"] = d["aggregates"]["arithmetic"]
+        value = (d["aggregates"]["arithmetic"] if p.aggregate == "arithmetic"
+                 else d["metric_aggregates"][p.aggregate])
+        return MeasureResult(value=value, details=d)
