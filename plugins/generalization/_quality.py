@@ -25,7 +25,6 @@ al. 2014, 2016), stated once here and referenced by each model's docstring:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -353,9 +352,23 @@ def group_area(inputs: Inputs) -> np.ndarray:
     return inputs.cached("area", compute)
 
 
-def nonsuppressed_counts(inputs: Inputs, s: Side, sup: np.ndarray) -> np.ndarray:
-    """How many non-suppressed rows hold each released text of ``s``."""
-    return np.bincount(s.rel[~sup], minlength=len(s.rel_texts))
+def suppressed_rows(inputs: Inputs, compat: str) -> np.ndarray:
+    """The suppressed rows; with ``compat="arx"`` also those of ARX's equal-values quirk."""
+    return inputs.row_sup | arx_equal_values(inputs) if compat == "arx" else inputs.row_sup
+
+
+def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
+    """How many non-suppressed rows hold each released text of ``s`` (cached)."""
+
+    def compute() -> np.ndarray:
+        if compat == "arx":
+            sup = suppressed_rows(inputs, compat)
+            return np.bincount(s.rel[~sup], minlength=len(s.rel_texts))
+        rep = inputs.representatives()
+        kept = np.where(inputs.group_sup, 0, inputs.group_sizes)
+        return np.bincount(s.rel[rep], weights=kept, minlength=len(s.rel_texts))
+
+    return inputs.cached(("counts", s.name, compat), compute)
 
 
 # -- numbers for the squared-error models --------------------------------------------------------
@@ -384,53 +397,16 @@ def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return out, ok
 
 
-def _range_bounds(value: str, parser: int) -> tuple[str | None, str | None] | None:
-    """ARX's ``QualityConfigurationRangeParser`` formats: masked, interval, comparison."""
-    v = "".join(value.split())
-    if parser == 0:
-        return (v.replace("*", "0"), v.replace("*", "9")) if "*" in v else None
-    if parser == 1:
-        if (v.startswith("[") and v[-1:] in ("[", "]", ")")) or (
-                v.startswith("{") and v.endswith("}")):
-            i = v.find(",")
-            if i < 0:
-                i = v.find(";")
-            if i >= 0:
-                return v[1:i], v[i + 1:-1]
-        return None
-    if v.startswith("<="):
-        return None, v[2:]
-    if v.startswith("<"):
-        return None, v[1:]
-    if v.startswith(">="):
-        return v[2:], None
-    if v.startswith(">"):
-        return v[1:], None
-    return None
-
-
-def _number(text: str | None, kind: str) -> float | None:
-    if text is None:
-        return None
-    try:
-        x = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(x) or (kind == "integer" and not x.is_integer()):
-        return None
-    return x
-
-
 def numbers(inputs: Inputs, s: Side, kind: str) -> tuple[np.ndarray, ...]:
     """(input lo, input hi, output lo, output hi) per row, as ARX's ``getColumnsAsNumbers``.
 
     ``string``: the smallest and largest hierarchy row of each value (ARX's ordinals; the
     token, if not in the hierarchy, spans all rows). ``integer``/``decimal``: the original's
     values; released cells of suppressed records, the token and the root span the original's
-    [min, max]; the others are numbers if all parse, else ranges in ARX's formats (``8166*``,
-    ``[20, 30[``, ``<=50``; truncated to [min, max]) if all parse in the format most of the
-    first 50 released values follow, else the [min, max] of the original values released as
-    that value.
+    [min, max]; the others are numbers if all parse, else each released value spans the
+    [min, max] of the original values released as it. ARX does the same on its own outputs: a
+    generalized column is typed STRING there, so its range parsers are never reached and the
+    "hierarchy" mode (those empirical bounds) applies.
     """
     if kind in s.numbers:
         return s.numbers[kind]
@@ -456,58 +432,25 @@ def numbers(inputs: Inputs, s: Side, kind: str) -> tuple[np.ndarray, ...]:
     lo_all, hi_all = float(x.min()), float(x.max())
     span = inputs.row_sup | s.rel_suppressed_value[s.rel]
     rel_used = np.bincount(s.rel[~span], minlength=len(s.rel_texts)) > 0
-    out_lo, out_hi = _released_numbers(s, kind, x, span, rel_used, lo_all, hi_all)
+    out_lo, out_hi = _released_numbers(s, kind, x, rel_used)
     rlo = np.where(span, lo_all, out_lo)
     rhi = np.where(span, hi_all, out_hi)
     s.numbers[kind] = (x, x, rlo, rhi)
     return s.numbers[kind]
 
 
-def _released_numbers(s: Side, kind: str, x: np.ndarray, span: np.ndarray, used: np.ndarray,
-                      lo_all: float, hi_all: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row released bounds of the non-spanning cells (number, range or empirical)."""
+def _released_numbers(s: Side, kind: str, x: np.ndarray,
+                      used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row released bounds of the non-spanning cells (numbers, else empirical ranges)."""
     parsed, ok = _parse(s.rel_texts, kind)
     if not (used & ~ok).any():
         return parsed[s.rel], parsed[s.rel]
-    ranges = _ranges(s, kind, span, used, lo_all, hi_all)
-    if ranges is not None:
-        return ranges[0][s.rel], ranges[1][s.rel]
     k = len(s.rel_texts)
     lo = np.full(k, np.inf)
     hi = np.full(k, -np.inf)
     np.minimum.at(lo, s.rel, x)
     np.maximum.at(hi, s.rel, x)
     return lo[s.rel], hi[s.rel]
-
-
-def _ranges(s: Side, kind: str, span: np.ndarray, used: np.ndarray, lo_all: float,
-            hi_all: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """Released texts as ARX ranges, or None when ARX would fall back to the hierarchy."""
-    sample = s.rel_texts[s.rel[~span][:50]]
-    best, best_matches = -1, 0
-    for parser in range(3):
-        matches = 0
-        for v in sample:
-            b = _range_bounds(str(v), parser)
-            if b is not None and (_number(b[0], kind) is not None
-                                  or _number(b[1], kind) is not None):
-                matches += 1
-        if matches > best_matches:
-            best, best_matches = parser, matches
-    if best < 0:
-        return None
-    k = len(s.rel_texts)
-    lo, hi = np.full(k, lo_all), np.full(k, hi_all)
-    for i in np.flatnonzero(used):
-        b = _range_bounds(str(s.rel_texts[i]), best)
-        if b is None:
-            continue
-        a = _number(b[0], kind) if b[0] is not None else lo_all
-        z = _number(b[1], kind) if b[1] is not None else hi_all
-        if a is None or z is None:
-            return None
-        lo[i], hi[i] = max(a, lo_all), min(z, hi_all)
-    return lo, hi
 
 
 # -- results -----------------------------------------------------------------------------------

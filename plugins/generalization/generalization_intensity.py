@@ -11,10 +11,10 @@ from anoneval.core.base import Context, LossMeasure, MeasureResult
 from anoneval.core.data import Dataset
 from anoneval.plugins.generalization._quality import (
     ColumnParams,
-    arx_equal_values,
     column_result,
     nonsuppressed_counts,
     quality_inputs,
+    suppressed_rows,
 )
 
 
@@ -46,16 +46,13 @@ class GeneralizationIntensity(LossMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         inputs = quality_inputs(original, anonymized, p, ctx)
-        sup = inputs.row_sup
-        if p.compat == "arx":
-            sup = sup | arx_equal_values(inputs)
-        n_sup = int(sup.sum())
+        n_sup = int(suppressed_rows(inputs, p.compat).sum())
         raw = []
         for s in inputs.columns:
             t = s.table
             level = np.where(s.rel_pos >= 0, t.first_level[np.maximum(s.rel_pos, 0)], t.height)
-            raw.append((nonsuppressed_counts(inputs, s, sup) @ (level / max(t.height, 1)) + n_sup)
-                       / inputs.n)
+            counts = nonsuppressed_counts(inputs, s, p.compat)
+            raw.append((counts @ (level / max(t.height, 1)) + n_sup) / inputs.n)
         raw_a = np.array(raw)
         return column_result(p.quasi_identifiers, raw_a, np.zeros_like(raw_a),
                              np.ones_like(raw_a), p.aggregate, ctx,

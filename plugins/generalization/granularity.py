@@ -11,10 +11,10 @@ from anoneval.core.base import Context, LossMeasure, MeasureResult
 from anoneval.core.data import Dataset
 from anoneval.plugins.generalization._quality import (
     ColumnParams,
-    arx_equal_values,
     column_result,
     nonsuppressed_counts,
     quality_inputs,
+    suppressed_rows,
 )
 
 
@@ -49,11 +49,8 @@ class Granularity(LossMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         inputs = quality_inputs(original, anonymized, p, ctx)
-        sup = inputs.row_sup
-        if p.compat == "arx":
-            sup = sup | arx_equal_values(inputs)
-        n_sup = int(sup.sum())
-        raw = np.array([(nonsuppressed_counts(inputs, s, sup) @ s.share() + n_sup) / inputs.n
+        n_sup = int(suppressed_rows(inputs, p.compat).sum())
+        raw = np.array([(nonsuppressed_counts(inputs, s, p.compat) @ s.share() + n_sup) / inputs.n
                         for s in inputs.columns])
         lo = np.array([1.0 / s.table.domain for s in inputs.columns])
         return column_result(p.quasi_identifiers, raw, lo, np.ones_like(raw), p.aggregate, ctx,

@@ -43,12 +43,11 @@ class Missings(LossMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         inputs = quality_inputs(original, anonymized, p, ctx)
-        sup = inputs.row_sup
-        n_sup = int(sup.sum())
+        n_sup = inputs.suppressed
         share = []
         for s in inputs.columns:
             lost = s.rel_suppressed_value | (s.rel_texts == NULL_TEXT)
-            share.append((nonsuppressed_counts(inputs, s, sup)[lost].sum() + n_sup) / inputs.n)
+            share.append((nonsuppressed_counts(inputs, s, "none")[lost].sum() + n_sup) / inputs.n)
         share_a = np.array(share, dtype=float)
         kept = 1.0 - share_a  # what ARX stores, with bounds [0, 1]
         res = column_result(p.quasi_identifiers, kept, np.zeros_like(kept), np.ones_like(kept),
