@@ -291,7 +291,10 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
             rel_codes = (np.where(take < 0, tok, rel_codes[np.maximum(take, 0)])
                          if len(rel_codes) else np.full(len(take), tok))
         if c in paths:
-            table = hierarchy_table(load_hierarchy(ctx.path(paths[c]), token))
+            try:
+                table = hierarchy_table(load_hierarchy(ctx.path(paths[c]), token))
+            except DataError as exc:
+                raise DataError(f"column {c!r}: {exc}") from exc
         else:
             table = fallback_table(c, raw.texts, token)
         orig_rows = hierarchy_rows(_as_hierarchy(table), raw.texts, c)

@@ -26,8 +26,10 @@ class GeneralizationIntensity(LossMeasure):
     lowest hierarchy level at which its released value occurs, height = #hierarchy columns − 1;
     raw_j = (1/n)·Σ_rows level/height, a suppressed record or a token cell counting 1; min 0,
     max 1. The value is 1 − ARX's ``getGeneralizationIntensity().getArithmeticMean()``. Under
-    global recoding with classes below k suppressed this equals ARX's optimisation metric
-    ``Metric.createPrecisionMetric()`` (``MetricMDNMPrecision``, arithmetic mean). Conventions
+    global recoding with classes below k suppressed, and hierarchies that end in one root,
+    this equals ARX's optimisation metric ``Metric.createPrecisionMetric()``
+    (``MetricMDNMPrecision``, arithmetic mean; its height omits the ``*`` level the quality
+    model adds to a hierarchy with several roots). Conventions
     as the family's (``anoneval.plugins.generalization._quality``); ``compat="arx"`` as in
     Granularity.
     """

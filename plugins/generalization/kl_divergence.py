@@ -18,8 +18,9 @@ class HierarchyKLDivergence(LossMeasure):
     E of row r, area = Π_j share_j·D_j (raw values under each released value, from the
     hierarchy); for a suppressed record q_r = (|S|/n)/Π_j D_j. As in ARX the sum runs over rows,
     not distinct tuples, so a tuple with c copies adds c times. The value is the raw divergence
-    (ARX gives no bounds); details ``max`` is ARX's upper bound Σ_rows p_r·log2(p_r·Π_j D_j)
-    (everything suppressed). Conventions as the family's
+    (ARX gives no bounds); details ``all_suppressed`` is the divergence of the release with
+    every record suppressed, Σ_rows p_r·log2(p_r·Π_j D_j), which ARX keeps as its "max" though
+    a fine release with small classes over wide areas can exceed it. Conventions as the family's
     (``anoneval.plugins.generalization._quality``).
     """
 
@@ -47,4 +48,4 @@ class HierarchyKLDivergence(LossMeasure):
         kl = float((pr * (np.log2(pr) - log_q)).sum())
         upper = float((pr * (np.log2(pr) + log_domain)).sum())
         return MeasureResult(value=kl, details={
-            "raw": kl, "max": upper, "records": n, "suppressed_records": s})
+            "raw": kl, "all_suppressed": upper, "records": n, "suppressed_records": s})
