@@ -1,4 +1,4 @@
-"""Tests of plugins/microdata/_hierarchy.py: reading ARX hierarchies, level detection, generalization.
+"""Tests of the hierarchy helpers: reading ARX hierarchies, level detection, generalization.
 
 Oracles: ARX's 7-row example hierarchies (tests/data/microdata/arx7_*.csv) and adult's
 hierarchies (examples/data/adult), with the expected values read off the CSV files by eye.

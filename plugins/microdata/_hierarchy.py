@@ -42,16 +42,16 @@ from anoneval.plugins.microdata._common import (
 )
 
 __all__ = [
-    "HierarchyParams",
     "Hierarchy",
-    "read_hierarchy",
-    "read_hierarchies",
-    "level_matrix",
+    "HierarchyParams",
     "detect_level",
-    "release_levels",
     "generalize",
     "generalize_column",
+    "level_matrix",
+    "read_hierarchies",
+    "read_hierarchy",
     "release_codes",
+    "release_levels",
 ]
 
 
@@ -120,7 +120,7 @@ def read_hierarchies(paths: Mapping[str, str | Path], ctx: Context | None = None
 
 
 def level_matrix(h: Hierarchy) -> np.ndarray:
-    """Boolean ``(len(h.values), h.height + 1)``: entry ``[v, i]`` when value ``v`` is at level i."""
+    """Boolean matrix (values × levels): ``[v, i]`` is True when value ``v`` is at level i."""
     occ = np.zeros((len(h.values), h.height + 1), dtype=bool)
     occ[h.codes, np.arange(h.height + 1)[None, :]] = True
     return occ
