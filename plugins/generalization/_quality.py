@@ -4,10 +4,12 @@ Conventions of every quality model (ARX's ``aggregates/quality`` output analysis
 al. 2014, 2016), stated once here and referenced by each model's docstring:
 
 * **Hierarchies** are ARX CSVs (``hierarchies: {column: path}``; column 0 the raw value,
-  column *i* its generalization at level *i*). A hierarchy whose last column is not a single
-  root gets one more level, the suppression token. The **domain size** D of a column is the
-  number of rows of its hierarchy, as ARX. Without a hierarchy ARX's fallback is used: the
-  distinct values of the original plus the token as root (D = number of distinct values).
+  column *i* its generalization at level *i*), read and checked by
+  ``anoneval.plugins.microdata._hierarchy`` (equal depths, a tree). A hierarchy whose last
+  column is not a single root gets one more level, the suppression token. The **domain
+  size** D of a column is the number of rows of its hierarchy, as ARX. Without a hierarchy
+  ARX's fallback is used: the distinct values of the original plus the token as root (D =
+  number of distinct values).
 * Every released value must be in its column's hierarchy (any level) or be the suppression
   token; every original value must be in column 0. Anything else is an error naming the
   column (ARX silently scores unknown values as raw values).
@@ -42,9 +44,9 @@ from anoneval.plugins.microdata._common import (
     alignment,
     column,
     hierarchy_rows,
-    load_hierarchy,
     released_classes,
 )
+from anoneval.plugins.microdata._hierarchy import read_hierarchies
 
 Aggregate = Literal["arithmetic", "geometric", "max"]
 AttributeType = Literal["string", "integer", "decimal"]
@@ -291,10 +293,7 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
             rel_codes = (np.where(take < 0, tok, rel_codes[np.maximum(take, 0)])
                          if len(rel_codes) else np.full(len(take), tok))
         if c in paths:
-            try:
-                table = hierarchy_table(load_hierarchy(ctx.path(paths[c]), token))
-            except DataError as exc:
-                raise DataError(f"column {c!r}: {exc}") from exc
+            table = hierarchy_table(read_hierarchies({c: paths[c]}, ctx, token)[c])
         else:
             table = fallback_table(c, raw.texts, token)
         orig_rows = hierarchy_rows(_as_hierarchy(table), raw.texts, c)
