@@ -20,7 +20,10 @@ from hypothesis import strategies as st
 
 from anoneval.core import Microdata, evaluate
 from anoneval.core.base import Context
+from anoneval.core.config import load_config
 from anoneval.core.errors import ConfigError
+from anoneval.core.report import build_risk_utility
+from anoneval.core.runner import run_plan
 from anoneval.plugins.generalization.granularity import Granularity
 
 HERE = Path(__file__).resolve().parent / "data"
@@ -53,9 +56,16 @@ def release(original: pd.DataFrame, qi, hierarchies, levels, k) -> pd.DataFrame:
     return out
 
 
+def fit(name, params):
+    """``params`` without ``hierarchies`` for Discernibility, which takes none."""
+    return {k: v for k, v in params.items()
+            if not (name == "Discernibility" and k == "hierarchies")}
+
+
 def run(name, original, anonymized, **params):
     """One measure through the public API; returns its report entry."""
-    return evaluate(original, anonymized, [{"name": name, "params": params}]).measures[0]
+    return evaluate(original, anonymized,
+                    [{"name": name, "params": fit(name, params)}]).measures[0]
 
 
 def arx_loss(quality):
@@ -68,7 +78,9 @@ def check_against_arx(original: pd.DataFrame, hierarchies: dict, case: dict) -> 
     all_suppressed = case["outliers"] == len(original)
     base = {"quasi_identifiers": qi, "hierarchies": hierarchies}
     specs = [{"name": name, "params": {**base, **({"types": types} if typed else {})}}
-             for name, typed in [*COLUMN_MODELS.values(), *ROW_MODELS.values()]]
+             for name, typed in [*COLUMN_MODELS.values(), *ROW_MODELS.values()]
+             if name != "Discernibility"]
+    specs.append({"name": "Discernibility", "params": {"quasi_identifiers": qi}})
     specs += [
         {"name": "Granularity", "label": "loss", "params": {**base, "aggregate": "geometric"}},
         {"name": "Height", "params": base}, {"name": "HierarchyKLDivergence", "params": base},
@@ -201,7 +213,7 @@ def test_hand_row_models(arx7_112):
     assert (m.details["raw"], m.details["min"], m.details["max"]) == (56, 7, 224)
     assert m.value == pytest.approx(49 / 217)
     # Discernibility: classes 2, 3, 2 → 17; the original's 7 distinct rows → min 7; max 49
-    m = run("Discernibility", ARX7, arx7_112, **p)
+    m = run("Discernibility", ARX7, arx7_112, quasi_identifiers=QI7)
     assert (m.details["raw"], m.details["min"], m.details["max"]) == (17, 7, 49)
     assert m.value == pytest.approx(10 / 42)
     # KL: p = 1/7 per row, q = (f/7)/8 → (1/7)·[4·log2(8/2) + 3·log2(8/3)]
@@ -371,7 +383,7 @@ def test_bounds_and_row_order(levels, k, seed):
     orig = ARX7.iloc[rng.integers(0, 7, 30)].reset_index(drop=True)
     anon = release(orig, QI7, ARX7_H, list(levels), k)
     perm = rng.permutation(len(orig))
-    specs = [{"name": n, "params": {"quasi_identifiers": QI7, "hierarchies": ARX7_H}}
+    specs = [{"name": n, "params": fit(n, {"quasi_identifiers": QI7, "hierarchies": ARX7_H})}
              for n in NAMES]
     a = evaluate(orig, anon, specs)
     b = evaluate(orig.iloc[perm], anon.iloc[perm], specs)
@@ -387,3 +399,38 @@ def test_identity_release_has_no_loss():
     for name in NAMES:
         m = run(name, ARX7, ARX7, **p)
         assert m.value == pytest.approx(0.0, abs=1e-12), name
+
+
+# -- the example: ARX's models across the adult variants, any of them on the R-U map ----------
+
+
+def test_example_runs_and_every_model_can_be_the_ru_loss_axis(root, tmp_path):
+    examples = root / "examples"
+    raw = json.loads((examples / "arx_quality_adult.json").read_text())
+    raw["original"]["path"] = str(examples / raw["original"]["path"])
+    for v in raw["anonymized"]:
+        v["path"] = str(examples / v["path"])
+    for m in raw["measures"]:
+        for col, path in m["params"].get("hierarchies", {}).items():
+            m["params"]["hierarchies"][col] = str(examples / path)
+    raw.pop("output")
+    cfg = tmp_path / "arx_quality_adult.json"
+    cfg.write_text(json.dumps(raw))
+    report = run_plan(load_config(cfg))
+    assert report.ok, [(m.label, m.error) for v in report.variants for m in v.measures
+                       if m.error]
+    assert report.risk_utility.loss == "Granularity"
+    manifest = json.loads((examples / "data" / "adult_variants" / "variants.json").read_text())
+    for v in report.variants:
+        # the variants' levels (make_adult_variants.py) are what Height detects
+        assert v["Height"].details["levels"] == manifest[v.variant]["levels"]
+        assert v["Height"].details["raw"] == sum(manifest[v.variant]["levels"].values())
+        assert v["Missings"].details["suppressed_records"] == (
+            manifest[v.variant]["suppressed_records"])
+    labels = [m.label for m in report.variants[0].measures if m.kind == "loss_measure"]
+    assert len(labels) == 12
+    for label in labels:
+        ru = build_risk_utility(report.variants, "KAnonymity", label)
+        assert ru.loss == label and ru.loss_direction == "higher = more loss"
+        assert all(p.loss is not None for p in ru.points)
+        assert any(p.pareto for p in ru.points)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
-from anoneval.plugins.generalization._quality import QualityParams, quality_inputs, row_result
+from anoneval.core.data import Dataset, Microdata
+from anoneval.core.errors import DataError
+from anoneval.plugins.generalization._quality import row_result
+from anoneval.plugins.microdata._common import QIParams, released_classes
 
 
 class Discernibility(LossMeasure):
@@ -17,7 +19,8 @@ class Discernibility(LossMeasure):
     non-suppressed records, S the suppressed records, n all records. min = Σ f² over the
     classes of the original (nothing suppressed), max = n²; the value is clamp((DM − min)/(max −
     min)) = 1 − ARX's ``getDiscernibility().getValue()``. Plain DM is the ``DM`` measure.
-    Conventions as the family's (``anoneval.plugins.generalization._quality``).
+    Needs no hierarchy. Suppression, alignment and missing values as the family's
+    (``anoneval.plugins.generalization._quality``).
     """
 
     name = "Discernibility"
@@ -25,17 +28,23 @@ class Discernibility(LossMeasure):
     accepts = ("microdata",)
     inputs = "both"
 
-    class Params(QualityParams):
+    class Params(QIParams):
         pass
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        n = inputs.n
-        f = inputs.sizes.astype(np.int64)
-        dm = int(np.square(f).sum()) + inputs.suppressed * n
-        lo = int(np.square(inputs.orig_sizes.astype(np.int64)).sum())
+        if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
+            raise DataError("Discernibility needs the original and the anonymized microdata")
+        original.require(list(p.quasi_identifiers), "quasi-identifier")
+        if not len(original):
+            raise DataError("the original data has no records")
+        _, cl = released_classes(original, anonymized, p, ctx)
+        n = cl.records
+        f = cl.sizes.astype(np.int64)  # exact: Σ f² ≤ n² fits int64 for n < 3·10⁹
+        dm = int(np.square(f).sum()) + cl.suppressed_total * n
+        lo = int(np.square(original.group_sizes(list(p.quasi_identifiers))
+                           .astype(np.int64)).sum())
         return row_result(float(dm), float(lo), float(n) * n, ctx, {
-            "records": n, "suppressed_records": inputs.suppressed, "classes": len(f),
+            "records": n, "suppressed_records": cl.suppressed_total, "classes": len(f),
             "dm_exact": dm})
