@@ -44,6 +44,7 @@ from anoneval.plugins.microdata._common import (
     alignment,
     column,
     hierarchy_rows,
+    pair_counts,
     released_classes,
 )
 from anoneval.plugins.microdata._hierarchy import read_hierarchies
@@ -434,24 +435,25 @@ def numbers(inputs: Inputs, s: Side, kind: str) -> tuple[np.ndarray, ...]:
     lo_all, hi_all = float(x.min()), float(x.max())
     span = inputs.row_sup | s.rel_suppressed_value[s.rel]
     rel_used = np.bincount(s.rel[~span], minlength=len(s.rel_texts)) > 0
-    out_lo, out_hi = _released_numbers(s, kind, x, rel_used)
+    out_lo, out_hi = _released_numbers(s, kind, values, rel_used)
     rlo = np.where(span, lo_all, out_lo)
     rhi = np.where(span, hi_all, out_hi)
     s.numbers[kind] = (x, x, rlo, rhi)
     return s.numbers[kind]
 
 
-def _released_numbers(s: Side, kind: str, x: np.ndarray,
+def _released_numbers(s: Side, kind: str, values: np.ndarray,
                       used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-row released bounds of the non-spanning cells (numbers, else empirical ranges)."""
     parsed, ok = _parse(s.rel_texts, kind)
     if not (used & ~ok).any():
         return parsed[s.rel], parsed[s.rel]
+    a, b, _ = pair_counts(s.orig, len(s.orig_texts), s.rel, len(s.rel_texts))
     k = len(s.rel_texts)
     lo = np.full(k, np.inf)
     hi = np.full(k, -np.inf)
-    np.minimum.at(lo, s.rel, x)
-    np.maximum.at(hi, s.rel, x)
+    np.minimum.at(lo, b, values[a])
+    np.maximum.at(hi, b, values[a])
     return lo[s.rel], hi[s.rel]
 
 
