@@ -43,7 +43,6 @@ from anoneval.plugins.microdata._common import (
     QIParams,
     alignment,
     column,
-    hierarchy_rows,
     pair_counts,
     released_classes,
 )
@@ -63,7 +62,7 @@ class QualityParams(QIParams):
 
     @model_validator(mode="after")
     def _known_columns(self) -> QualityParams:
-        for what in ("hierarchies", "types", "weights"):
+        for what in ("hierarchies", "types"):
             keys = getattr(self, what, None) or {}
             unknown = sorted(set(keys) - set(self.quasi_identifiers))
             if unknown:
@@ -128,6 +127,18 @@ class Table:
     def lookup(self, texts: np.ndarray) -> np.ndarray:
         """Position in ``index`` of each text (-1 if absent)."""
         return self.index.get_indexer(texts)
+
+    def raw_rows(self, texts: np.ndarray, col: str) -> np.ndarray:
+        """Row of each raw value; an error names the values column 0 lacks."""
+        rows = self.raw.get_indexer(texts)
+        if (rows < 0).any():
+            bad = [str(t) for t in texts[rows < 0]]
+            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+            raise DataError(
+                f"hierarchy {self.path} of column {col!r} lacks the original value(s) "
+                f"{', '.join(map(repr, bad[:5]))}{more}; every value of the original data must "
+                "be in its first column")
+        return rows
 
 
 def _table(path: str, matrix: np.ndarray) -> Table:
@@ -258,7 +269,7 @@ def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: Qual
     if not len(original):
         raise DataError("the original data has no records")
     paths = tuple(sorted((c, str(ctx.path(v))) for c, v in p.hierarchies.items()))
-    key = ("anoneval.generalization.inputs", id(original), tuple(qi), p.suppression_token,
+    key = ("anoneval.generalization.inputs", original, tuple(qi), p.suppression_token,
            p.missing, p.id, paths)
     return anonymized.cached(key, lambda: _build(original, anonymized, p, dict(paths), ctx))
 
@@ -297,7 +308,7 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
             table = hierarchy_table(read_hierarchies({c: paths[c]}, ctx, token)[c])
         else:
             table = fallback_table(c, raw.texts, token)
-        orig_rows = hierarchy_rows(_as_hierarchy(table), raw.texts, c)
+        orig_rows = table.raw_rows(raw.texts, c)
         pos = table.lookup(rel_texts)
         used = np.bincount(rel_codes, minlength=len(rel_texts)) > 0
         bad = used & (pos < 0) & (rel_texts != token)
@@ -314,18 +325,6 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
                           sup_value))
     return Inputs(sides, len(original), row_sup, gids, group_sizes, group_sup, orig_group,
                   orig_sizes)
-
-
-@dataclass(frozen=True)
-class _RowsOnly:
-    """What :func:`hierarchy_rows` reads of a hierarchy."""
-
-    path: str
-    rows: pd.Index
-
-
-def _as_hierarchy(table: Table) -> Any:
-    return _RowsOnly(table.path, table.raw)
 
 
 def arx_equal_values(inputs: Inputs) -> np.ndarray:
