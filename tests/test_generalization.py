@@ -434,3 +434,20 @@ def test_example_runs_and_every_model_can_be_the_ru_loss_axis(root, tmp_path):
         assert ru.loss == label and ru.loss_direction == "higher = more loss"
         assert all(p.loss is not None for p in ru.points)
         assert any(p.pareto for p in ru.points)
+
+
+def test_missing_released_values_count_as_suppressed_cells():
+    anon = release(ARX7, QI7, ARX7_H, [1, 1, 2], 1)
+    anon.loc[0, "age"] = None
+    p = {"quasi_identifiers": QI7, "hierarchies": ARX7_H}
+    m = run("Missings", ARX7, anon, **p)
+    assert m.details["per_attribute"]["age"] == pytest.approx(1 / 7)
+    assert any("missing values" in w for w in m.warnings)
+    # granularity of age: six cells 2/4, one cell 1 → (3 + 1)/7; (4/7 − 1/4)/(3/4) = 3/7
+    m = run("Granularity", ARX7, anon, **p)
+    assert m.details["per_attribute"]["age"] == pytest.approx(3 / 7)
+    same = anon.astype(object)
+    same.loc[0, "age"] = "*"
+    for name in ("Granularity", "GeneralizationIntensity", "Ambiguity", "SSESST"):
+        assert run(name, ARX7, anon, **p).value == pytest.approx(
+            run(name, ARX7, same, **p).value), name

@@ -18,7 +18,9 @@ al. 2014, 2016), stated once here and referenced by each model's docstring:
   ``QualityModel.isSuppressed`` quirk for granularity and generalization intensity: a row
   whose quasi-identifier values are all equal to each other counts as suppressed too (with a
   single quasi-identifier that is every row). A cell is **suppressed** when it equals the
-  token or its hierarchy's root.
+  token or its hierarchy's root, or is missing (NaN/None, unless the hierarchy lists ARX's
+  ``NULL``): it then counts as the root in every model (ARX scores a missing value as a raw
+  value except in its missings).
 * Original and anonymized records are row-aligned, or aligned by the ``id`` column (original
   records absent from the anonymized data count as suppressed records).
 * Each model yields ARX's (min, raw, max); ARX's quality is 1 − clamp((raw − min)/(max − min),
@@ -39,6 +41,7 @@ from anoneval.core.base import Context, MeasureResult
 from anoneval.core.data import Dataset, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._common import (
+    NULL_TEXT,
     Hierarchy,
     QIParams,
     alignment,
@@ -311,7 +314,8 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
         orig_rows = table.raw_rows(raw.texts, c)
         pos = table.lookup(rel_texts)
         used = np.bincount(rel_codes, minlength=len(rel_texts)) > 0
-        bad = used & (pos < 0) & (rel_texts != token)
+        missing = (rel_texts == NULL_TEXT) & (pos < 0)  # a missing value, not in the hierarchy
+        bad = used & (pos < 0) & (rel_texts != token) & ~missing
         if bad.any():
             vals = [str(v) for v in rel_texts[bad]]
             more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
@@ -320,7 +324,7 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
             raise DataError(
                 f"column {c!r}: released value(s) {', '.join(map(repr, vals[:5]))}{more} are "
                 f"not in hierarchy {table.path} (nor the suppression token {token!r}){hint}")
-        sup_value = (rel_texts == token) | (rel_texts == table.root)
+        sup_value = (rel_texts == token) | (rel_texts == table.root) | missing
         sides.append(Side(c, table, raw.codes, raw.texts, orig_rows, rel_codes, rel_texts, pos,
                           sup_value))
     return Inputs(sides, len(original), row_sup, gids, group_sizes, group_sup, orig_group,

@@ -27,8 +27,8 @@ class Missings(LossMeasure):
     1 − G(1 − share) and its max the smallest share), ``raw`` ARX's stored 1 − share, and
     ``metric_aggregates`` the mean, Π(s+1)^(1/m) − 1 and max of the shares (``aggregate``
     picks the value: 'arithmetic' is ARX's getter). Conventions as the family's
-    (``anoneval.plugins.generalization._quality``); missing released values need
-    ``missing="suppressed"`` or a ``NULL`` row in the hierarchy.
+    (``anoneval.plugins.generalization._quality``); a missing released value (NaN/None, ARX's
+    ``NULL``) always counts.
     """
 
     name = "Missings"
@@ -46,7 +46,7 @@ class Missings(LossMeasure):
         n_sup = inputs.suppressed
         share = []
         for s in inputs.columns:
-            lost = s.rel_suppressed_value | (s.rel_texts == NULL_TEXT)
+            lost = s.rel_suppressed_value | (s.rel_texts == NULL_TEXT)  # NULL even if listed
             share.append((nonsuppressed_counts(inputs, s, "none")[lost].sum() + n_sup) / inputs.n)
         share_a = np.array(share, dtype=float)
         kept = 1.0 - share_a  # what ARX stores, with bounds [0, 1]
