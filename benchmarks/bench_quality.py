@@ -64,7 +64,8 @@ def release(df: pd.DataFrame, levels: list[int], k: int) -> pd.DataFrame:
 
 def specs() -> list[dict]:
     base = {"quasi_identifiers": QI, "hierarchies": HIERARCHIES}
-    return [*({"name": n, "params": base} for n in MODELS),
+    return [*({"name": n, "params": base if n != "Discernibility" else {"quasi_identifiers": QI}}
+              for n in MODELS),
             {"name": "AECS", "params": {"quasi_identifiers": QI, "suppressed": "ignore"}}]
 
 
@@ -85,6 +86,9 @@ def lattice_case(adult: pd.DataFrame, count: int) -> None:
     picked = [nodes[i] for i in rng.choice(len(nodes), count, replace=False)]
     variants = {"".join(map(str, n)): release(adult, list(n), 5) for n in picked}
     print(f"adult, {count} lattice nodes, {len(MODELS) + 1} measures")
+    report = Evaluator(adult, specs()).evaluate_many(variants)
+    if not report.ok:
+        raise SystemExit([m.error for v in report.variants for m in v.measures if m.error][:3])
     ours = timed(lambda: Evaluator(adult, specs()).evaluate_many(variants))
     few = [{"name": "Discernibility", "params": {"quasi_identifiers": QI}},
            {"name": "AECS", "params": {"quasi_identifiers": QI, "suppressed": "ignore"}}]
