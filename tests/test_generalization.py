@@ -451,3 +451,32 @@ def test_missing_released_values_count_as_suppressed_cells():
     for name in ("Granularity", "GeneralizationIntensity", "Ambiguity", "SSESST"):
         assert run(name, ARX7, anon, **p).value == pytest.approx(
             run(name, ARX7, same, **p).value), name
+
+
+def test_record_squared_error_brute_force_on_many_distinct_values():
+    # 1,500 distinct decimals released rounded (numbers, not ranges): the per-row lookup takes
+    # its search path (1,500 × ~1,000 value pairs). Brute force: ARX's loop, row by row.
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 100, 1500).round(3)
+    y = x.round(1)
+    s = rng.choice(["a", "b"], 1500)
+    orig = pd.DataFrame({"x": x, "s": s})
+    anon = pd.DataFrame({"x": y, "s": np.where(rng.random(1500) < 0.1, "*", s)})
+    m = run("RecordSquaredError", orig, anon, quasi_identifiers=["x", "s"])
+    assert m.details["types"] == {"x": "decimal", "s": "string"}
+    sx = float(np.std(x))
+    pos = {"a": 0.0, "b": 1.0}
+    s_in = np.array([pos[v] for v in s])
+    lo = np.array([pos.get(v, 0.0) for v in anon["s"]])
+    hi = np.array([pos.get(v, 1.0) for v in anon["s"]])
+    ss = float(np.std(s_in))
+    real = worst = 0.0
+    for i in range(1500):
+        far_s = hi[i] if hi[i] - s_in[i] > s_in[i] - lo[i] else lo[i]
+        real += math.sqrt(((x[i] - y[i]) / sx) ** 2 + ((s_in[i] - far_s) / ss) ** 2)
+        ex = max(x.max(), y.max()) if max(x.max(), y.max()) - x[i] > x[i] - min(
+            x.min(), y.min()) else min(x.min(), y.min())
+        es = 1.0 if 1.0 - s_in[i] > s_in[i] else 0.0
+        worst += math.sqrt(((x[i] - ex) / sx) ** 2 + ((s_in[i] - es) / ss) ** 2)
+    assert m.details["raw"] == pytest.approx(real / 3000, rel=1e-12)
+    assert m.details["max"] == pytest.approx(worst / 3000, rel=1e-12)

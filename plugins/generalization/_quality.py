@@ -11,8 +11,9 @@ al. 2014, 2016), stated once here and referenced by each model's docstring:
   ARX's fallback is used: the distinct values of the original plus the token as root (D =
   number of distinct values).
 * Every released value must be in its column's hierarchy (any level) or be the suppression
-  token; every original value must be in column 0. Anything else is an error naming the
-  column (ARX silently scores unknown values as raw values).
+  token, for every model that reads a hierarchy (the squared-error models of numeric columns
+  without one do not); every original value must be in column 0. Anything else is an error
+  naming the column (ARX silently scores unknown values as raw values).
 * A record is **suppressed** when all its quasi-identifiers equal ``suppression_token``
   (ARX's outliers are released that way; PR #263). ``compat="arx"`` adds ARX's
   ``QualityModel.isSuppressed`` quirk for granularity and generalization intensity: a row
@@ -198,7 +199,9 @@ class Side:
 
     ``orig``/``rel`` are codes into ``orig_texts``/``rel_texts``; ``rel_pos`` maps each released
     text into ``table.index`` (-1 for the token when the hierarchy lacks it);
-    ``rel_suppressed_value`` marks released texts that are the token or the root.
+    ``rel_suppressed_value`` marks released texts that are the token or the root;
+    ``unknown`` those in neither the hierarchy nor the token (an error for the models that
+    need the hierarchy, see :meth:`require_known`).
     """
 
     name: str
@@ -210,10 +213,27 @@ class Side:
     rel_texts: np.ndarray
     rel_pos: np.ndarray
     rel_suppressed_value: np.ndarray
-    numbers: dict[str, tuple[np.ndarray, ...]] = field(default_factory=dict)
+    unknown: np.ndarray
+    token: str
+    given: bool
+    numbers: dict[str, Numbers] = field(default_factory=dict)
+
+    def require_known(self) -> None:
+        """Raise if a released value is neither in the hierarchy nor the token (or missing)."""
+        if not self.unknown.any():
+            return
+        vals = [str(v) for v in self.rel_texts[self.unknown]]
+        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
+        hint = ("" if self.given else
+                "; give its hierarchy (hierarchies: {column: path}) for generalized values")
+        raise DataError(
+            f"column {self.name!r}: released value(s) {', '.join(map(repr, vals[:5]))}{more} "
+            f"are not in hierarchy {self.table.path} (nor the suppression token "
+            f"{self.token!r}){hint}")
 
     def share(self) -> np.ndarray:
         """ARX's domain share of each released text (token: 1)."""
+        self.require_known()
         return np.where(self.rel_pos >= 0, self.table.share[np.maximum(self.rel_pos, 0)], 1.0)
 
 
@@ -315,18 +335,10 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
         pos = table.lookup(rel_texts)
         used = np.bincount(rel_codes, minlength=len(rel_texts)) > 0
         missing = (rel_texts == NULL_TEXT) & (pos < 0)  # a missing value, not in the hierarchy
-        bad = used & (pos < 0) & (rel_texts != token) & ~missing
-        if bad.any():
-            vals = [str(v) for v in rel_texts[bad]]
-            more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
-            hint = ("" if c in paths else
-                    "; give its hierarchy (hierarchies: {column: path}) for generalized values")
-            raise DataError(
-                f"column {c!r}: released value(s) {', '.join(map(repr, vals[:5]))}{more} are "
-                f"not in hierarchy {table.path} (nor the suppression token {token!r}){hint}")
+        unknown = used & (pos < 0) & (rel_texts != token) & ~missing
         sup_value = (rel_texts == token) | (rel_texts == table.root) | missing
         sides.append(Side(c, table, raw.codes, raw.texts, orig_rows, rel_codes, rel_texts, pos,
-                          sup_value))
+                          sup_value, unknown, token, c in paths))
     return Inputs(sides, len(original), row_sup, gids, group_sizes, group_sup, orig_group,
                   orig_sizes)
 
@@ -403,8 +415,31 @@ def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return out, ok
 
 
-def numbers(inputs: Inputs, s: Side, kind: str) -> tuple[np.ndarray, ...]:
-    """(input lo, input hi, output lo, output hi) per row, as ARX's ``getColumnsAsNumbers``.
+@dataclass(frozen=True)
+class Numbers:
+    """A column as numbers, ARX's ``getColumnsAsNumbers``, per value and per value pair.
+
+    ``x_lo``/``x_hi`` per original value, ``y_lo``/``y_hi`` per released value; ``a``, ``b``,
+    ``w``: the (original, released) value pairs of the rows and how many rows have each.
+    """
+
+    x_lo: np.ndarray
+    x_hi: np.ndarray
+    y_lo: np.ndarray
+    y_hi: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    w: np.ndarray
+
+
+def value_pairs(inputs: Inputs, s: Side) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The (original code, released code) pairs of the rows and their counts (cached)."""
+    return inputs.cached(("pairs", s.name), lambda: pair_counts(
+        s.orig, len(s.orig_texts), s.rel, len(s.rel_texts)))
+
+
+def numbers(inputs: Inputs, s: Side, kind: str) -> Numbers:
+    """The column as numbers, as ARX's ``getColumnsAsNumbers`` (cached per type).
 
     ``string``: the smallest and largest hierarchy row of each value (ARX's ordinals; the
     token, if not in the hierarchy, spans all rows). ``integer``/``decimal``: the original's
@@ -416,48 +451,42 @@ def numbers(inputs: Inputs, s: Side, kind: str) -> tuple[np.ndarray, ...]:
     """
     if kind in s.numbers:
         return s.numbers[kind]
+    a, b, w = value_pairs(inputs, s)
     if kind == "string":
+        s.require_known()
         t = s.table
-        tok_lo, tok_hi = 0, t.domain - 1
-        olo = t.lo[t.lookup(s.orig_texts)][s.orig].astype(float)
-        ohi = t.hi[t.lookup(s.orig_texts)][s.orig].astype(float)
+        x = t.lookup(s.orig_texts)
         pos = s.rel_pos
-        rlo = np.where(pos >= 0, t.lo[np.maximum(pos, 0)], tok_lo).astype(float)[s.rel]
-        rhi = np.where(pos >= 0, t.hi[np.maximum(pos, 0)], tok_hi).astype(float)[s.rel]
-        s.numbers[kind] = (olo, ohi, rlo, rhi)
+        y_lo = np.where(pos >= 0, t.lo[np.maximum(pos, 0)], 0).astype(float)
+        y_hi = np.where(pos >= 0, t.hi[np.maximum(pos, 0)], t.domain - 1).astype(float)
+        s.numbers[kind] = Numbers(t.lo[x].astype(float), t.hi[x].astype(float), y_lo, y_hi,
+                                  a, b, w)
         return s.numbers[kind]
+    if s.given:
+        s.require_known()
     values, ok = _parse(s.orig_texts, kind)
-    used = np.bincount(s.orig, minlength=len(s.orig_texts)) > 0
+    used = np.bincount(a, weights=w, minlength=len(s.orig_texts)) > 0
     if (used & ~ok).any():
         bad = s.orig_texts[used & ~ok][0]
         row = int(np.flatnonzero(~ok[s.orig])[0])
         raise DataError(f"column {s.name!r} is declared {kind} (types), but the original has "
                         f"the non-numeric value {bad!r} (row {row}); declare it 'string' or "
                         "fix the value")
-    x = values[s.orig]
-    lo_all, hi_all = float(x.min()), float(x.max())
-    span = inputs.row_sup | s.rel_suppressed_value[s.rel]
-    rel_used = np.bincount(s.rel[~span], minlength=len(s.rel_texts)) > 0
-    out_lo, out_hi = _released_numbers(s, kind, values, rel_used)
-    rlo = np.where(span, lo_all, out_lo)
-    rhi = np.where(span, hi_all, out_hi)
-    s.numbers[kind] = (x, x, rlo, rhi)
+    lo_all, hi_all = float(values[used].min()), float(values[used].max())
+    span = s.rel_suppressed_value
+    parsed, parses = _parse(s.rel_texts, kind)
+    rel_used = np.bincount(b, weights=w, minlength=len(s.rel_texts)) > 0
+    if (rel_used & ~span & ~parses).any():  # generalized: the empirical ranges
+        y_lo = np.full(len(s.rel_texts), np.inf)
+        y_hi = np.full(len(s.rel_texts), -np.inf)
+        np.minimum.at(y_lo, b, values[a])
+        np.maximum.at(y_hi, b, values[a])
+    else:
+        y_lo, y_hi = parsed.copy(), parsed.copy()
+    y_lo[span] = lo_all
+    y_hi[span] = hi_all
+    s.numbers[kind] = Numbers(values, values, y_lo, y_hi, a, b, w)
     return s.numbers[kind]
-
-
-def _released_numbers(s: Side, kind: str, values: np.ndarray,
-                      used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row released bounds of the non-spanning cells (numbers, else empirical ranges)."""
-    parsed, ok = _parse(s.rel_texts, kind)
-    if not (used & ~ok).any():
-        return parsed[s.rel], parsed[s.rel]
-    a, b, _ = pair_counts(s.orig, len(s.orig_texts), s.rel, len(s.rel_texts))
-    k = len(s.rel_texts)
-    lo = np.full(k, np.inf)
-    hi = np.full(k, -np.inf)
-    np.minimum.at(lo, b, values[a])
-    np.maximum.at(hi, b, values[a])
-    return lo[s.rel], hi[s.rel]
 
 
 # -- results -----------------------------------------------------------------------------------

@@ -45,12 +45,13 @@ class AttributeSquaredError(LossMeasure):
         raw, hi, kinds = [], [], {}
         for s in inputs.columns:
             kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            xlo, xhi, ylo, yhi = numbers(inputs, s, kind)
+            num = numbers(inputs, s, kind)  # per (original, released) value pair
+            xlo, xhi = num.x_lo[num.a], num.x_hi[num.a]
             m, big = min(xlo.min(), xhi.min()), max(xlo.max(), xhi.max())
             dmax = np.maximum((xlo - m) ** 2, (xlo - big) ** 2)
-            diff = np.maximum((xlo - ylo) ** 2, (xlo - yhi) ** 2)
-            raw.append(float(np.minimum(diff, dmax).sum()))
-            hi.append(float(dmax.sum()))
+            diff = np.maximum((xlo - num.y_lo[num.b]) ** 2, (xlo - num.y_hi[num.b]) ** 2)
+            raw.append(float(num.w @ np.minimum(diff, dmax)))
+            hi.append(float(num.w @ dmax))
         raw_a = np.array(raw)
         return column_result(p.quasi_identifiers, raw_a, np.zeros_like(raw_a), np.array(hi),
                              p.aggregate, ctx, {"records": inputs.n, "types": kinds})

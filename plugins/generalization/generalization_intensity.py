@@ -51,6 +51,7 @@ class GeneralizationIntensity(LossMeasure):
         n_sup = int(suppressed_rows(inputs, p.compat).sum())
         raw = []
         for s in inputs.columns:
+            s.require_known()
             t = s.table
             level = np.where(s.rel_pos >= 0, t.first_level[np.maximum(s.rel_pos, 0)], t.height)
             counts = nonsuppressed_counts(inputs, s, p.compat)

@@ -60,6 +60,7 @@ def cell_levels(inputs: Inputs, s: Side) -> dict[int, int]:
 
     A cell holding the token or the root is at the top level.
     """
+    s.require_known()
     rows = ~inputs.row_sup
     top = rows & s.rel_suppressed_value[s.rel]
     keep = rows & ~top

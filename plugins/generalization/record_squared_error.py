@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from anoneval.core.base import Context, LossMeasure, MeasureResult
 from anoneval.core.data import Dataset, Microdata
 from anoneval.plugins.generalization._quality import (
+    Numbers,
+    Side,
     TypedParams,
     attribute_type,
     numbers,
@@ -46,15 +50,31 @@ class RecordSquaredError(LossMeasure):
         kinds = {}
         for s in inputs.columns:
             kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            xlo, xhi, ylo, yhi = numbers(inputs, s, kind)
-            sd = float(xlo.std())
+            num = numbers(inputs, s, kind)  # per (original, released) value pair
+            x, ylo, yhi = num.x_lo[num.a], num.y_lo[num.b], num.y_hi[num.b]
+            mean = float(num.w @ x) / inputs.n
+            sd = math.sqrt(float(num.w @ (x - mean) ** 2) / inputs.n)  # population
             if sd == 0:
                 continue
-            m = min(xlo.min(), xhi.min(), ylo.min(), yhi.min())
-            big = max(xlo.max(), xhi.max(), ylo.max(), yhi.max())
-            real += ((xlo - np.where(yhi - xlo > xlo - ylo, yhi, ylo)) / sd) ** 2
-            worst += ((xlo - np.where(big - xlo > xlo - m, big, m)) / sd) ** 2
+            m = min(x.min(), num.x_hi[num.a].min(), ylo.min(), yhi.min())
+            big = max(x.max(), num.x_hi[num.a].max(), ylo.max(), yhi.max())
+            pair_term = ((x - np.where(yhi - x > x - ylo, yhi, ylo)) / sd) ** 2
+            real += per_row(s, num, pair_term)
+            xo = num.x_lo
+            worst += (((xo - np.where(big - xo > xo - m, big, m)) / sd) ** 2)[s.orig]
         scale = len(inputs.columns) * inputs.n
         return row_result(float(np.sqrt(real).sum()) / scale, 0.0,
                           float(np.sqrt(worst).sum()) / scale, ctx,
                           {"records": inputs.n, "types": kinds})
+
+
+def per_row(s: Side, num: Numbers, pair_value: np.ndarray) -> np.ndarray:
+    """Each row's entry of a per-pair array: a dense lookup table when small, else a search."""
+    width = len(s.rel_texts)
+    size = len(s.orig_texts) * width
+    if size <= 4 * len(s.orig) + 1_000_000:
+        grid = np.zeros(size)
+        grid[num.a * width + num.b] = pair_value
+        return grid[s.orig * width + s.rel]
+    keys = num.a * width + num.b  # sorted: pair_counts orders by a, then b
+    return pair_value[np.searchsorted(keys, s.orig * width + s.rel)]

@@ -42,10 +42,11 @@ class SSESST(LossMeasure):
         kinds = {}
         for s in inputs.columns:
             kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            xlo, xhi, ylo, yhi = numbers(inputs, s, kind)
-            mid_in = (xlo + xhi) / 2
-            mid_out = (ylo + yhi) / 2
-            sse += float(((mid_in - mid_out) ** 2).sum())
-            sst += float(((mid_out - mid_in.mean()) ** 2).sum())
+            num = numbers(inputs, s, kind)  # per (original, released) value pair
+            mid_in = (num.x_lo[num.a] + num.x_hi[num.a]) / 2
+            mid_out = (num.y_lo[num.b] + num.y_hi[num.b]) / 2
+            centroid = float(num.w @ mid_in) / inputs.n
+            sse += float(num.w @ (mid_in - mid_out) ** 2)
+            sst += float(num.w @ (mid_out - centroid) ** 2)
         return row_result(sse, 0.0, sst, ctx, {"records": inputs.n, "types": kinds,
                                                "sse": sse, "sst": sst})
