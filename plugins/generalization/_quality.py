@@ -242,8 +242,9 @@ class Inputs:
     """What every quality model of one comparison needs, computed once and cached.
 
     ``n`` counts all records (deleted ones included); ``row_sup`` marks suppressed records;
-    ``group`` is each row's released tuple (groups of suppressed rows included) and ``sizes``
-    the sizes of the classes of non-suppressed records.
+    ``group`` is each row's released tuple (groups of suppressed rows included, marked in
+    ``group_sup``), ``group_sizes`` their sizes; ``orig_group``/``orig_sizes`` the same for
+    the original's tuples.
     """
 
     columns: list[Side]
@@ -258,12 +259,8 @@ class Inputs:
 
     @property
     def suppressed(self) -> int:
+        """The number of suppressed records."""
         return int(self.row_sup.sum())
-
-    @property
-    def sizes(self) -> np.ndarray:
-        """Sizes of the classes of non-suppressed records."""
-        return self.group_sizes[~self.group_sup & (self.group_sizes > 0)]
 
     def representatives(self) -> np.ndarray:
         """One row of each released group (the last)."""
