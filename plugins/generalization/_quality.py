@@ -47,6 +47,7 @@ from anoneval.plugins.microdata._common import (
     QIParams,
     alignment,
     column,
+    load_hierarchy,
     pair_counts,
     released_classes,
 )
@@ -181,6 +182,18 @@ def hierarchy_table(h: Hierarchy) -> Table:
         if len(_TABLES) > 128:
             _TABLES.pop(next(iter(_TABLES)))
     return hit[1]
+
+
+def _checked_table(col: str, path: str, ctx: Context, token: str) -> Table:
+    """The table of a hierarchy file, checked (depth, tree) the first time it is read."""
+    try:
+        h = load_hierarchy(ctx.path(path), token)  # cached on path, mtime and size
+    except DataError:
+        h = None
+    hit = _TABLES.get(id(h)) if h is not None else None
+    if hit is None or hit[0] is not h:
+        h = read_hierarchies({col: path}, ctx, token)[col]  # errors name the column
+    return hierarchy_table(h)
 
 
 def fallback_table(col: str, texts: np.ndarray, token: str) -> Table:
@@ -325,7 +338,7 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
             rel_codes = (np.where(take < 0, tok, rel_codes[np.maximum(take, 0)])
                          if len(rel_codes) else np.full(len(take), tok))
         if c in paths:
-            table = hierarchy_table(read_hierarchies({c: paths[c]}, ctx, token)[c])
+            table = _checked_table(c, paths[c], ctx, token)
         else:
             table = fallback_table(c, raw.texts, token)
         orig_rows = table.raw_rows(raw.texts, c)
