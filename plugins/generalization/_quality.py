@@ -107,10 +107,12 @@ class Table:
     text at its highest level) / D (level 0: 1/D), as ``QualityDomainShareRaw``;
     ``first_level`` = the lowest level it occurs at (``QualityModelColumnOrientedPrecision``);
     ``lo``/``hi`` = the smallest and largest row it occurs in (``getNumbersFromHierarchy``).
+    ``coded`` is the matrix as positions in ``index``.
     """
 
     path: str
     matrix: np.ndarray
+    coded: np.ndarray
     index: pd.Index
     share: np.ndarray
     first_level: np.ndarray
@@ -166,7 +168,7 @@ def _table(path: str, matrix: np.ndarray) -> Table:
         np.minimum.at(lo, c, ids)
         np.maximum.at(hi, c, ids)
     tops = set(matrix[:, -1])
-    return Table(path, matrix, pd.Index(uniques), share, first, lo, hi,
+    return Table(path, matrix, codes.T.copy(), pd.Index(uniques), share, first, lo, hi,
                  pd.Index(matrix[:, 0]), tops.pop() if len(tops) == 1 else None)
 
 
@@ -194,6 +196,13 @@ def _checked_table(col: str, path: str, ctx: Context, token: str) -> Table:
     if hit is None or hit[0] is not h:
         h = read_hierarchies({col: path}, ctx, token)[col]  # errors name the column
     return hierarchy_table(h)
+
+
+def _raw_rows(original: Microdata, table: Table, texts: np.ndarray, col: str) -> np.ndarray:
+    """:meth:`Table.raw_rows` of the original's values, cached on the original per table."""
+    key = ("anoneval.generalization.rows", col, id(table))
+    hit = original.cached(key, lambda: (table, table.raw_rows(texts, col)))
+    return hit[1] if hit[0] is table else table.raw_rows(texts, col)
 
 
 def fallback_table(col: str, texts: np.ndarray, token: str) -> Table:
@@ -301,10 +310,10 @@ def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: Qual
     anonymized.require(qi, "quasi-identifier")
     if not len(original):
         raise DataError("the original data has no records")
-    paths = tuple(sorted((c, str(ctx.path(v))) for c, v in p.hierarchies.items()))
     key = ("anoneval.generalization.inputs", original, tuple(qi), p.suppression_token,
-           p.missing, p.id, paths)
-    return anonymized.cached(key, lambda: _build(original, anonymized, p, dict(paths), ctx))
+           p.missing, p.id, tuple(sorted(p.hierarchies.items())), ctx.base_dir)
+    return anonymized.cached(key, lambda: _build(
+        original, anonymized, p, {c: str(ctx.path(v)) for c, v in p.hierarchies.items()}, ctx))
 
 
 def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: dict[str, str],
@@ -340,8 +349,9 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
         if c in paths:
             table = _checked_table(c, paths[c], ctx, token)
         else:
-            table = fallback_table(c, raw.texts, token)
-        orig_rows = table.raw_rows(raw.texts, c)
+            table = original.cached(("anoneval.generalization.fallback", c, token),
+                                    lambda c=c, r=raw: fallback_table(c, r.texts, token))
+        orig_rows = _raw_rows(original, table, raw.texts, c)
         pos = table.lookup(rel_texts)
         used = np.bincount(rel_codes, minlength=len(rel_texts)) > 0
         missing = (rel_texts == NULL_TEXT) & (pos < 0)  # a missing value, not in the hierarchy

@@ -66,15 +66,15 @@ def cell_levels(inputs: Inputs, s: Side) -> dict[int, int]:
     keep = rows & ~top
     a, b, w = pair_counts(s.orig[keep], len(s.orig_texts), s.rel[keep], len(s.rel_texts))
     t = s.table
-    path = t.matrix[s.orig_rows[a]]
-    match = path == s.rel_texts[b][:, None]
+    path = t.coded[s.orig_rows[a]]
+    match = path == s.rel_pos[b][:, None]
     found = match.any(axis=1)
     if not found.all():
         i = int(np.flatnonzero(~found)[0])
         raise DataError(
             f"column {s.name!r}: released value {s.rel_texts[b[i]]!r} is not a generalization "
             f"of the raw value {s.orig_texts[a[i]]!r} in hierarchy {t.path} (its levels: "
-            f"{', '.join(map(repr, path[i]))})")
+            f"{', '.join(map(repr, t.matrix[s.orig_rows[a[i]]]))})")
     level = match.argmax(axis=1)
     per = np.bincount(level, weights=w, minlength=t.height + 1).astype(np.int64)
     per[t.height] += int(top.sum())
