@@ -103,23 +103,23 @@ class TypedParams(QualityParams):
 class Table:
     """ARX's per-value lookups of one hierarchy (``QualityDomainShareRaw`` and friends).
 
-    ``index`` lists every distinct text of the matrix. Per text: ``share`` = (#rows with that
+    ``positions`` numbers every distinct text of the matrix. Per text: ``share`` = (#rows with that
     text at its highest level) / D (level 0: 1/D), as ``QualityDomainShareRaw``;
     ``first_level`` = the lowest level it occurs at (``QualityModelColumnOrientedPrecision``);
     ``lo``/``hi`` = the smallest and largest row it occurs in (``getNumbersFromHierarchy``).
-    ``coded`` is the matrix as positions in ``index``.
+    ``coded`` is the matrix as those positions.
     """
 
     path: str
     matrix: np.ndarray
     coded: np.ndarray
-    index: pd.Index
     share: np.ndarray
     first_level: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
     raw: pd.Index
     root: str | None
+    positions: dict[str, int]
 
     @property
     def domain(self) -> int:
@@ -132,8 +132,9 @@ class Table:
         return self.matrix.shape[1] - 1
 
     def lookup(self, texts: np.ndarray) -> np.ndarray:
-        """Position in ``index`` of each text (-1 if absent)."""
-        return self.index.get_indexer(texts)
+        """Position of each text (-1 if absent); ``texts`` are a column's distinct values."""
+        get = self.positions.get
+        return np.fromiter((get(t, -1) for t in texts), dtype=np.int64, count=len(texts))
 
     def raw_rows(self, texts: np.ndarray, col: str) -> np.ndarray:
         """Row of each raw value; an error names the values column 0 lacks."""
@@ -168,8 +169,9 @@ def _table(path: str, matrix: np.ndarray) -> Table:
         np.minimum.at(lo, c, ids)
         np.maximum.at(hi, c, ids)
     tops = set(matrix[:, -1])
-    return Table(path, matrix, codes.T.copy(), pd.Index(uniques), share, first, lo, hi,
-                 pd.Index(matrix[:, 0]), tops.pop() if len(tops) == 1 else None)
+    return Table(path, matrix, codes.T.copy(), share, first, lo, hi,
+                 pd.Index(matrix[:, 0]), tops.pop() if len(tops) == 1 else None,
+                 {str(v): i for i, v in enumerate(uniques)})
 
 
 _TABLES: dict[int, tuple[Hierarchy, Table]] = {}
@@ -220,7 +222,7 @@ class Side:
     """One quasi-identifier of a comparison, rows in the original's order.
 
     ``orig``/``rel`` are codes into ``orig_texts``/``rel_texts``; ``rel_pos`` maps each released
-    text into ``table.index`` (-1 for the token when the hierarchy lacks it);
+    text to its position in the table (-1 for the token when the hierarchy lacks it);
     ``rel_suppressed_value`` marks released texts that are the token or the root;
     ``unknown`` those in neither the hierarchy nor the token (an error for the models that
     need the hierarchy, see :meth:`require_known`).
