@@ -22,8 +22,7 @@ class AECS(LossMeasure):
     output analysis ``QualityModelRowOrientedAECS`` (``StatisticsQuality
     .getAverageClassSize()``; its bounds, the original's mean class size and n, and ARX's
     quality are in details ``min``, ``max``, ``quality`` when the original is given). Not
-    divided by k,
-    as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details
+    divided by k, as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details
     (``normalized``), with ``released_mean`` = the mean size of the classes of size ≥ k
     alone (ARX's output-analysis AECS) and pyCANON's ``average_ecsize`` = released records /
     (#classes · achieved k) over all non-suppressed classes (``pycanon_form``; pyCANON deletes
@@ -33,7 +32,7 @@ class AECS(LossMeasure):
     """
 
     name = "AECS"
-    description = "Average equivalence class size (suppressed records form one class)."
+    description = "Average equivalence class size (ARX's AECS metric or quality model)."
     accepts = ("microdata",)
     inputs = "either"
 
