@@ -38,6 +38,8 @@ ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
+#: Modules of built-in plugin families holding ``report_section`` hookimpls.
+BUILTIN_SECTIONS = ("anoneval.plugins.reidentification._report",)
 
 
 def own_version() -> str:
@@ -148,6 +150,8 @@ class Registry:
         from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
 
         self.pm.register(BuiltinSections(), name="anoneval.report")
+        for module in BUILTIN_SECTIONS:  # the families' own report sections
+            self.pm.register(importlib.import_module(module), name=module)
 
     # -- adding --------------------------------------------------------------------------------
 
