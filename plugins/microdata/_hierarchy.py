@@ -175,7 +175,7 @@ def release_levels(data: Microdata, columns: list[str], hierarchies: Mapping[str
             out[col] = 0
             continue
         c = column(data, col, token, missing)
-        used = np.unique(c.codes) if len(c.codes) else np.zeros(0, dtype=np.int64)
+        used = np.flatnonzero(np.bincount(c.codes, minlength=len(c.texts)))  # no sort
         texts = c.texts[used]
         if col not in levels:
             out[col] = detect_level(h, texts, col, token)
