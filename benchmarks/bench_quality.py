@@ -28,7 +28,7 @@ import pandas as pd
 from pycanon import metrics
 
 from anoneval.core import Evaluator, Microdata
-from anoneval.core.base import Context
+from anoneval.core.api import Context
 from anoneval.registry import default_registry
 
 DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"

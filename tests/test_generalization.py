@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Microdata, evaluate
-from anoneval.core.base import Context
+from anoneval.core.api import Context
 from anoneval.core.config import load_config
 from anoneval.core.errors import ConfigError
 from anoneval.core.report import build_risk_utility

@@ -1,1 +1,2 @@
-"""Information loss of generalization and suppression: ARX's quality models."""
+"""Information loss of generalization and suppression: DM, DM*, AECS, non-uniform entropy and
+ARX's quality models."""

@@ -7,8 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.generalization._quality import (
     ColumnParams,
     column_result,

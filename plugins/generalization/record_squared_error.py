@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
     Numbers,
     Side,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
     TypedParams,
     attribute_type,
