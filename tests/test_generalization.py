@@ -19,9 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Microdata, evaluate
-from anoneval.core.api import Context
+from anoneval.core.api import ConfigError, Context
 from anoneval.core.config import load_config
-from anoneval.core.errors import ConfigError
 from anoneval.core.report import build_risk_utility
 from anoneval.core.runner import run_plan
 from anoneval.plugins.generalization.granularity import Granularity

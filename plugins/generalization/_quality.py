@@ -38,8 +38,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
     Hierarchy,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import row_result
 from anoneval.plugins.microdata._common import QIParams, released_classes
 

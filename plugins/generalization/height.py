@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.generalization._quality import Inputs, QualityParams, Side, quality_inputs
 from anoneval.plugins.microdata._common import pair_counts
 
