@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Microdata, evaluate
-from anoneval.core.api import ConfigError, Context
+from anoneval.core.api import ConfigError, Context, DataError
 from anoneval.core.config import load_config
 from anoneval.core.report import build_risk_utility
 from anoneval.core.runner import run_plan
@@ -363,8 +363,8 @@ def test_needs_both_sides_and_records():
     m = evaluate(None, ARX7, [{"name": "Granularity",
                                "params": {"quasi_identifiers": QI7}}]).measures[0]
     assert m.error and m.value is None
-    m = run("Granularity", ARX7.iloc[:0], ARX7.iloc[:0], quasi_identifiers=QI7)
-    assert "no records" in m.error
+    with pytest.raises(DataError, match="no records"):
+        run("Granularity", ARX7.iloc[:0], ARX7.iloc[:0], quasi_identifiers=QI7)
 
 
 # -- invariants ----------------------------------------------------------------------------

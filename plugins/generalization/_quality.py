@@ -413,17 +413,24 @@ def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
 
 
 def attribute_type(original: Microdata, col: str, types: dict[str, str]) -> str:
-    """The declared type of ``col``, else the type of the original's pandas dtype."""
+    """The declared type of ``col``, else the type of the original's values: its pandas dtype,
+    or, for a text column whose every value is a number (as when the release's generalized
+    text made both sides read the column as text), integer or decimal."""
     if col in types:
         return types[col]
-    dtype = original.frame[col].dtype
+    series = original.frame[col]
+    dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "string"
+    if not pd.api.types.is_numeric_dtype(dtype):
+        values = series.dropna()
+        numbers = pd.to_numeric(values, errors="coerce")
+        if len(values) == 0 or numbers.isna().any():
+            return "string"
+        return "integer" if bool((numbers == numbers.round()).all()) else "decimal"
     if pd.api.types.is_integer_dtype(dtype):
         return "integer"
-    if pd.api.types.is_float_dtype(dtype):
-        return "decimal"
-    return "string"
+    return "decimal"
 
 
 def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
