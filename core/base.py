@@ -172,6 +172,16 @@ class Measure(Plugin):
     inputs: ClassVar[Inputs] = "both"
     #: True when a higher value is worse (riskier, or more loss), as for most measures.
     higher_is_worse: ClassVar[bool] = True
+    #: Unit of the value for people: ``"share"`` (a proportion in [0, 1], shown in %),
+    #: ``"bits"``, ``"nats"``, ``"metres"``, ...; None for a plain number. Display only: the
+    #: JSON report keeps the value as computed.
+    unit: ClassVar[str | None] = None
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """The unit of the value under ``params`` (a report entry's params); default
+        :attr:`unit`. Override when a param changes it (a logarithm base, a distance)."""
+        return cls.unit
 
     def required_inputs(self) -> Inputs:
         """Which datasets this instance needs; params may change it (analytic vs empirical)."""
@@ -220,6 +230,9 @@ class Distance(Plugin):
     ``rows`` of ``x`` and ``cols`` of ``y`` (all records when None). Callers chunk ``rows`` to
     bound memory.
     """
+
+    #: Unit of a distance (``"metres"``, ...), None for a unitless one.
+    unit: ClassVar[str | None] = None
 
     kind: ClassVar[Kind] = "distance"
 

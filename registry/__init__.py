@@ -10,7 +10,9 @@ Sources, in load order:
 3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
    ``config.json``; a class may be ``"path/to/file.py:Class"``, relative to that file.
 
-A name may appear once per kind: a duplicate is an error naming both sources.
+A name may appear once per kind: a duplicate is an error naming both sources. A registry file
+may also list ``"report_sections"``: modules whose ``report_section`` hookimpls draw a family's
+part of the HTML report, imported only when a report is rendered.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from anoneval.core.errors import PluginError, UnknownPluginError
 
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
+#: Key of a registry file listing modules whose ``report_section`` hookimpls draw the HTML
+#: report's sections of a family (``plugins/<family>/_report.py``).
+SECTIONS_KEY = "report_sections"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
 
@@ -142,12 +147,10 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
         self.load_errors: list[str] = []
+        self._section_modules: dict[str, str] = {}  # module path -> source
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.pm.register(_Timing(), name="anoneval.timing")
-        from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
-
-        self.pm.register(BuiltinSections(), name="anoneval.report")
 
     # -- adding --------------------------------------------------------------------------------
 
@@ -189,6 +192,9 @@ class Registry:
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
+            if kind == SECTIONS_KEY:
+                self._load_sections(items, source)
+                continue
             if kind not in KINDS:
                 raise PluginError(f"{source}: unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
             if not isinstance(items, dict):
@@ -199,6 +205,25 @@ class Registry:
                     raise PluginError(f"{source}: {kind}.{name} needs a \"class\" string")
                 self.add(Entry(kind, name, source, distribution, version, target,
                                base_dir=path.parent))
+
+    def _load_sections(self, modules: Any, source: str) -> None:
+        """Note the listed report-section modules; :meth:`load_report_sections` imports them."""
+        if not (isinstance(modules, list) and all(isinstance(m, str) for m in modules)):
+            raise PluginError(f"{source}: {SECTIONS_KEY} must be a list of module paths")
+        self._section_modules.update((path, source) for path in modules)
+
+    def load_report_sections(self) -> None:
+        """Register the ``report_section`` hookimpls of every listed module (once); the HTML
+        report calls this, so building a registry imports no plotting code."""
+        for path, source in self._section_modules.items():
+            if self.pm.has_plugin(path):
+                continue
+            try:
+                module = importlib.import_module(path)
+            except Exception as exc:
+                raise PluginError(f"{source}: cannot import report section module {path!r}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            self.pm.register(module, name=path)
 
     def load_builtins(self) -> None:
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())

@@ -299,7 +299,7 @@ def test_single_report_has_summary_inputs_sections_and_every_builtin_plot(regist
     cells = data["measures"][1]["details"]["cells"]
     statuses = pd.Series([c["status"] for c in cells]).value_counts()
     caption = (f"{len(cells)} cells by region, sector: {statuses.get('safe', 0)} safe, "
-               f"{statuses.get('unsafe', 0)} unsafe, {statuses.get('empty', 0)} empty.")
+               f"{statuses.get('empty', 0)} empty, {statuses.get('unsafe', 0)} unsafe.")
     assert caption in page
 
 

@@ -84,6 +84,9 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path
             expected.add(pkg.replace(".", "/") + "/" + py.name)
     assert expected <= names, sorted(expected - names)
     assert "anoneval/registry/config.json" in names
+    templates = {f"anoneval/core/templates/{p.name}"
+                 for p in (root / "core" / "templates").iterdir()}
+    assert templates and templates <= names, sorted(templates - names)
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read("anoneval/registry/config.json")
     assert shipped == (root / "config.json").read_bytes()

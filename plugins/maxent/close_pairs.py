@@ -37,6 +37,7 @@ class ClosePairs(RiskMeasure):
 
     name = "ClosePairs"
     description = "Share of actual–replica pairs closer than d0 (the seed's π_d)."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from anoneval.core.base import (
@@ -37,6 +40,17 @@ class TrajectoryRMSE(LossMeasure):
 
     name = "TrajectoryRMSE"
     description = "Root mean square distance between original and anonymized trajectories."
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """The unit of the chosen distance (metres for Martinez2021)."""
+        from anoneval.registry import default_registry
+
+        name = (params.get("distance") or {}).get("name", "Martinez2021")
+        try:
+            return default_registry().get("distance", name).unit
+        except Exception:  # an unknown distance: no unit shown
+            return None
     accepts = ("trajectories",)
 
     class Params(Params):
