@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from anoneval.core.progress import Progress
+from anoneval.core.progress import progress_bar
 
 if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
     from anoneval.core.data import Dataset
     from anoneval.registry import Registry
 
@@ -122,9 +124,10 @@ class Context:
             self.seed
         )
 
-    def progress(self, total: int, desc: str = "") -> Progress:
-        """A progress counter, drawn on stderr when the evaluator shows progress."""
-        return Progress(total, desc, enabled=self.show_progress)
+    def progress(self, total: int, desc: str = "") -> tqdm:
+        """A progress bar (:class:`tqdm.auto.tqdm`: ``update(n)``, a context manager), drawn
+        on stderr, or as a notebook widget, when the evaluator shows progress."""
+        return progress_bar(total, desc, enabled=self.show_progress)
 
     def warn(self, message: str) -> None:
         """Record a warning; it appears in the measure's report entry."""

@@ -38,7 +38,7 @@ from anoneval.core.base import to_jsonable
 from anoneval.core.config import json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
-from anoneval.core.progress import Progress, progress_wanted
+from anoneval.core.progress import progress_bar, progress_wanted
 from anoneval.core.report import (
     FRAME_COLUMNS,
     MultiReport,
@@ -265,7 +265,7 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
             raise ConfigError(problems) from exc
     datasets: dict[str, Dataset] = {}
     runs = []
-    with Progress(len(plans), f"sweep {param}", enabled=show_progress) as bar:
+    with progress_bar(len(plans), f"sweep {param}", enabled=show_progress) as bar:
         for v, plan in zip(grid, plans, strict=True):
             runs.append(SweepRun(value=v, report=run_plan(plan, datasets=datasets)))
             bar.update()
