@@ -134,7 +134,7 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
         fig, (ax,) = new_figure(width=6.4, height=min(1.2 + 0.28 * len(v), 9))
         pos = np.arange(len(v))
         ax.barh(pos, np.where(finite, v, 0.0), color=colors)
-        ax.set_yticks(pos, [str(n) for n in variants])
+        ax.set_yticks(pos, [n if len(n) <= 24 else n[:23] + "…" for n in map(str, variants)])
         ax.invert_yaxis()
         ax.set_xlabel(axis_label(label, unit))
         line = ax.axvline
