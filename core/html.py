@@ -84,7 +84,8 @@ def _code(v: Any) -> dict[str, Any]:
     return {"text": fmt_value(v), "code": True, "num": False}
 
 
-def _records(records: Sequence[Mapping[str, Any]], max_rows: int) -> dict[str, Any]:
+def records_block(records: Sequence[Mapping[str, Any]], max_rows: int) -> dict[str, Any]:
+    """Row objects as a template table block (``_macros.html.j2``), truncated."""
     columns: dict[str, None] = {}
     for r in records[:max_rows]:
         columns.update(dict.fromkeys(r))
@@ -135,7 +136,7 @@ def details_blocks(details: Mapping[str, Any], max_rows: int,
 def _structured(value: Any, max_rows: int, depth: int) -> dict[str, Any]:
     if isinstance(value, list):
         if value and all(isinstance(v, Mapping) for v in value):
-            return _records(value, max_rows)
+            return records_block(value, max_rows)
         if all(_is_scalar(v) for v in value):
             return _scalar_list(value, max_rows)
     if isinstance(value, Mapping):
@@ -145,7 +146,7 @@ def _structured(value: Any, max_rows: int, depth: int) -> dict[str, Any]:
         if (value and len(lists) == len(value) and all(_is_scalar(x) for v in lists for x in v)
                 and len({len(v) for v in lists}) == 1):  # a dict of equal-length columns
             rows = [{k: value[k][i] for k in value} for i in range(len(lists[0]))]
-            return _records(rows, max_rows)
+            return records_block(rows, max_rows)
         if depth < MAX_DEPTH:
             return {"type": "nested", "children": details_blocks(value, max_rows, depth + 1)}
     text = json.dumps(value, ensure_ascii=False, indent=1)
@@ -162,7 +163,7 @@ def details_html(details: Mapping[str, Any], max_rows: int) -> Markup:
 def records_table(records: Sequence[Mapping[str, Any]], max_rows: int) -> Markup:
     """A list of row objects as an escaped HTML table, truncated to ``max_rows``."""
     return render("details.html.j2", items=[{"key": None, "fold": 0,
-                                             "block": _records(records, max_rows)}])
+                                             "block": records_block(records, max_rows)}])
 
 
 # -- hook fragments ----------------------------------------------------------------------------
@@ -363,4 +364,4 @@ def write_html(report: Report | MultiReport, path: str | Path, plan: Plan | None
 
 
 __all__ = ["VARIANT_SECTIONS_UP_TO", "details_blocks", "details_html", "fmt_value",
-           "plugin_fragments", "records_table", "render_html", "write_html"]
+           "plugin_fragments", "records_block", "records_table", "render_html", "write_html"]

@@ -252,6 +252,32 @@ def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None =
     return "\n".join(lines)
 
 
+def format_sweep(frame: pd.DataFrame, param: str,
+                 units: Mapping[str, str | None] | None = None) -> str:
+    """A sweep's values as a fixed-width table: the param's value, the variant (when there
+    are variants), label, value with its unit and status; an ``error`` column only when a
+    run failed."""
+    units = units or {}
+    cols = [param, "variant", "label", "value", "status", "error"]
+    if not frame["variant"].notna().any():
+        cols.remove("variant")
+    if not frame["error"].notna().any():
+        cols.remove("error")
+    rows = [{param: fmt_value(r.param_value), "variant": str(r.variant), "label": r.label,
+             "value": fmt_value(None if r.value is None or pd.isna(r.value) else float(r.value),
+                                units.get(r.label)),
+             "status": _status_text(r.error, r.passed), "error": str(r.error or "")}
+            for r in frame.itertuples(index=False)]
+    widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip(),
+             "  ".join("-" * widths[c] for c in cols)]
+    lines += ["  ".join(row[c].rjust(widths[c]) if c in ("value", param) else
+                        row[c].ljust(widths[c]) for c in cols).rstrip() for row in rows]
+    if any(is_roundoff(v) for v in frame["value"]):
+        lines.append(f"({ZERO_NOTE})")
+    return "\n".join(lines)
+
+
 def _table_html(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     from anoneval.core.templating import render
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import html
 import json
 import math
 import re
@@ -43,6 +42,7 @@ from anoneval.core.report import (
     FRAME_COLUMNS,
     MultiReport,
     Report,
+    units_by_label,
     write_atomic,
     write_bytes_atomic,
 )
@@ -90,6 +90,16 @@ class SweepReport(BaseModel):
         frame = (pd.concat(parts, ignore_index=True) if parts
                  else pd.DataFrame(columns=[*FRAME_COLUMNS, "param_value"]))
         return frame[["param_value", *FRAME_COLUMNS]]
+
+    def summary(self, registry: Registry | None = None) -> str:
+        """One line per value, variant and measure (values with units); an ``error`` column
+        only when a run failed."""
+        from anoneval.core.report import format_sweep
+
+        first = self.runs[0].report if self.runs else None
+        measures = (first.variants[0].measures if isinstance(first, MultiReport)
+                    else first.measures if first is not None else [])
+        return format_sweep(self.to_frame(), self.param, units_by_label(measures, registry))
 
 
 def parse_values(text: str) -> list[Any]:
@@ -273,10 +283,13 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
 
 
 def sweep_html(result: SweepReport, png: bytes | None) -> str:
-    """A self-contained page: the curves and a table of the values."""
+    """A self-contained page (template ``sweep.html.j2``): the curves and a table of the
+    values, every string escaped."""
     import base64
 
-    from anoneval.core.html import CSS, fmt_value, records_table
+    from anoneval.core.html import records_block
+    from anoneval.core.numbers import fmt_value
+    from anoneval.core.templating import render
 
     frame = result.to_frame()
     frame["column"] = frame["label"] + frame["variant"].map(
@@ -286,22 +299,12 @@ def sweep_html(result: SweepReport, png: bytes | None) -> str:
     wide = wide.reindex([v for v in result.values if v in wide.index])
     records = [{result.param: fmt_value(v), **{c: row[c] for c in wide.columns}}
                for v, row in zip(wide.index, wide.to_dict(orient="records"), strict=True)]
-    img = ""
-    if png is not None:
-        img = (f'<figure><img class="plot" alt="sweep curves" '
-               f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-               "</figure>")
-    errors = frame[frame["error"].notna()]
-    err = "".join(f'<div class="errorbox">{html.escape(str(r.param_value))}: '
-                  f"{html.escape(r.label)}: {html.escape(r.error)}</div>"
-                  for r in errors.itertuples())
-    title = f"anoneval sweep of {result.param}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body><main>"
-            f"<h1>{html.escape(title)}</h1><p class=\"meta\">anoneval "
-            f"{html.escape(result.anoneval_version)} · {len(result.values)} values</p>"
-            f"{img}{err}<h2>Values</h2>{records_table(records, len(records))}"
-            "</main></body></html>\n")
+    errors = [{"value": r.param_value, "label": r.label, "error": r.error}
+              for r in frame[frame["error"].notna()].itertuples()]
+    return str(render("sweep.html.j2", title=f"anoneval sweep of {result.param}",
+                      version=result.anoneval_version, n_values=len(result.values),
+                      figure=base64.b64encode(png).decode("ascii") if png is not None else "",
+                      errors=errors, table=records_block(records, len(records))))
 
 
 def write_sweep(result: SweepReport, prefix: str | Path, plot: str = "both",
@@ -366,11 +369,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = Path(args.output) if args.output else config.with_name(config.stem + "_sweep")
     written = write_sweep(result, prefix, args.plot, args.overlay)
     if not args.quiet:
-        frame = result.to_frame()
-        cols = ["param_value", "variant", "label", "value", "error"]
-        if frame["variant"].isna().all():
-            cols.remove("variant")
-        print(frame[cols].to_string(index=False))
+        print(result.summary())
         print("written: " + ", ".join(map(str, written)))
     return EXIT_OK if result.ok else EXIT_MEASURE_FAILED
 

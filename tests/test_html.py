@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import struct
-import os
 import subprocess
 import sys
 from html.parser import HTMLParser
