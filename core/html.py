@@ -324,7 +324,7 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
     spec = plan.config.report if plan is not None else None
     max_rows = max_rows or (spec.max_rows if spec is not None else DEFAULT_MAX_ROWS)
     if variant_sections is None and spec is not None:
-        variant_sections = getattr(spec, "variant_sections", None)
+        variant_sections = spec.variant_sections
     multi = isinstance(report, MultiReport)
     variants = _variants(report)
     if variant_sections is None:

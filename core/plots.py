@@ -191,10 +191,13 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
                        s=60 if on else 40, zorder=3, marker="D" if on else "o",
                        color=COLORS["pareto" if on else "other"],
                        facecolors=None if on else "none")
+    at: dict[tuple[float, float], list[str]] = {}  # one label per drawn position
     for p in points:
         if len(points) <= MAX_BARS or p["pareto"]:
-            ax.annotate(p["variant"], (p["risk"], p["loss"]), textcoords="offset points",
-                        xytext=(6, 6), fontsize=9)
+            at.setdefault((p["risk"], p["loss"]), []).append(str(p["variant"]))
+    for xy, names in list(at.items())[:MAX_BARS]:
+        ax.annotate(names[0] + (f" (+{len(names) - 1:,})" if len(names) > 1 else ""), xy,
+                    textcoords="offset points", xytext=(6, 6), fontsize=9)
     front = sorted(((p["risk"], p["loss"]) for p in points if p["pareto"]),
                    key=lambda t: (t[0] if higher_is_worse(ru["risk_direction"]) else -t[0]))
     if len(front) > 1:
