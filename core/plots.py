@@ -102,6 +102,12 @@ def note(text: str) -> Markup:
     return render("fragment.html.j2", text=text, cls="note")
 
 
+def short(text: Any, n: int = 48) -> str:
+    """``text`` cut to ``n`` characters with an ellipsis (axis labels, ticks, titles)."""
+    text = str(text)
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
 def floats(values: Any) -> np.ndarray:
     """Numbers from a JSON list (None → NaN, "inf"/"-inf" → ±inf)."""
     out = pd.to_numeric(pd.Series(list(values or []), dtype=object), errors="coerce")
@@ -134,16 +140,16 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
         fig, (ax,) = new_figure(width=6.4, height=min(1.2 + 0.28 * len(v), 9))
         pos = np.arange(len(v))
         ax.barh(pos, np.where(finite, v, 0.0), color=colors)
-        ax.set_yticks(pos, [n if len(n) <= 24 else n[:23] + "…" for n in map(str, variants)])
+        ax.set_yticks(pos, [short(n, 24) for n in variants])
         ax.invert_yaxis()
-        ax.set_xlabel(axis_label(label, unit))
+        ax.set_xlabel(short(axis_label(label, unit), 60))
         line = ax.axvline
     else:
         fig, (ax,) = new_figure(width=6.4, height=3.6)
         order = np.argsort(np.where(finite, v, np.inf), kind="stable")
         ax.scatter(np.arange(len(v)), v[order], s=8, c=[colors[i] for i in order])
         ax.set_xlabel(f"variants, sorted by value ({len(v):,})")
-        ax.set_ylabel(axis_label(label, unit))
+        ax.set_ylabel(short(axis_label(label, unit), 40))
         line = ax.axhline
     for bound, name in ((lo, "min"), (hi, "max")):
         if bound is not None:
@@ -152,7 +158,7 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
     if lo is not None or hi is not None:
         ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
-    ax.set_title(f"{label} by variant ({direction})")
+    ax.set_title(short(f"{label} by variant ({direction})", 60))
     caption = f"{label} of {len(v):,} variants"
     if finite.any():
         caption += (f": from {fmt_value(float(np.nanmin(v)) / scale, unit)} to "
@@ -196,8 +202,9 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
         if len(points) <= MAX_BARS or p["pareto"]:
             at.setdefault((p["risk"], p["loss"]), []).append(str(p["variant"]))
     for xy, names in list(at.items())[:MAX_BARS]:
-        ax.annotate(names[0] + (f" (+{len(names) - 1:,})" if len(names) > 1 else ""), xy,
-                    textcoords="offset points", xytext=(6, 6), fontsize=9)
+        more = f" (+{len(names) - 1:,})" if len(names) > 1 else ""
+        ax.annotate(short(names[0], 24) + more, xy, textcoords="offset points", xytext=(6, 6),
+                    fontsize=9)
     front = sorted(((p["risk"], p["loss"]) for p in points if p["pareto"]),
                    key=lambda t: (t[0] if higher_is_worse(ru["risk_direction"]) else -t[0]))
     if len(front) > 1:
@@ -207,7 +214,7 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
             ("x", axis_label(ru["risk"], risk_unit), ru["risk_direction"], ax.invert_xaxis),
             ("y", axis_label(ru["loss"], loss_unit), ru["loss_direction"], ax.invert_yaxis)):
         rev = not higher_is_worse(direction)
-        text = f"{label}, {direction}{'; axis reversed' if rev else ''}"
+        text = short(f"{label}, {direction}{'; axis reversed' if rev else ''}", 60)
         (ax.set_xlabel if axis == "x" else ax.set_ylabel)(text)
         if rev:
             invert()
@@ -346,5 +353,5 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
 
 
 __all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "ecdf", "figure_block", "floats",
-           "new_figure", "note", "png_bytes", "require_matplotlib", "ru_map_figure",
+           "new_figure", "note", "png_bytes", "require_matplotlib", "ru_map_figure", "short",
            "status_palette", "sweep_figure", "synthesis_figures", "variants_figure"]

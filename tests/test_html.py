@@ -526,7 +526,7 @@ def probe(page: str) -> str:
 
 
 def image_check(dom: str) -> list[dict[str, Any]]:
-    m = re.search(r'<pre id="image-check">(.*?)</pre>', dom, re.S)
+    m = re.search(r'<pre id="image-check"[^>]*>(.*?)</pre>', dom, re.S)
     assert m, "the page did not finish loading"
     return json.loads(m.group(1).replace("&amp;", "&").replace("&lt;", "<")
                       .replace("&gt;", ">").replace("&quot;", '"'))
@@ -794,3 +794,39 @@ def test_inputs_table_fits_the_page_in_chromium(registry, tmp_path: Path) -> Non
     assert m, "the page did not finish loading"
     page_width, inputs_right = int(m.group(1)), float(m.group(2))
     assert 0 < inputs_right <= page_width
+
+
+# -- structure: templates, generic plots, sections with their families ---------------------------
+
+
+def test_html_comes_from_autoescaped_templates(root: Path) -> None:
+    from anoneval.core.templating import environment
+
+    env = environment()
+    for name in ("report.html.j2", "sweep.html.j2", "figure.html.j2", "repr.html.j2"):
+        assert env.get_template(name).render  # loads from core/templates
+        assert env.autoescape(name) is True
+    # no HTML built from f-strings or concatenation in the rendering modules
+    for module in ("core/html.py", "core/plots.py", "core/sweep.py", "core/report.py"):
+        source = (root / module).read_text()
+        assert not re.search(r"""f?["']<(td|tr|th|p|div|table|img|figure|section|h\d)\b""",
+                             source), module
+
+
+def test_plots_know_no_plugin_and_the_registry_imports_no_plotting(root: Path) -> None:
+    source = (root / "core" / "plots.py").read_text()
+    registry = build_registry(entry_points=False)
+    names = [e.name for e in registry.entries()]
+    keys = ["class_size_counts", "cells", "nearest_distance", "curve"]
+    assert [n for n in [*names, *keys] if re.search(rf"\b{n}\b", source)] == []
+    code = ("import sys; from anoneval.registry import build_registry; "
+            "r = build_registry(entry_points=False); "
+            "print(sorted(m for m in sys.modules if m.endswith(('plots', '_report'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+    # the families' sections register when a report is rendered
+    registry.load_report_sections()
+    plugins = {i.plugin_name for i in registry.pm.hook.report_section.get_hookimpls()}
+    assert {f"anoneval.plugins.{f}._report" for f in ("microdata", "tabular", "linkage",
+                                                      "rappor")} <= plugins
