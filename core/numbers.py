@@ -36,7 +36,8 @@ def _plain(value: float) -> str:
         return f"{value:.4g}"
     if abs(value) >= 1000:
         digits = len(str(int(abs(value))))
-        return f"{value:,.{max(0, 6 - digits)}f}"
+        text = f"{value:,.{max(0, 6 - digits)}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{value:.6g}"
 
 

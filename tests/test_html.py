@@ -830,3 +830,16 @@ def test_plots_know_no_plugin_and_the_registry_imports_no_plotting(root: Path) -
     plugins = {i.plugin_name for i in registry.pm.hook.report_section.get_hookimpls()}
     assert {f"anoneval.plugins.{f}._report" for f in ("microdata", "tabular", "linkage",
                                                       "rappor")} <= plugins
+
+
+def test_html_numbers_for_people(registry) -> None:
+    orig, anon = frames()
+    report = evaluate(orig, anon, MEASURES, registry=registry)
+    report.measures[4].value = 6.4e-16  # round-off of a loss that is 0
+    report.measures[0].value = 1234567.0
+    page = render_html(report, registry=registry)
+    summary = page[page.index('id="summary"'):page.index('id="inputs-section"')]
+    shown = re.sub(r'data-value="[^"]*"', "", summary)
+    assert "e-16" not in shown and "round-off and are shown as 0" in summary
+    assert ">1,234,567</span>" in summary and ">0</span>" in summary
+    assert 'data-value="6.4e-16"' in summary  # the exact value stays in the page's data
