@@ -165,10 +165,9 @@ class MultiReport(BaseModel):
         out = frame_html(self.to_frame(), units)
         if self.risk_utility is not None:
             ru = self.risk_utility
-            frame = ru.to_frame()
-            rows = [[v, fmt_value(r, units.get(ru.risk)), fmt_value(lo, units.get(ru.loss)),
-                     {True: "✓", False: "", None: "n/a"}[p]]
-                    for v, r, lo, p in frame.itertuples(index=False)]
+            rows = [[p.variant, fmt_value(p.risk, units.get(ru.risk)),
+                     fmt_value(p.loss, units.get(ru.loss)),
+                     {True: "✓", False: "", None: "n/a"}[p.pareto]] for p in ru.points]
             out += _table_html(["variant", f"{ru.risk} ({ru.risk_direction})",
                                 f"{ru.loss} ({ru.loss_direction})", "Pareto-optimal"], rows)
         return out

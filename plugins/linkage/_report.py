@@ -27,8 +27,7 @@ def linkage_section(measure: Mapping[str, Any]) -> str | None:
     both = np.concatenate(list(groups.values()))
     if not len(both):
         return note("no finite nearest distances to plot.")
-    unit = details.get("distance_unit")
-    xlabel = "distance to the nearest record" + (f" ({unit})" if isinstance(unit, str) else "")
+    xlabel = "distance to the nearest record"
     edges = np.histogram_bin_edges(both, bins=min(50, max(5, int(np.sqrt(len(both))))))
     fig, (ax_h, ax_e) = new_figure(2, width=4.6)
     for name, values in groups.items():
