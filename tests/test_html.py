@@ -512,6 +512,12 @@ def test_missing_browser_skips_with_the_reason_unless_required(monkeypatch) -> N
     assert find_chromium("/usr/bin/chromium") == "/usr/bin/chromium"
 
 
+@pytest.fixture
+def browser() -> str:
+    """Chromium's path; asked first, so a test skips before it builds anything."""
+    return find_chromium()
+
+
 def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [find_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
@@ -532,7 +538,7 @@ def image_check(dom: str) -> list[dict[str, Any]]:
                       .replace("&gt;", ">").replace("&quot;", '"'))
 
 
-def test_report_renders_in_headless_chromium(adult_html, tmp_path: Path) -> None:
+def test_report_renders_in_headless_chromium(browser, adult_html, tmp_path: Path) -> None:
     page_path, report = adult_html
     page = page_path.read_text()
     probe_path = tmp_path / "probe.html"
@@ -704,7 +710,7 @@ def test_hostile_strings_are_text_in_the_page(tmp_path: Path) -> None:
     assert "default-src 'none'" in CSP.search(page).group(0)
 
 
-def test_hostile_report_runs_no_script_in_chromium(tmp_path: Path) -> None:
+def test_hostile_report_runs_no_script_in_chromium(browser, tmp_path: Path) -> None:
     page, _ = hostile_page(tmp_path)
     path = tmp_path / "hostile.html"
     path.write_text(page)
@@ -779,7 +785,7 @@ def test_cell_map_palette_is_colour_blind_safe() -> None:
     assert min(np.diff(lum)) > 0.2
 
 
-def test_inputs_table_fits_the_page_in_chromium(registry, tmp_path: Path) -> None:
+def test_inputs_table_fits_the_page_in_chromium(browser, registry, tmp_path: Path) -> None:
     orig, anon = frames()
     report = evaluate(orig, anon, [{"name": "ToyLoss"}], registry=registry)
     long = "/data/" + "x" * 400 + "/" + "y" * 300 + ".csv"
