@@ -135,3 +135,18 @@ def test_jupyter_html_and_frames_escape_and_mark_pareto(registry) -> None:
     assert len(single.to_frame()) == 2
     # the JSON report keeps its format: no unit or frame leaks into it
     assert "unit" not in single.to_dict()["measures"][0]
+
+
+def test_sweep_html_escapes_labels_and_errors(root: Path) -> None:
+    from anoneval.core.sweep import sweep_html
+
+    result = sweep(root / "examples" / "rappor_sweep.json", "measures[*].params.gamma", [0.5])
+    entry = result.runs[0].report.measures[0]
+    entry.label = "<script>alert(1)</script>"
+    entry.error = "<img src=x onerror=alert(2)>"
+    page = sweep_html(result, None)
+    doc = Text()
+    doc.feed(page)
+    assert "script" not in doc.tags and "img" not in doc.tags
+    assert "<script>alert(1)</script>" in doc.text and "<img src=x onerror=alert(2)>" in doc.text
+    assert "Content-Security-Policy" in page
