@@ -1,6 +1,7 @@
 """Numbers as people read them, for the terminal summary and the HTML report.
 
-Conventions: counts get thousands separators (``12,345``); a measure whose ``unit`` is
+Conventions: numbers from 10,000 on get thousands separators (``12,345``; four-digit numbers
+such as years stay ``2020``); a measure whose ``unit`` is
 ``"share"`` is shown as a percentage (``5.16 %``); any other unit (``"bits"``, ``"nats"``,
 ``"metres"``, ...) follows the number; a value within :data:`ZERO_TOLERANCE` of zero is
 floating-point round-off and is shown as ``0`` (the JSON report keeps the exact value).
@@ -13,6 +14,8 @@ from typing import Any
 
 #: Values closer to zero than this are shown as 0 (round-off such as ``6.4e-16``).
 ZERO_TOLERANCE = 1e-12
+#: Thousands separators from this magnitude on (not in four-digit numbers such as years).
+SEPARATE_FROM = 10_000
 #: The unit a measure declares when its value is a proportion in [0, 1].
 SHARE = "share"
 ZERO_NOTE = (f"values within ±{ZERO_TOLERANCE:g} of zero are floating-point round-off and "
@@ -25,16 +28,20 @@ def is_roundoff(value: Any) -> bool:
             and abs(value) < ZERO_TOLERANCE)
 
 
+def _int(value: int) -> str:
+    return f"{value:,}" if abs(value) >= SEPARATE_FROM else str(value)
+
+
 def _plain(value: float) -> str:
-    """A finite float: whole numbers in full with separators, others to 6 significant
-    digits (separators from 1,000 on; scientific notation only below 1e-4 or from 1e15)."""
+    """A finite float: whole numbers in full, others to 6 significant digits (separators from
+    10,000 on; scientific notation only below 1e-4 or from 1e15)."""
     if abs(value) < ZERO_TOLERANCE:
         return "0"
     if value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
+        return _int(int(value))
     if abs(value) < 1e-4 or abs(value) >= 1e15:
         return f"{value:.4g}"
-    if abs(value) >= 1000:
+    if abs(value) >= SEPARATE_FROM:
         digits = len(str(int(abs(value))))
         text = f"{value:,.{max(0, 6 - digits)}f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
@@ -51,7 +58,7 @@ def fmt_value(value: Any, unit: str | None = None) -> str:
         return str(value)
     value = float(value) if unit == SHARE else value
     if isinstance(value, int):
-        text = f"{value:,}"
+        text = _int(value)
     elif math.isnan(value):
         return "NaN"
     elif math.isinf(value):
