@@ -21,7 +21,8 @@ from anoneval.registry import build_registry
     (6.4e-16, None, "0"), (-3e-13, "bits", "0 bits"), (0.0, "share", "0 %"),
     (0.0516, "share", "5.16 %"), (1 / 3, "share", "33.33 %"), (1.0, "share", "100 %"),
     (2e-6, "share", "0.0002 %"), (12345, None, "12,345"), (1234567.0, None, "1,234,567"),
-    (12345.678, None, "12,345.7"), (2020, None, "2020"), (6032.4, None, "6032.4"), (0.72134, "bits", "0.72134 bits"),
+    (12345.678, None, "12,345.7"), (2020, None, "2020"), (6032.4, None, "6032.4"),
+    (0.72134, "bits", "0.72134 bits"),
     (5.0, "metres", "5 metres"), (3e-7, None, "3e-07"), (None, "share", "–"),
     (True, None, "true"), (math.inf, None, "∞")])
 def test_fmt_value(value: object, unit: str | None, shown: str) -> None:
