@@ -35,7 +35,7 @@ from anoneval.core.plots import (
     synthesis_figures,
     variants_figure,
 )
-from anoneval.core.report import MultiReport, Report, write_atomic
+from anoneval.core.report import MultiReport, Report, unit_of, write_atomic
 from anoneval.core.templating import Markup, render
 
 if TYPE_CHECKING:
@@ -206,8 +206,6 @@ def _entries(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def measure_units(registry: Registry, entries: Sequence[Mapping[str, Any]]) -> list[str | None]:
     """Each entry's unit: the ``unit`` its measure class declares (None when unknown)."""
-    from anoneval.core.report import unit_of
-
     return [unit_of(registry, m["kind"], m["name"], m.get("params")) for m in entries]
 
 
