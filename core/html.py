@@ -275,7 +275,8 @@ def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Regi
         "direction": first["direction"], "threshold": _threshold(first, unit),
         "unit": unit_label(unit) if unit != "share" else "share (shown in %)",
         "params": json.dumps(first["params"], indent=1, ensure_ascii=False)
-        if first.get("params") else "", "chart": None, "variant_note": "", "variants": []}
+        if first.get("params") else "", "chart": None, "variant_note": "", "variants": [],
+        "failures": []}
     if multi:
         out["chart"] = variants_figure(
             first["label"], [v["variant"] or "" for v in variants],
@@ -283,9 +284,11 @@ def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Regi
             first["direction"], unit)
         if not per_variant:
             out["variant_note"] = (
-                f"{len(variants):,} variants: each variant's plots and details are left out "
-                "(set report.variant_sections to true in the config to draw them); the "
-                "summary table has every value.")
+                f"{len(variants):,} variants: each variant's plots, details and warnings are "
+                "left out (set report.variant_sections to true in the config to draw them); "
+                "the summary table has every value.")
+            out["failures"] = [(v["variant"] or "", v["measures"][i]["error"]) for v in variants
+                               if v["measures"][i].get("error")]
             return out
     for v in variants:
         m = v["measures"][i]

@@ -750,12 +750,22 @@ def test_images_do_not_grow_with_variants(registry) -> None:
     for n in (13, 26):
         page = render_html(many(n, registry, two), registry=registry)
         counts[n] = page.count("<img ")
-        assert f"{n} variants: each variant&#39;s plots and details are left out" in page
+        assert f"{n} variants: each variant&#39;s plots, details and warnings are left out" in page
     # the R-U map and one chart per measure, however many variants
     assert counts[13] == counts[26] == 1 + len(two)
     # per-variant sections on request: ToyClasses' histogram for each variant again
     page = render_html(many(3, registry, two), registry=registry, variant_sections=True)
     assert page.count("<img ") == 1 + len(two) + 3
+
+
+def test_failures_are_listed_when_variant_sections_are_off(registry) -> None:
+    orig, anon = frames(40)
+    variants = {f"v{i:02d}": anon for i in range(12)} | {"bad": anon.drop(columns=["x"])}
+    report = evaluate_many(orig, variants, [{"name": "ToyLoss"}], registry=registry)
+    page = render_html(report, registry=registry)
+    assert "set report.variant_sections to true" in page
+    assert '<div class="errorbox">variant bad: KeyError' in page
+    assert page.count('<div class="errorbox">variant ') == 1
 
 
 def test_every_measure_of_a_multi_variant_report_gets_a_chart(registry) -> None:
