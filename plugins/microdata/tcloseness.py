@@ -55,6 +55,7 @@ class TCloseness(RiskMeasure):
 
     name = "TCloseness"
     description = "Share of records in classes whose sensitive distribution is farther than t."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 
