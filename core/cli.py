@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from anoneval.core.base import to_jsonable
 from anoneval.core.config import config_schema, load_config
 from anoneval.core.errors import AnonevalError
+from anoneval.core.jsonable import to_jsonable
 from anoneval.core.progress import progress_wanted
 from anoneval.core.report import MultiReport, Report
 from anoneval.registry import Registry, build_registry, own_version, plugin_info

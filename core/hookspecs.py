@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from anoneval.core.base import Context, Measure, MeasureResult
+    from anoneval.core.api import Context, Measure, MeasureResult
 
 PROJECT = "anoneval"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -28,22 +28,22 @@ Register = Callable[[type], None]
 
 @hookspec
 def risk_measure(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.RiskMeasure` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.RiskMeasure` subclass."""
 
 
 @hookspec
 def loss_measure(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.LossMeasure` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.LossMeasure` subclass."""
 
 
 @hookspec
 def distance(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Distance` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.Distance` subclass."""
 
 
 @hookspec
 def synthesizer(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Synthesizer` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.Synthesizer` subclass."""
 
 
 # -- lifecycle hooks ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anoneval.core.base import to_jsonable
+from anoneval.core.jsonable import to_jsonable
 from anoneval.core.numbers import ZERO_NOTE, fmt_value, is_roundoff, unit_label
 from anoneval.core.plots import (
     require_matplotlib,

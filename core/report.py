@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.base import to_jsonable
+from anoneval.core.api import Direction
+from anoneval.core.jsonable import to_jsonable
 from anoneval.core.numbers import ZERO_NOTE, fmt_value, is_roundoff
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class MeasureReport(BaseModel):
     label: str
     kind: str
     value: float | None
-    direction: str
+    direction: Direction
     details: dict[str, Any] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -104,8 +105,8 @@ class RiskUtility(BaseModel):
 
     risk: str
     loss: str
-    risk_direction: str
-    loss_direction: str
+    risk_direction: Direction
+    loss_direction: Direction
     points: list[RUPoint] = Field(default_factory=list)
 
     @property
@@ -292,13 +293,13 @@ def frame_html(frame: pd.DataFrame, units: Mapping[str, str | None]) -> str:
 
 
 def higher_is_worse(direction: str) -> bool:
-    """Read a report's direction text ("higher = riskier", "higher = less loss", ...)."""
-    if direction in ("higher = riskier", "higher = more loss"):
-        return True
-    if direction in ("higher = safer", "higher = less loss"):
-        return False
-    raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
-                     "'higher = safer', 'higher = more loss' or 'higher = less loss'")
+    """Read a report's direction ("higher = riskier", "higher = less loss", ...)."""
+    try:
+        return Direction(direction).higher_is_worse
+    except ValueError:
+        raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
+                         "'higher = safer', 'higher = more loss' or 'higher = less loss'"
+                         ) from None
 
 
 def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:
@@ -332,8 +333,8 @@ def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
     r0, l0 = variants[0][risk], variants[0][loss]
     points = [RUPoint(variant=str(v.variant), risk=v[risk].value, loss=v[loss].value,
                       pareto=None) for v in variants]
-    sign_r = 1.0 if higher_is_worse(r0.direction) else -1.0
-    sign_l = 1.0 if higher_is_worse(l0.direction) else -1.0
+    sign_r = 1.0 if r0.direction.higher_is_worse else -1.0
+    sign_l = 1.0 if l0.direction.higher_is_worse else -1.0
     full = [i for i, p in enumerate(points) if p.risk is not None and p.loss is not None]
     marks = pareto_optimal([(sign_r * points[i].risk, sign_l * points[i].loss)  # type: ignore
                             for i in full])

@@ -37,19 +37,15 @@ def run_plan(plan: Plan, show_progress: bool = False,
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
     With ``report.timings: false`` the measures' run times are written as 0.
     """
-    report = _run(plan, show_progress, datasets)
-    if plan.config.report is not None and not plan.config.report.timings:
-        for r in report.variants if isinstance(report, MultiReport) else [report]:
-            for m in r.measures:
-                m.seconds = 0.0
-    return report
+    return _run(plan, show_progress, datasets)
 
 
 def _run(plan: Plan, show_progress: bool,
          datasets: dict[str, Dataset] | None) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
-                          show_progress=show_progress, base_dir=plan.base_dir)
+                          show_progress=show_progress, base_dir=plan.base_dir,
+                          timings=plan.config.report is None or plan.config.report.timings)
     if plan.synthesizer is not None:
         synth = plan.synthesizer
         try:

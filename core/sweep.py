@@ -33,10 +33,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.base import to_jsonable
 from anoneval.core.config import json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
+from anoneval.core.jsonable import to_jsonable
 from anoneval.core.progress import progress_bar, progress_wanted
 from anoneval.core.report import (
     FRAME_COLUMNS,

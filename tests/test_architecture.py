@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     ConfigError,
     Context,
     DataError,
@@ -24,7 +24,7 @@ from anoneval.core import (
 )
 from anoneval.core.cli import main
 from anoneval.core.plots import PlotDependencyError
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     ColumnsParams,
     backward,
     forward,

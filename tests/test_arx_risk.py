@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from anoneval.core import Microdata, evaluate
-from anoneval.core.base import Context
+from anoneval.core import evaluate
+from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._hierarchy import generalize, read_hierarchy
 from anoneval.plugins.reidentification._uniqueness import Histogram, snb, zayatz

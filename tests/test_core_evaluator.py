@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from _toy_plugins import CountingPrepare, ShareBelowK
 
-from anoneval.core import ConfigError, Evaluator, evaluate, evaluate_many
+from anoneval.core import Evaluator, evaluate, evaluate_many
+from anoneval.core.api import ConfigError
 from anoneval.core.report import write_atomic
 
 ORIG = pd.DataFrame({"a": [1, 1, 2, 3, 3, 3], "x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]})

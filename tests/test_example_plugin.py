@@ -16,6 +16,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.entry_points
+#: This interpreter's anoneval command (not whichever ``anoneval`` is first on PATH).
+ANONEVAL = [sys.executable, "-m", "anoneval.core"]
+
 
 @pytest.fixture(scope="module")
 def plugin_site(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -32,7 +36,7 @@ def plugin_site(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run(site: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run(["anoneval", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([*ANONEVAL, *args], capture_output=True, text=True, env=env,
                           cwd=cwd)
 
 
@@ -62,6 +66,24 @@ def test_plugin_runs_from_a_config(plugin_site: Path, tmp_path: Path) -> None:
 
 
 def test_plugin_is_absent_without_the_package() -> None:
-    proc = subprocess.run(["anoneval", "describe", "SampleUniques"], capture_output=True,
+    proc = subprocess.run([*ANONEVAL, "describe", "SampleUniques"], capture_output=True,
                           text=True)
     assert proc.returncode == 2 and "may not be installed" in proc.stderr
+
+
+def test_an_installed_plugin_does_not_break_anonevals_own_tests(plugin_site: Path,
+                                                                root: Path) -> None:
+    # the suite's registries, the README plugin list and docs/plugins.md hold the built-ins
+    # only, so they pass with a third-party plugin installed (on PYTHONPATH here)
+    env = {k: v for k, v in os.environ.items() if k != "ANONEVAL_LOAD_PLUGINS"}
+    env["PYTHONPATH"] = str(plugin_site)
+    assert "SampleUniques" in subprocess.run(
+        [*ANONEVAL, "plugins", "--json"], capture_output=True, text=True, env=env).stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/test_readme.py::test_plugin_list_is_in_sync_with_the_registry",
+         "tests/test_readme.py::test_plugin_reference_is_in_sync",
+         "tests/test_core_registry.py::test_builtins_come_from_config_json",
+         "tests/test_core_misc.py"],
+        cwd=root, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]

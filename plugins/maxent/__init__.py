@@ -1,1 +1,1 @@
-"""Maximum-entropy synthesizers and the information architecture's inspections."""
+"""The information architecture workflow of maximum-entropy models (inspections and plots)."""

@@ -1,4 +1,4 @@
-"""PNG plots of the architecture run: the seed's Figures 2-5 (matplotlib, the ``report`` extra).
+"""PNG plots of the architecture run: Pflughoeft et al.'s Figures 2-5 (the ``report`` extra).
 
 Figure 2: scatter of the raw and the transformed data with marginal kernel densities (Task 1).
 Figure 3: actual and replica scatter with their least-squares lines (Tasks 10-11).
@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from anoneval.plugins.maxent._common import backward, kde_on_grid, rule_of_thumb_bandwidth
+from anoneval.plugins._continuous import backward, kde_on_grid, rule_of_thumb_bandwidth
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from anoneval.plugins.maxent.architecture import ArchitectureConfig, ModelView
 
-ACTUAL, REPLICA, MODEL, RMODEL = "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
+ACTUAL, REPLICA, MODEL = "#1f77b4", "#d62728", "#2ca02c"
 MAX_POINTS = 5000
 MAX_COLUMNS = 6
 
@@ -84,7 +84,7 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     names = cfg.plot_columns or columns[:2]
     missing = [c for c in names if c not in columns]
     if missing:
-        from anoneval.core.errors import ConfigError
+        from anoneval.core.api import ConfigError
 
         raise ConfigError([("plot_columns", f"{missing} are not among the columns {columns}")])
     cols = [columns.index(c) for c in names]

@@ -19,7 +19,8 @@ Nodes 1-2 judge the model: when they fail, no replica is drawn (the model must b
 Nodes 3-6 judge the replica: when one fails, a new replica is drawn with seed + attempt, up to
 ``max_attempts`` times. The released data are written (atomically) only when all six pass; the
 report (JSON) lists each task's figures and each node's decision, and names the failing node
-otherwise. Plots of the seed's Figures 2-5 are PNG files (matplotlib, the ``report`` extra).
+otherwise. Plots of Pflughoeft et al.'s Figures 2-5 are PNG files (matplotlib, the ``report``
+extra).
 
 The synthesizer is any registered one taking ``columns`` and ``transform`` (the ME family);
 its model density f* is exact for MaxEntNormal (normal) and MaxEntLogistic (Gumbel logistic)
@@ -42,11 +43,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from anoneval.core.base import Context, PluginRef, to_jsonable
-from anoneval.core.data import Microdata, load
-from anoneval.core.errors import ConfigError, DataError
-from anoneval.plugins.maxent._common import Transform
-from anoneval.plugins.maxent.moment_discrepancy import Moment
+from anoneval.core.api import ConfigError, Context, DataError, Microdata, PluginRef
+from anoneval.core.data import load
+from anoneval.core.jsonable import to_jsonable
+from anoneval.plugins._continuous import Transform
+from anoneval.plugins.fidelity.moment_discrepancy import Moment
 
 TASKS = {
     1: "exploratory data analysis", 2: "transformation x = g(y)",
@@ -198,7 +199,7 @@ class ModelView:
 
     def logpdf(self, axes: Sequence[np.ndarray], cols: Sequence[int]) -> np.ndarray:
         """log density of the marginal over ``cols`` at the grid points."""
-        from anoneval.plugins.maxent._common import (
+        from anoneval.plugins._continuous import (
             log_kde_on_grid,
             normal_logpdf_on_grid,
             rule_of_thumb_bandwidth,
@@ -209,7 +210,7 @@ class ModelView:
             assert self.mean is not None and self.cov is not None
             return normal_logpdf_on_grid(self.mean[cols], self.cov[np.ix_(cols, cols)], axes)
         if self.kind == "logistic":
-            from anoneval.plugins.maxent import _logistic
+            from anoneval.plugins.synthesizers import _logistic
 
             assert self.loc is not None and self.scale is not None
             mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
@@ -236,13 +237,13 @@ class ModelView:
 
     def mutual_information(self, grid: Callable[[], float]) -> float:
         """Total correlation Σ H(f_k) − H(f): closed form, or ``grid()`` for a sample."""
-        from anoneval.plugins.maxent._common import normal_mutual_information
+        from anoneval.plugins._continuous import normal_mutual_information
 
         if self.kind == "normal":
             assert self.cov is not None
             return normal_mutual_information(self.cov, self.columns)
         if self.kind == "logistic":
-            from anoneval.plugins.maxent import _logistic
+            from anoneval.plugins.synthesizers import _logistic
 
             return float(_logistic.total_correlation(len(self.columns)))
         return grid()
@@ -343,8 +344,8 @@ class Architecture:
 
     def _axes(self, arrays: Sequence[np.ndarray], cols: Sequence[int]) -> list[np.ndarray]:
         """Grid over the data ± 3 sd per dimension (the supports of eq. 21)."""
-        from anoneval.plugins.maxent._common import grid_axes
-        from anoneval.plugins.maxent.kl_divergence import DEFAULT_GRID
+        from anoneval.plugins._continuous import grid_axes
+        from anoneval.plugins.fidelity.kl_divergence import DEFAULT_GRID
 
         cols = list(cols)
         allx = np.concatenate([a[:, cols] for a in arrays])
@@ -354,7 +355,7 @@ class Architecture:
 
     def _kde_probs(self, X: np.ndarray, cols: Sequence[int], axes: Sequence[np.ndarray]
                    ) -> np.ndarray:
-        from anoneval.plugins.maxent._common import (
+        from anoneval.plugins._continuous import (
             grid_probabilities,
             kde_on_grid,
             rule_of_thumb_bandwidth,
@@ -365,7 +366,7 @@ class Architecture:
 
     def _grid_moments(self, X: np.ndarray, columns: list[str]) -> list[dict[str, Any]]:
         """θ̃_j of the kernel density on 1-D (per column) or 2-D (per pair) grids, eq. (24)."""
-        from anoneval.plugins.maxent.moment_discrepancy import moment_targets, moment_terms
+        from anoneval.plugins.fidelity.moment_discrepancy import moment_targets, moment_terms
 
         out = []
         cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
@@ -385,7 +386,7 @@ class Architecture:
     def _data_moments(self, X: np.ndarray, columns: list[str]
                       ) -> list[tuple[dict[str, Any], np.ndarray]]:
         """θ_j = (1/n)·Σ T_j(x_i) (eq. 2) and the terms (for standard errors)."""
-        from anoneval.plugins.maxent.moment_discrepancy import moment_targets, moment_terms
+        from anoneval.plugins.fidelity.moment_discrepancy import moment_targets, moment_terms
 
         out = []
         for moment, cols in moment_targets(self.moments, len(columns), columns):
@@ -403,7 +404,7 @@ class Architecture:
         the actual's scale as the synthesizer fits them; other models are refitted by running
         the synthesizer on ``data``.
         """
-        from anoneval.plugins.maxent._common import forward
+        from anoneval.plugins._continuous import forward
 
         par = details.get("parameters", {}) if isinstance(details, dict) else {}
         ddof = int(getattr(synth.params, "ddof", 0) or 0)
@@ -416,7 +417,7 @@ class Architecture:
                              cov=np.atleast_2d(np.asarray(par["covariance"], dtype=float)))
         if "location" in par and "scale" in par:
             if data_X is not None:
-                from anoneval.plugins.maxent import _logistic
+                from anoneval.plugins.synthesizers import _logistic
 
                 loc, scale = _logistic.fit_moments(data_X, ddof)
                 if getattr(synth.params, "fit", "moments") == "ml":
@@ -435,7 +436,7 @@ class Architecture:
     def run(self) -> dict[str, Any]:
         from scipy import stats
 
-        from anoneval.plugins.maxent._common import (
+        from anoneval.plugins._continuous import (
             divergence_summary,
             forward,
             grid_entropy,
@@ -444,7 +445,7 @@ class Architecture:
             rule_of_thumb_bandwidth,
             select_columns,
         )
-        from anoneval.plugins.maxent.moment_discrepancy import PAIR_MOMENTS, scaled_discrepancy
+        from anoneval.plugins.fidelity.moment_discrepancy import PAIR_MOMENTS, scaled_discrepancy
 
         cfg, thr = self.cfg, self.cfg.thresholds
         started = time.perf_counter()
@@ -567,7 +568,7 @@ class Architecture:
                          synth: Any, model: ModelView, seed: int
                          ) -> tuple[list[Node], np.ndarray | None, ModelView | None]:
         """Tasks 10-16 for one replica; stops at the first failing node."""
-        from anoneval.plugins.maxent._common import (
+        from anoneval.plugins._continuous import (
             divergence_summary,
             forward,
             grid_kl,
@@ -577,10 +578,10 @@ class Architecture:
             normal_kl,
             scale_pair,
         )
-        from anoneval.plugins.maxent.close_pairs import close_pair_count
-        from anoneval.plugins.maxent.distance_to_closest_record import dcr_share
-        from anoneval.plugins.maxent.energy_statistic import energy_statistic, energy_summary
-        from anoneval.plugins.maxent.moment_discrepancy import compare_moments
+        from anoneval.plugins.fidelity.energy_statistic import energy_statistic, energy_summary
+        from anoneval.plugins.fidelity.moment_discrepancy import compare_moments
+        from anoneval.plugins.similarity.close_pairs import close_pair_count
+        from anoneval.plugins.similarity.distance_to_closest_record import dcr_share
 
         cfg, thr = self.cfg, self.cfg.thresholds
         d = len(columns)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     Context,
     Dataset,
     MeasureResult,
