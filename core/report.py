@@ -37,6 +37,8 @@ class MeasureReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     threshold: dict[str, float | None] | None = None
     passed: bool | None = None
+    #: The measure's unit for people (``Measure.unit_for``); not part of the JSON report.
+    unit: str | None = Field(None, exclude=True)
 
 
 class Report(BaseModel):
@@ -189,9 +191,7 @@ def unit_of(registry: Registry | None, kind: str, name: str,
     """The unit of the measure registered as ``name`` under ``params`` (its class's
     ``unit_for``; None when the plugin is unknown or declares none)."""
     if registry is None:
-        from anoneval.registry import default_registry
-
-        registry = default_registry()
+        return None
     try:
         cls = registry.get(kind, name)
         unit = cls.unit_for(params or {}) if hasattr(cls, "unit_for") else None
@@ -203,7 +203,8 @@ def unit_of(registry: Registry | None, kind: str, name: str,
 def units_by_label(measures: Sequence[MeasureReport],
                    registry: Registry | None = None) -> dict[str, str | None]:
     """Each measure label's unit (see :func:`unit_of`)."""
-    return {m.label: unit_of(registry, m.kind, m.name, m.params) for m in measures}
+    return {m.label: m.unit if registry is None else unit_of(registry, m.kind, m.name, m.params)
+            for m in measures}
 
 
 def _status_text(error: Any, passed: Any) -> str:

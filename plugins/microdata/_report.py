@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from anoneval.core.hookspecs import hookimpl
+from anoneval.core.api import hookimpl
 from anoneval.core.plots import COLORS, figure_block, new_figure
 
 

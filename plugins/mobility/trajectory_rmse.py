@@ -44,14 +44,9 @@ class TrajectoryRMSE(LossMeasure):
 
     @classmethod
     def unit_for(cls, params: Mapping[str, Any]) -> str | None:
-        """The unit of the chosen distance (metres for Martinez2021)."""
-        from anoneval.registry import default_registry
-
+        """Metres for the built-in trajectory distances (all haversine-based)."""
         name = (params.get("distance") or {}).get("name", "Martinez2021")
-        try:
-            return default_registry().get("distance", name).unit
-        except Exception:  # an unknown distance: no unit shown
-            return None
+        return "metres" if name in ("Martinez2021", "DTW", "Hausdorff") else None
     accepts = ("trajectories",)
 
     class Params(Params):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from anoneval.core.hookspecs import hookimpl
+from anoneval.core.api import hookimpl
 from anoneval.core.plots import figure_block, floats, new_figure
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anoneval.core.hookspecs import hookimpl
+from anoneval.core.api import hookimpl
 from anoneval.core.plots import figure_block, new_figure, note, status_palette
 
 MAX_MAP_SIDE = 120
