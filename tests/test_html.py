@@ -846,7 +846,7 @@ def test_plots_know_no_plugin_and_the_registry_imports_no_plotting(root: Path) -
     registry.load_report_sections()
     plugins = {i.plugin_name for i in registry.pm.hook.report_section.get_hookimpls()}
     assert {f"anoneval.plugins.{f}._report" for f in ("microdata", "tabular", "linkage",
-                                                      "rappor")} <= plugins
+                                                      "perturbation")} <= plugins
 
 
 def test_html_numbers_for_people(registry) -> None:
