@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from anoneval.core.base import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
+from anoneval.core.engine import EngineSpec
 from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -105,6 +106,8 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, description="Seed of every random step.")
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
+    engine: EngineSpec = Field(default_factory=EngineSpec,
+                               description="Where the run's tasks are computed (local or dask).")
 
 
 @dataclass

@@ -46,6 +46,10 @@ class Dataset:
             value = self._cache[key] = compute()
             return value
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to ship to a worker) without the derived arrays: they are recomputed."""
+        return {**self.__dict__, "_cache": {}}
+
     def _hash_parts(self) -> list[bytes]:
         raise NotImplementedError
 
