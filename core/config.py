@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from anoneval.core.base import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.engine import EngineSpec
-from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
+from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
+from anoneval.core.sources import locate
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
@@ -324,10 +325,13 @@ def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
     if not file.is_absolute():
         file = base_dir / file
     ok = True
-    if check_exists and not file.is_file():
-        problems.append((f"{path}.path", f"file not found: {file}"))
-        ok = False
     fmt = spec.format or infer_format(file)
+    if check_exists:
+        try:
+            fmt = spec.format or locate(file).format()
+        except DataError as exc:
+            problems.append((f"{path}.path", str(exc)))
+            ok = False
     if fmt is None:
         problems.append((f"{path}.format", f"cannot tell the format of {spec.path!r} from its "
                                             f"extension; set one of {', '.join(FORMATS)}"))

@@ -19,6 +19,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from anoneval.core.errors import DataError
+from anoneval.core.sources import locate, type_partitions, with_partitions
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -508,9 +509,10 @@ def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
 
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
-    """Load a dataset of ``kind`` from CSV, Parquet or JSON lines."""
-    path = Path(path)
-    fmt = fmt or infer_format(path)
+    """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
+    dataset, hive partitions included) or a glob of files (see :mod:`anoneval.core.sources`)."""
+    source = locate(path)
+    fmt = fmt or source.format()
     if fmt is None:
         raise DataError(f"{path}: cannot tell the format from the extension; set 'format' "
                         f"to one of {', '.join(FORMATS)}")
@@ -518,10 +520,22 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
         raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
     opts = options if isinstance(options, ReadOptions) else OPTIONS[kind].model_validate(
         options or {})
-    try:
-        frame = read_frame(path, fmt, opts)
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise DataError(f"{path}: cannot read as {fmt}: {exc}") from exc
+    parts = []
+    for file in source.files:
+        try:
+            parts.append(with_partitions(read_frame(file, fmt, opts), source, file))
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+    if len(parts) == 1:
+        frame = parts[0]
+    else:
+        first = list(parts[0].columns)
+        for file, part in zip(source.files, parts, strict=True):
+            if list(part.columns) != first:
+                raise DataError(f"{file}: its columns {list(part.columns)} differ from those "
+                                f"of {source.files[0]} ({first})")
+        frame = type_partitions(pd.concat(parts, ignore_index=True),
+                                list(source.partitions(source.files[0])))
     return from_frame(frame, kind, opts, source=str(path))
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, evaluate, evaluate_many
-from anoneval.core.engine import EngineError, EngineSpec, engine_spec, public_address
+from anoneval.core.engine import EngineError, engine_spec, public_address
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
