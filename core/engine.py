@@ -143,14 +143,15 @@ class Recipe:
     original: Dataset | None
     measures: Sequence[PlannedMeasure]
     seed: int
-    kind: str | None
+    data_kind: str | None
     base_dir: Path | None
+    timings: bool
 
     def evaluator(self) -> Any:
         from anoneval.core.evaluator import Evaluator
 
-        return Evaluator(self.original, list(self.measures), seed=self.seed, kind=self.kind,
-                         base_dir=self.base_dir)
+        return Evaluator(self.original, list(self.measures), seed=self.seed,
+                         data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings)
 
 
 _EVALUATORS: dict[str, Any] = {}
@@ -308,6 +309,7 @@ def dask_trim_off() -> Iterator[None]:
 
 
 def new_recipe(original: Dataset | None, measures: Sequence[PlannedMeasure], seed: int,
-               kind: str | None, base_dir: Path | None) -> Recipe:
+               data_kind: str | None, base_dir: Path | None, timings: bool) -> Recipe:
     """A recipe with a fresh token (workers cache one evaluator per token)."""
-    return Recipe(uuid.uuid4().hex, original, tuple(measures), seed, kind, base_dir)
+    return Recipe(uuid.uuid4().hex, original, tuple(measures), seed, data_kind, base_dir,
+                  timings)

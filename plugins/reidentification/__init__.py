@@ -1,0 +1,1 @@
+"""Re-identification risk models: attacker models, population uniqueness, individual risk, SUDA."""

@@ -1,0 +1,1 @@
+"""Record similarity risk: released records too close to original ones."""
