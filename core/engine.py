@@ -14,17 +14,15 @@ import contextlib
 import multiprocessing
 import os
 import pickle
-import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
+from anoneval.core.config import EngineSpec
 from anoneval.core.errors import AnonevalError, ConfigError
 
 if TYPE_CHECKING:
@@ -34,8 +32,6 @@ if TYPE_CHECKING:
 
 #: How to install what the dask engine needs.
 DASK_EXTRA = "pip install 'anoneval[dask]'"
-_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
-_MEMORY = re.compile(r"^(auto|\d+(\.\d+)?\s*([kMGT]i?B|[KMGT]B|B)?)$", re.IGNORECASE)
 #: glibc's heap-trim threshold for Dask workers: Dask's 64 KiB default returns freed heap to
 #: the OS after every large numpy temporary, which slows numeric work; 128 MiB does not.
 TRIM_THRESHOLD = str(128 * 2**20)
@@ -43,54 +39,6 @@ TRIM_THRESHOLD = str(128 * 2**20)
 
 class EngineError(AnonevalError):
     """The engine cannot run the tasks: missing extra, unreachable scheduler, lost cluster."""
-
-
-class EngineSpec(BaseModel):
-    """The ``engine`` section of a config: where the run's tasks are computed."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: Literal["local", "dask"] = Field(
-        "local", description="local: this machine (processes when workers > 1); dask: a Dask "
-                             "cluster.")
-    workers: int | None = Field(
-        None, ge=1, strict=True,
-        description="local: worker processes for the variants (null: all cores); dask without "
-                    "address: workers of the LocalCluster started for the run (null: all "
-                    "cores).")
-    address: str | None = Field(
-        None, description="dask: the scheduler to connect to, e.g. tcp://10.0.0.5:8786 (null: "
-                          "start a LocalCluster).")
-    threads_per_worker: int = Field(1, ge=1, strict=True,
-                                    description="dask LocalCluster: threads of each worker.")
-    memory_limit: str | None = Field(
-        None, description="dask LocalCluster: memory limit of each worker, e.g. '4GB'.")
-    connect_timeout: float = Field(30.0, gt=0, allow_inf_nan=False,
-                                   description="dask: seconds to wait for the scheduler.")
-
-    @field_validator("address")
-    @classmethod
-    def _address(cls, value: str | None) -> str | None:
-        if value is not None and not _ADDRESS.match(value):
-            raise ValueError(f"{value!r} is not a scheduler address; expected e.g. "
-                             "tcp://127.0.0.1:8786")
-        return value
-
-    @field_validator("memory_limit")
-    @classmethod
-    def _memory(cls, value: str | None) -> str | None:
-        if value is not None and not _MEMORY.match(value.strip()):
-            raise ValueError(f"{value!r} is not a memory size; expected e.g. '4GB', '512MiB' "
-                             "or 'auto'")
-        return value
-
-    @model_validator(mode="after")
-    def _fits(self) -> EngineSpec:
-        if self.name == "local" and self.address is not None:
-            raise ValueError("'address' is for the dask engine; set name to 'dask'")
-        if self.address is not None and self.memory_limit is not None:
-            raise ValueError("'memory_limit' applies to a LocalCluster started for the run, "
-                             "not to a running scheduler at 'address'")
-        return self
 
 
 def engine_spec(engine: Any) -> tuple[EngineSpec, Any]:

@@ -20,8 +20,7 @@ def load_input(item: Input) -> Dataset:
     try:
         return load(item.path, item.kind, item.format, item.options)
     except DataError as exc:
-        where = f"anonymized variant {item.name!r}" if item.name else item.given
-        raise DataError(f"{where}: {exc}") from exc
+        raise DataError(f"{item.side}: {exc}") from exc
 
 
 def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:

@@ -238,3 +238,31 @@ def test_killed_worker_tasks_are_retried_elsewhere(real_cluster):
     undisturbed = evaluate_many(original, {n: f() for n, f in slow.items()}, MEASURES[:2],
                                 seed=1)
     assert without_timings(report) == without_timings(undisturbed)
+
+
+def test_cli_engine_flags_override_the_config(tmp_path: Path) -> None:
+    original, variants = frames(120)
+    original.to_csv(tmp_path / "original.csv", index=False)
+    for name, frame in variants.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    (tmp_path / "c.json").write_text(json.dumps({
+        "original": {"path": "original.csv"},
+        "anonymized": [{"name": n, "path": f"{n}.csv"} for n in variants],
+        "measures": MEASURES[:2], "engine": {"connect_timeout": 2}}))
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "-o", str(out), "-q", "--engine", "local", "--workers", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["engine"] == {"name": "local", "address": None,
+                                                      "workers": 2}
+    port = _free_port()
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "-o", str(tmp_path / "r2.json"), "-q", "--scheduler",
+                           f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and f"tcp://127.0.0.1:{port}" in proc.stderr
+    assert not (tmp_path / "r2.json").exists()
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "--workers", "0"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "engine.workers" in proc.stderr
