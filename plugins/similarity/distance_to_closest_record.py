@@ -41,6 +41,7 @@ class DistanceToClosestRecord(RiskMeasure):
     name = "DistanceToClosestRecord"
     description = "Share of replica rows closer to an actual row than the 5th percentile of "\
                   "actual-to-actual nearest-neighbour distances."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 
