@@ -120,8 +120,9 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
                                    ("workers", workers)) if v is not None}
     if scheduler is not None and engine is None:
         overrides["name"] = "dask"
-    engine_config = ({**plan.config.engine.model_dump(exclude_defaults=True), **overrides}
-                     if overrides else None)
+    configured = plan.config.engine
+    engine_config = ({**(configured.model_dump(exclude_defaults=True) if configured else {}),
+                      **overrides} if overrides else None)
     # the HTML report plots the inputs, so it keeps them; otherwise each task loads its own
     datasets: dict[str, Any] | None = {} if html else None
     report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets,

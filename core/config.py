@@ -385,8 +385,9 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, description="Seed of every random step.")
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
-    engine: EngineSpec = Field(default_factory=EngineSpec,
-                               description="Where the run's tasks are computed (local or dask).")
+    engine: EngineSpec | None = Field(
+        None, description="Where the run's tasks (the variants) are computed: local processes "
+                          "or a Dask cluster; null: one after the other in this process.")
 
     @model_validator(mode="before")
     @classmethod

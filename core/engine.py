@@ -43,9 +43,10 @@ class EngineError(AnonevalError):
 
 def engine_spec(engine: Any) -> tuple[EngineSpec, Any]:
     """``(spec, client)`` from a name, a config dict, an :class:`EngineSpec` or a
-    ``distributed.Client`` (then the spec describes it and ``client`` is that client)."""
+    ``distributed.Client`` (then the spec describes it and ``client`` is that client). None is
+    the serial default: one task after the other in this process."""
     if engine is None:
-        return EngineSpec(), None
+        return EngineSpec(workers=1), None
     if isinstance(engine, EngineSpec):
         return engine, None
     if isinstance(engine, str):
