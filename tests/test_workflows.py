@@ -148,6 +148,7 @@ class _EntryPoint:
         return _third_party()
 
 
+@pytest.mark.entry_points
 def test_an_entry_point_adds_a_command_and_a_workflow(monkeypatch, tmp_path: Path,
                                                       capsys) -> None:
     from anoneval import registry as registry_module
