@@ -29,6 +29,9 @@ Kind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
 #: Which datasets a measure needs: both sides, either one (the released side when both are
 #: given: the anonymized one), or none (analytic measures).
 Inputs = Literal["both", "either", "none"]
+#: Whether a measure uses the control set (original records held out of the release):
+#: "required" (a missing control set is a config error), "optional" or "none".
+ControlUse = Literal["required", "optional", "none"]
 
 
 class Params(BaseModel):
@@ -100,6 +103,7 @@ class Context:
     result does not depend on its position in the config. ``prepared`` holds what the measure's
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
     ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
+    ``control`` is the control set (original records not used to make the release), when given.
     """
 
     seed: int = 0
@@ -107,6 +111,7 @@ class Context:
     base_dir: Path | None = None
     show_progress: bool = False
     prepared: Any = None
+    control: Dataset | None = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -170,12 +175,18 @@ class Measure(Plugin):
     """A risk or loss measure: ``compute(original, anonymized, ctx) -> MeasureResult``."""
 
     inputs: ClassVar[Inputs] = "both"
+    #: Whether the measure uses the control set (see :meth:`control_use`).
+    uses_control: ClassVar[ControlUse] = "none"
     #: True when a higher value is worse (riskier, or more loss), as for most measures.
     higher_is_worse: ClassVar[bool] = True
 
     def required_inputs(self) -> Inputs:
         """Which datasets this instance needs; params may change it (analytic vs empirical)."""
         return self.inputs
+
+    def control_use(self) -> ControlUse:
+        """Whether this instance uses the control set; params may change it."""
+        return self.uses_control
 
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
         """Work that depends on the original alone; the result reaches ``ctx.prepared``.

@@ -99,6 +99,9 @@ class EvalConfig(BaseModel):
     original: DataSpec | None = Field(None, description="The original data.")
     anonymized: DataSpec | list[VariantSpec] | None = Field(
         None, description="The anonymized data, or a list of named variants.")
+    control: DataSpec | None = Field(
+        None, description="Control set: original records not used to make the release "
+                          "(attack baselines, overfitting checks).")
     synthesizer: SynthesizerSpec | None = Field(
         None, description="Produces the anonymized side from the original.")
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
@@ -134,6 +137,7 @@ class Plan:
     base_dir: Path
     original: Input | None
     anonymized: list[Input]
+    control: Input | None
     synthesizer: Synthesizer | None
     synthesizer_output: Path | None
     measures: list[PlannedMeasure]
@@ -354,7 +358,9 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
         raw = {**raw, "measures": [{"name": m} if isinstance(m, str) else m
                                    for m in raw["measures"]]}
     kind = raw["original"].get("kind") if isinstance(raw.get("original"), dict) else None
-    if kind is not None:  # the anonymized side is of the original's kind unless it says so
+    if kind is not None:  # the other inputs are of the original's kind unless they say so
+        if isinstance(raw.get("control"), dict):
+            raw = {**raw, "control": {"kind": kind, **raw["control"]}}
         anon = raw.get("anonymized")
         if isinstance(anon, dict):
             raw = {**raw, "anonymized": {"kind": kind, **anon}}
@@ -372,6 +378,10 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     if isinstance(raw.get("original"), dict):
         original = _resolve_input(raw["original"], "original", base_dir, None, problems,
                                   check_files)
+    control = None
+    if isinstance(raw.get("control"), dict):
+        control = _resolve_input(raw["control"], "control", base_dir, None, problems,
+                                 check_files)
     variants: list[Input] = []
     anon = raw.get("anonymized")
     if isinstance(anon, dict):
@@ -443,6 +453,9 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
                 problems.append((path, f"{cls.name} needs 'anonymized' data or a synthesizer"))
         elif need == "either" and not (has_original or has_anonymized):
             problems.append((path, f"{cls.name} needs 'original' or 'anonymized' data"))
+        if made.control_use() == "required" and raw.get("control") is None:
+            problems.append((path, f"{cls.name} needs the 'control' data (original records not "
+                                   "used to make the release)"))
         if need != "none":
             kinds = ({original_kind} if original_kind else set()) | anon_kinds
             bad = sorted(k for k in kinds if k not in cls.accepts)
@@ -461,6 +474,7 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
         raise ConfigError(problems)
     assert config is not None
     return Plan(config=config, base_dir=base_dir, original=original, anonymized=variants,
+                control=control,
                 synthesizer=synth, synthesizer_output=synth_out, measures=planned,
                 seed=config.seed, output=base_dir / config.output if config.output else None,
                 registry=registry, raw=raw)

@@ -12,6 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
 from anoneval.core.base import (
     Context,
     Measure,
@@ -21,7 +24,7 @@ from anoneval.core.base import (
     repeated,
 )
 from anoneval.core.config import PlannedMeasure, plan_measure
-from anoneval.core.data import Dataset, as_dataset
+from anoneval.core.data import Dataset, Microdata, as_dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
@@ -31,8 +34,12 @@ if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avo
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
 
 
-def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[PlannedMeasure]:
-    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold"}`` dicts."""
+def _make_measures(measures: Sequence[MeasureLike], registry: Registry,
+                   has_control: bool = True) -> list[PlannedMeasure]:
+    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold"}`` dicts.
+
+    A measure that requires the control set when ``has_control`` is false is a config error.
+    """
     problems: list[tuple[str, str]] = []
     out: list[PlannedMeasure] = []
     for i, m in enumerate(measures):
@@ -46,6 +53,11 @@ def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[
         plan = plan_measure({"name": m} if isinstance(m, str) else m, path, registry, problems)
         if plan is not None:
             out.append(plan)
+    for i, p in enumerate(out):
+        if not has_control and p.measure.control_use() == "required":
+            problems.append((f"measures[{i}]", f"{p.measure.name} needs the control data "
+                                               "(control=...: original records not used to make "
+                                               "the release)"))
     labels = [p.label for p in out]
     dups = repeated(labels)
     if dups:
@@ -55,8 +67,27 @@ def _make_measures(measures: Sequence[MeasureLike], registry: Registry) -> list[
     return out
 
 
+def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
+    """How many control records equal some original record (on the original's columns)."""
+    if not (isinstance(original, Microdata) and isinstance(control, Microdata)):
+        return 0
+    columns = original.columns
+    if not set(columns) <= set(control.columns) or not len(original) or not len(control):
+        return 0
+    key = ("row_hashes", tuple(columns))
+
+    def hashes(data: Microdata) -> Any:
+        return data.cached(key, lambda: pd.util.hash_pandas_object(
+            data.frame[columns], index=False).to_numpy())
+
+    return int(np.isin(hashes(control), hashes(original)).sum())
+
+
 class Evaluator:
     """Evaluate ``measures`` for one original against any number of anonymized datasets.
+
+    ``control``, when given, is the control set: original records that were not used to make
+    the release (attack baselines, overfitting checks); measures that need it say so.
 
     >>> ev = Evaluator(original_df, [{"name": "KAnonymity", "params": {...}}], seed=0)
     >>> ev.evaluate(anonymized_df).to_frame()
@@ -72,6 +103,7 @@ class Evaluator:
         show_progress: bool = False,
         kind: str | None = None,
         base_dir: str | Path | None = None,
+        control: Any = None,
     ) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else None
         from anoneval.registry import default_registry, own_version
@@ -79,16 +111,35 @@ class Evaluator:
         self.registry = registry or default_registry()
         self.kind = kind
         self.original: Dataset | None = as_dataset(original, kind)
-        self.measures = _make_measures(measures, self.registry)
+        self.control: Dataset | None = as_dataset(
+            control, kind or (self.original.kind if self.original else None))
+        self.measures = _make_measures(measures, self.registry, self.control is not None)
         self.seed = seed
         self.show_progress = show_progress
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
         self._version = own_version()
         self._hook = self.registry.pm.hook
+        self._overlap: int | None = None
 
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
-                       show_progress=self.show_progress, prepared=prepared)
+                       show_progress=self.show_progress, prepared=prepared,
+                       control=self.control)
+
+    def control_overlap(self) -> int:
+        """Control records equal to an original record (computed once)."""
+        if self._overlap is None:
+            self._overlap = control_overlap(self.original, self.control)
+        return self._overlap
+
+    def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
+        inputs: dict[str, Any] = {
+            "original": self.original.summary() if self.original is not None else None}
+        if not many:
+            inputs["anonymized"] = anonymized.summary() if anonymized is not None else None
+        if self.control is not None:
+            inputs["control"] = self.control.summary()
+        return inputs
 
     def _prepare(self, i: int, measure: Measure) -> tuple[Any, BaseException | None]:
         if i not in self._prepared:
@@ -113,6 +164,12 @@ class Evaluator:
         result: MeasureResult | None = None
         error: str | None = None
         self._hook.before_measure(measure=measure, ctx=ctx)
+        if self.control is not None and measure.control_use() != "none":
+            overlap = self.control_overlap()
+            if overlap:
+                ctx.warn(f"{overlap} of {len(self.control)} control records equal a record of "
+                         "the original: the control set should hold records not used to make "
+                         "the release")
         try:
             if prep_error is not None:
                 raise prep_error
@@ -161,8 +218,7 @@ class Evaluator:
         entries = [self.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
-            inputs={"original": self.original.summary() if self.original is not None else None,
-                    "anonymized": anon.summary() if anon is not None else None},
+            inputs=self._inputs(anon),
             synthesizer=synthesizer, measures=entries,
         )
 
@@ -175,6 +231,8 @@ class Evaluator:
             self._prepare(i, planned.measure)
         if self.original is not None:
             self.original.summary()
+        if self.control is not None:
+            self.control.summary()
 
     def evaluate_many(self, variants: Mapping[str, Any],
                       ru_map: tuple[str, str] | None = None) -> MultiReport:
@@ -188,30 +246,32 @@ class Evaluator:
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
             anoneval_version=self._version, seed=self.seed,
-            inputs={"original": self.original.summary() if self.original is not None else None},
+            inputs=self._inputs(many=True),
             variants=reports, risk_utility=build_risk_utility(reports, risk, loss),
         )
 
 
 def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *, seed: int = 0,
              registry: Registry | None = None, kind: str | None = None,
-             show_progress: bool = False) -> Report:
+             show_progress: bool = False, control: Any = None) -> Report:
     """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`."""
     return Evaluator(original, measures, seed=seed, registry=registry, kind=kind,
-                     show_progress=show_progress).evaluate(anonymized)
+                     show_progress=show_progress, control=control).evaluate(anonymized)
 
 
 def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence[MeasureLike],
                   *, seed: int = 0, registry: Registry | None = None, kind: str | None = None,
                   show_progress: bool = False,
-                  ru_map: tuple[str, str] | None = None) -> MultiReport:
+                  ru_map: tuple[str, str] | None = None, control: Any = None) -> MultiReport:
     """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original.
 
     The original-side work runs once; ``ru_map`` = (risk label, loss label) chooses the
-    risk–utility table's measures (default: the first of each kind).
+    risk–utility table's measures (default: the first of each kind); ``control`` is the
+    control set (original records not used to make the releases).
     """
     return Evaluator(original, measures, seed=seed, registry=registry, kind=kind,
-                     show_progress=show_progress).evaluate_many(variants, ru_map=ru_map)
+                     show_progress=show_progress, control=control).evaluate_many(
+        variants, ru_map=ru_map)
 
 
 __all__ = ["Evaluator", "evaluate", "evaluate_many"]

@@ -33,7 +33,7 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report.
 
     ``datasets``, when given, caches the inputs: those it holds are reused, the others are
-    loaded into it, under "original", "anonymized" (also a synthesizer's output) and
+    loaded into it, under "original", "control", "anonymized" (also a synthesizer's output) and
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
     With ``report.timings: false`` the measures' run times are written as 0.
     """
@@ -48,8 +48,9 @@ def run_plan(plan: Plan, show_progress: bool = False,
 def _run(plan: Plan, show_progress: bool,
          datasets: dict[str, Dataset] | None) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
+    control = _cached(datasets, "control", plan.control) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
-                          show_progress=show_progress, base_dir=plan.base_dir)
+                          show_progress=show_progress, base_dir=plan.base_dir, control=control)
     if plan.synthesizer is not None:
         synth = plan.synthesizer
         try:
