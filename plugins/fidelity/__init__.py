@@ -1,0 +1,1 @@
+"""Distributional fidelity of a release: marginals, pairs, propensity and ML utility."""

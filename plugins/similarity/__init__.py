@@ -1,0 +1,1 @@
+"""Record similarity risk: distances from released records to the original records."""
