@@ -66,7 +66,7 @@ def uniform_like(real: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.Dat
             levels = present.unique()
             values = pd.Series(levels[rng.integers(0, len(levels), size=n)], dtype=object)
         missing = rng.random(n) < col.isna().mean()
-        out[c] = values.astype(object).where(~missing, np.nan) if missing.any() else values
+        out[c] = values.where(~missing) if missing.any() else values
     return pd.DataFrame(out)
 
 
