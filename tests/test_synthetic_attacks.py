@@ -179,6 +179,32 @@ def test_count_matches_by_hand():
     assert count_matches(X, q, stop_above=1)[:3].tolist() == [1, 1, 1]
 
 
+def test_count_matches_equals_brute_force():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 40, size=(3000, 4)).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    nq = 400
+    cols = np.argsort(rng.random((nq, 4)), axis=1)[:, :3]
+    ops = rng.integers(0, 8, size=(nq, 3))
+    vals = X[rng.integers(0, len(X), nq)[:, None], cols]
+    q = Queries(cols, ops, vals)
+    with np.errstate(invalid="ignore"):
+        expected = []
+        for i in range(nq):
+            ok = np.ones(len(X), dtype=bool)
+            for t in range(3):
+                x, op, v = X[:, cols[i, t]], ops[i, t], vals[i, t]
+                # comparisons hold only between non-missing values
+                ok &= {0: x == v, 1: (x != v) & ~np.isnan(x) & ~np.isnan(v), 2: x < v,
+                       3: x <= v, 4: x > v, 5: x >= v, 6: np.isnan(x),
+                       7: ~np.isnan(x)}[int(op)]
+            expected.append(ok.sum())
+    got = count_matches(X, q)
+    np.testing.assert_array_equal(got, expected)
+    capped = count_matches(X, q, stop_above=1)
+    np.testing.assert_array_equal(np.minimum(capped, 2), np.minimum(expected, 2))
+
+
 def test_singled_out_hypergeometric():
     # a query matching m of N records singles out one of a random n-subset with probability
     # m·C(N−m, n−1)/C(N, n); N = 4, n = 2: m = 1 → 1/2, m = 2 → 2·2/6, m = 4 → 0

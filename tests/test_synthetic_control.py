@@ -101,3 +101,27 @@ def test_overlap_counts_identical_rows() -> None:
                for w in report.measures[0].warnings)
     report = evaluate(ori, ori, ["TVDistance"], control=ctl)
     assert not any("control" in w for w in report.measures[0].warnings)
+
+
+def test_example_config_validates() -> None:
+    root = Path(__file__).resolve().parents[1]
+    plan = load_config(root / "examples" / "synthetic_adult.json")
+    assert plan.control is not None and plan.control.path.is_file()
+    assert [v.name for v in plan.anonymized] == ["gaussian_copula", "maxent"]
+    assert all(v.path.is_file() for v in plan.anonymized)
+
+
+def test_attack_rates_section_in_the_html_report() -> None:
+    pytest.importorskip("matplotlib")
+    from anoneval.core.html import plugin_fragments
+    from anoneval.registry import build_registry
+
+    registry = build_registry(entry_points=False)
+    assert registry.pm.has_plugin("anoneval.plugins.attacks._report")
+    rate = {"value": 0.3, "error": 0.05}
+    entry = {"name": "Linkability", "label": "Linkability", "value": 0.2, "error": None,
+             "details": {"attack_rate": rate, "control_rate": rate, "baseline_rate": rate,
+                         "risk_ci": [0.1, 0.3], "n_attacks": 100, "confidence_level": 0.95}}
+    html = "".join(plugin_fragments(registry, entry, {}))
+    assert "attack success rates" in html and "data:image/png;base64," in html
+    assert "".join(plugin_fragments(registry, {**entry, "details": {}}, {})) == ""

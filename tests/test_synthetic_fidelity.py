@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from anoneval.core import evaluate
 
@@ -230,3 +232,20 @@ def test_missing_sklearn_names_the_extra(monkeypatch):
     for spec in ({"name": "PropensityMSE"}, {"name": "MLEfficacy", "params": {"target": "c"}}):
         m = evaluate(ori, ori, [spec]).measures[0]
         assert "pip install 'anoneval[synthetic]'" in m.error
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from("xy"),
+                          st.floats(-5, 5, allow_nan=False)), min_size=2, max_size=30),
+       st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("xy"),
+                          st.floats(-5, 5, allow_nan=False)), min_size=1, max_size=30),
+       st.randoms(use_true_random=False))
+def test_fidelity_bounds_and_row_order_invariance(real, released, rnd):
+    ori = pd.DataFrame(real, columns=["c", "d", "v"])
+    syn = pd.DataFrame(released, columns=["c", "d", "v"])
+    shuffled = syn.sample(frac=1, random_state=rnd.randint(0, 1000))
+    for name in ("TVDistance", "ContingencyDistance", "CategoryCoverageLoss"):
+        a = evaluate(ori, syn, [name]).measures[0]
+        b = evaluate(ori, shuffled, [name]).measures[0]
+        assert a.error is None and 0 <= a.value <= 1
+        assert a.value == pytest.approx(b.value, abs=1e-12)

@@ -24,8 +24,11 @@ from anoneval.plugins.similarity._mixed import is_numeric
 EQ, NE, LT, LE, GT, GE, ISNULL, NOTNULL = range(8)
 _CMP = {EQ: np.equal, NE: np.not_equal, LT: np.less, LE: np.less_equal, GT: np.greater,
         GE: np.greater_equal}
-#: Query × record cells evaluated per block.
+#: Query × record cells (or candidate pairs) evaluated per block.
 CHUNK_ELEMENTS = 1 << 22
+#: A query is checked on its most selective term's records when they are at most this
+#: fraction's inverse of all records.
+SPARSE_SHARE = 16
 
 
 class Queries:
@@ -68,40 +71,135 @@ def _holds(values: np.ndarray, ops: np.ndarray, vals: np.ndarray) -> np.ndarray:
 
 
 def _term(values: np.ndarray, op: int, vals: np.ndarray) -> np.ndarray:
+    """One operator; comparisons hold only between non-missing values."""
     if op == ISNULL:
         return np.isnan(values)
     if op == NOTNULL:
         return ~np.isnan(values)
+    if op == NE:
+        return (values != vals) & ~np.isnan(values) & ~np.isnan(vals)
     return _CMP[op](values, vals)
 
 
-def count_matches(X: np.ndarray, queries: Queries, stop_above: int | None = None) -> np.ndarray:
-    """How many records of ``X`` (records × columns, floats, NaN = missing) each query matches.
+class Records:
+    """A float matrix (records × columns, NaN = missing) with each column sorted once."""
 
-    Records are scanned in blocks (at most :data:`CHUNK_ELEMENTS` query × record cells each);
-    with ``stop_above``, a query is dropped once it matched more records than that (its count
-    is then only known to exceed ``stop_above``).
-    """
-    n, nq = len(X), len(queries)
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.XT = np.ascontiguousarray(X.T)  # a column per row: gathers copy contiguous memory
+        self.order = np.argsort(self.XT, axis=1, kind="stable")  # NaN last
+        self.sorted = np.take_along_axis(self.XT, self.order, axis=1)
+        self.valid = (~np.isnan(X)).sum(axis=0)
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def ranges(self, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Positions ``[a, b)`` (and for ``!=`` also ``[c, d)``) in the sorted columns of the
+        records each term matches."""
+        left = np.zeros(len(cols), dtype=np.int64)
+        right = np.zeros(len(cols), dtype=np.int64)
+        for j in np.unique(cols):
+            at = cols == j
+            col = self.sorted[j, :self.valid[j]]
+            left[at] = np.searchsorted(col, vals[at], side="left")
+            right[at] = np.searchsorted(col, vals[at], side="right")
+        valid, zero = self.valid[cols], np.zeros_like(left)
+        a = np.select([ops == GE, ops == GT, ops == ISNULL, ops == EQ],
+                      [left, right, valid, left], zero)
+        b = np.select([ops == EQ, ops == LE, ops == LT, ops == ISNULL, ops == NE],
+                      [right, right, left, np.full_like(left, len(self)), left], valid)
+        c = np.where(ops == NE, right, zero)
+        d = np.where(ops == NE, valid, zero)
+        blank = np.isnan(vals) & (ops != ISNULL) & (ops != NOTNULL)  # compared with missing
+        return a, np.where(blank, a, b), c, np.where(blank, c, d)
+
+
+def _expand(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Owner and position of every element of the ranges ``[starts[i], ends[i])``."""
+    lengths = np.maximum(ends - starts, 0)
+    owner = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return owner, starts[owner] + np.arange(len(owner)) - offsets[owner]
+
+
+def _sparse_counts(data: Records, q: Queries, first: np.ndarray,
+                   bounds: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Counts of queries with a selective term: its records, then the other terms on them."""
+    counts = np.zeros(len(q), dtype=np.int64)
+    a, b, c, d = bounds
+    size = np.maximum(b - a, 0) + np.maximum(d - c, 0)
+    start = 0
+    while start < len(q):
+        stop = start + max(1, int(np.searchsorted(np.cumsum(size[start:]), CHUNK_ELEMENTS,
+                                                  side="right")))
+        parts = [_expand(a[start:stop], b[start:stop]), _expand(c[start:stop], d[start:stop])]
+        qi = np.concatenate([p[0] for p in parts]) + start
+        pos = np.concatenate([p[1] for p in parts])
+        ri = data.order[q.cols[qi, first[qi]], pos]
+        keep = np.ones(len(qi), dtype=bool)
+        for t in range(q.cols.shape[1]):
+            other = first[qi] != t
+            if other.any():
+                i, r = qi[other], ri[other]
+                keep[other] &= _holds(data.X[r, q.cols[i, t]][:, None], q.ops[i, t],
+                                      q.vals[i, t, None])[:, 0]
+        counts[start:stop] = np.bincount(qi[keep] - start, minlength=stop - start)
+        start = stop
+    return counts
+
+
+def _dense_counts(data: Records, q: Queries, stop_above: int | None) -> np.ndarray:
+    """Counts by scanning blocks of records; with ``stop_above``, a query leaves the scan once
+    it matched more records than that."""
+    n, nq = len(data), len(q)
     counts = np.zeros(nq, dtype=np.int64)
-    if nq == 0 or n == 0:
-        return counts
-    XT = np.ascontiguousarray(X.T)  # a column per row: gathers copy contiguous memory
     active = np.arange(nq)
-    block = max(1024, CHUNK_ELEMENTS // nq)
+    block = max(1024, CHUNK_ELEMENTS // max(nq, 1))
     for lo in range(0, n, block):
-        rows = XT[:, lo:lo + block]
+        rows = data.XT[:, lo:lo + block]
         for qs in np.array_split(active, max(1, len(active) * rows.shape[1]
                                            // CHUNK_ELEMENTS + 1)):
-            q = queries.take(qs)
-            mask = _holds(rows[q.cols[:, 0]], q.ops[:, 0], q.vals[:, :1])
-            for t in range(1, q.cols.shape[1]):
-                mask &= _holds(rows[q.cols[:, t]], q.ops[:, t], q.vals[:, t:t + 1])
+            part = q.take(qs)
+            mask = _holds(rows[part.cols[:, 0]], part.ops[:, 0], part.vals[:, :1])
+            for t in range(1, part.cols.shape[1]):
+                mask &= _holds(rows[part.cols[:, t]], part.ops[:, t], part.vals[:, t:t + 1])
             counts[qs] += np.count_nonzero(mask, axis=1)
         if stop_above is not None:
             active = active[counts[active] <= stop_above]
-            if not len(active):
-                break
+        if not len(active):
+            break
+    return counts
+
+
+def count_matches(data: Records | np.ndarray, queries: Queries,
+                  stop_above: int | None = None) -> np.ndarray:
+    """How many records each query matches (records × columns floats, NaN = missing).
+
+    A query whose most selective term matches at most 1/:data:`SPARSE_SHARE` of the records
+    (found by binary search in the sorted columns) is checked on those records only; the
+    others scan the records in blocks of at most :data:`CHUNK_ELEMENTS` cells. With
+    ``stop_above``, a count above it is only known to exceed it.
+    """
+    data = data if isinstance(data, Records) else Records(data)
+    nq, m = queries.cols.shape
+    counts = np.zeros(nq, dtype=np.int64)
+    if nq == 0 or len(data) == 0:
+        return counts
+    flat = data.ranges(queries.cols.ravel(), queries.ops.ravel(), queries.vals.ravel())
+    a, b, c, d = (x.reshape(nq, m) for x in flat)
+    sizes = np.maximum(b - a, 0) + np.maximum(d - c, 0)
+    first = np.argmin(sizes, axis=1)
+    rows = np.arange(nq)
+    sparse = sizes[rows, first] * SPARSE_SHARE <= len(data)
+    if sparse.any():
+        at = np.flatnonzero(sparse)
+        counts[at] = _sparse_counts(data, queries.take(at), first[at],
+                                    tuple(x[at, first[at]] for x in (a, b, c, d)))
+    if (~sparse).any():
+        at = np.flatnonzero(~sparse)
+        counts[at] = _dense_counts(data, queries.take(at), stop_above)
     return counts
 
 
@@ -131,12 +229,13 @@ class SinglingOut(AttackMeasure):
     value of each and a random operator (==, != for categories; ==, !=, <, >, <=, >= for
     numbers; missing / not missing for a missing value).
 
-    Counts are taken over the records as given (anonymeter first drops duplicate rows, so two
-    identical people count as singled out). When fewer queries than ``n_attacks`` are found,
-    rates are over the queries found (a warning says so). When the original and the control
-    set differ in size, anonymeter rescales the control count to the original's size with a
-    fitted Cohen–Nissim curve, an extrapolation that is biased when the control set is much
-    smaller; here instead the *larger* set's success count is its exact hypergeometric
+    Comparisons hold only between non-missing values (a missing value matches only "is
+    missing"). Counts are taken over the records as given (anonymeter first drops duplicate
+    rows, so two identical people count as singled out). When fewer queries than ``n_attacks``
+    are found, rates are over the queries found (a warning says so). When the original and the
+    control set differ in size, anonymeter rescales the control count to the original's size
+    with a fitted Cohen–Nissim curve, an extrapolation that is biased when the control set is
+    much smaller; here instead the *larger* set's success count is its exact hypergeometric
     expectation for a random subset of the smaller set's size (``details.evaluated_size``), so
     both rates refer to data sets of one size and no fit is involved. See
     :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
@@ -166,11 +265,12 @@ class SinglingOut(AttackMeasure):
         if n_cols > len(columns):
             raise DataError(f"n_cols = {n_cols} exceeds the {len(columns)} columns")
         X_syn, X_ori, X_ctl, numeric = _encode(syn, ori, ctl)
+        released = Records(X_syn)
         rng = ctx.rng(1)
         if p.mode == "univariate":
-            queries = _univariate(X_syn, numeric, p.n_attacks, rng)
+            queries = _univariate(released, numeric, p.n_attacks, rng)
         else:
-            queries = _multivariate(X_syn, numeric, p.n_attacks, n_cols, p.max_attempts,
+            queries = _multivariate(released, numeric, p.n_attacks, n_cols, p.max_attempts,
                                     rng)
         n = len(queries)
         if n == 0:
@@ -182,9 +282,10 @@ class SinglingOut(AttackMeasure):
                             "rates are over those found")
         baseline = _random_queries(X_syn, numeric, n, n_cols, rng)
         size = min(len(ori), len(ctl))
-        n_success = singled_out(count_matches(X_ori, queries), len(ori), size)
-        n_base = singled_out(count_matches(X_ori, baseline), len(ori), size)
-        n_control = singled_out(count_matches(X_ctl, queries), len(ctl), size)
+        on_ori = Records(X_ori)
+        n_success = singled_out(count_matches(on_ori, queries), len(ori), size)
+        n_base = singled_out(count_matches(on_ori, baseline), len(ori), size)
+        n_control = singled_out(count_matches(Records(X_ctl), queries), len(ctl), size)
         return attack_result(n, n_success, n_base, n_control, p.confidence_level,
                              details={"mode": p.mode, "n_queries": n, "evaluated_size": size,
                                       "columns": columns},
@@ -216,10 +317,10 @@ def _encode(syn: pd.DataFrame, ori: pd.DataFrame, ctl: pd.DataFrame
     return mats[0], mats[1], mats[2], numeric
 
 
-def _keep_unique(X: np.ndarray, queries: Queries, seen: set[bytes], limit: int) -> Queries:
-    """The queries matching one record of ``X``, not seen before, at most ``limit``."""
+def _keep_unique(data: Records, queries: Queries, seen: set[bytes], limit: int) -> Queries:
+    """The queries matching one record, not seen before, at most ``limit``."""
     keep = []
-    hits = np.flatnonzero(count_matches(X, queries, stop_above=1) == 1)
+    hits = np.flatnonzero(count_matches(data, queries, stop_above=1) == 1)
     keys = queries.take(hits).keys() if len(hits) else []
     for i, key in zip(hits, keys, strict=True):
         if len(keep) >= limit:
@@ -238,8 +339,9 @@ def _concat(parts: list[Queries], n_terms: int) -> Queries:
                      for a in ("cols", "ops", "vals")))
 
 
-def _univariate(X: np.ndarray, numeric: np.ndarray, n_attacks: int,
+def _univariate(data: Records, numeric: np.ndarray, n_attacks: int,
                 rng: np.random.Generator) -> Queries:
+    X = data.X
     cols, ops, vals = [], [], []
     for j in range(X.shape[1]):
         x = X[:, j]
@@ -261,11 +363,12 @@ def _univariate(X: np.ndarray, numeric: np.ndarray, n_attacks: int,
     order = rng.permutation(len(cols))
     queries = Queries(np.array(cols, np.int64)[order, None], np.array(ops, np.int64)[order, None],
                       np.array(vals, float)[order, None])
-    return _keep_unique(X, queries, set(), n_attacks)
+    return _keep_unique(data, queries, set(), n_attacks)
 
 
-def _multivariate(X: np.ndarray, numeric: np.ndarray, n_attacks: int, n_cols: int,
+def _multivariate(data: Records, numeric: np.ndarray, n_attacks: int, n_cols: int,
                   max_attempts: int, rng: np.random.Generator, batch: int = 1000) -> Queries:
+    X = data.X
     medians = np.array([np.nanmedian(X[:, j]) if numeric[j] and not np.isnan(X[:, j]).all()
                         else np.nan for j in range(X.shape[1])])
     seen: set[bytes] = set()
@@ -279,7 +382,7 @@ def _multivariate(X: np.ndarray, numeric: np.ndarray, n_attacks: int, n_cols: in
         ops = np.where(numeric[cols] & (vals > medians[cols]), GE, LE)
         ops = np.where(numeric[cols], ops, EQ)
         ops = np.where(np.isnan(vals), ISNULL, ops)
-        kept = _keep_unique(X, Queries(cols, ops, vals), seen, n_attacks - n_found)
+        kept = _keep_unique(data, Queries(cols, ops, vals), seen, n_attacks - n_found)
         found.append(kept)
         n_found += len(kept)
         attempts += size
