@@ -76,6 +76,10 @@ def test_many_variants_share_the_control(files: Path) -> None:
     assert many.inputs["control"]["rows"] == 1000
     for r in many.variants:
         assert r.inputs["control"]["rows"] == 1000
+    from anoneval.core.html import inputs_html
+
+    assert "<tr><th>control</th>" in inputs_html(many)
+    assert "<tr><th>control</th>" in inputs_html(many.variants[0])
     assert many.variants[0]["Linkability"].value > many.variants[1]["Linkability"].value
 
 
