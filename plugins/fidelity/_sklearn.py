@@ -55,3 +55,12 @@ def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame], columns: Sequen
                 out.append(block[:, 1:] if drop_first else block)
                 start += n
     return [sparse.hstack(b, format="csr") for b in blocks]
+
+
+#: Largest design matrix (cells) handed to tree models as a dense float32 array.
+DENSE_CELLS = 50_000_000
+
+
+def for_trees(X: sparse.csr_matrix) -> sparse.csr_matrix | np.ndarray:
+    """Trees fit much faster on dense float32 (their internal type) than on sparse input."""
+    return X.toarray().astype(np.float32) if X.shape[0] * X.shape[1] <= DENSE_CELLS else X

@@ -11,7 +11,7 @@ from pydantic import Field
 from anoneval.core import Context, DataError, LossMeasure, MeasureResult, Params, hookimpl
 from anoneval.core.data import Microdata
 from anoneval.plugins.fidelity._common import pair
-from anoneval.plugins.fidelity._sklearn import design, sklearn
+from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
 from anoneval.plugins.similarity._mixed import is_numeric
 
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "f1_macro": True, "r2": True,
@@ -94,6 +94,8 @@ class MLEfficacy(LossMeasure):
             raise DataError(f"metric {metric!r} does not fit {task}; allowed: "
                             f"{', '.join(allowed)}")
         X_o, X_s, X_t = design(train_o, [train_o, train_s, test], features)
+        if p.model != "linear":
+            X_o, X_s, X_t = for_trees(X_o), for_trees(X_s), for_trees(X_t)
         seed = int(rng.integers(2**31 - 1))
         scores = [_score(self._model(task, seed), X, f[p.target], X_t, test[p.target], task,
                          metric) for X, f in ((X_s, train_s), (X_o, train_o))]

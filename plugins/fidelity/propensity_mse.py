@@ -10,7 +10,7 @@ from pydantic import Field
 
 from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair
-from anoneval.plugins.fidelity._sklearn import design, sklearn
+from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
 
 
 def pmse(scores: np.ndarray, c: float) -> float:
@@ -79,6 +79,7 @@ class PropensityMSE(LossMeasure):
         else:
             tree = sklearn("tree", self.name)
             rng = ctx.rng(6)
+            X = for_trees(X)
 
             def fitted(labels: np.ndarray) -> float:
                 model = tree.DecisionTreeClassifier(
