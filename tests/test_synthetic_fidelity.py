@@ -211,7 +211,7 @@ def test_ml_efficacy_copy_and_noise():
         assert m.value == pytest.approx(0, abs=1e-9)  # the same training data
         assert m.details["test_set"] == "control" and m.details["score"] > 0.8
     m = evaluate(ori, frame(2000, noise=True), [{"name": "MLEfficacy", "params": {
-        "target": "t", "features": ["a", "b", "c"], "metric": "accuracy"}}],
+        "target": "t", "features": ["a", "b", "c"], "metric": "accuracy", "model": "tree"}}],
         control=ctl).measures[0]
     assert m.value > 0.3  # random labels train a coin
     m = evaluate(ori, ori, [{"name": "MLEfficacy", "params": {

@@ -32,8 +32,9 @@ class MLEfficacy(LossMeasure):
     numbers standardised (missing → 0 plus an indicator), categories one-hot. ``task``:
     classification (metrics accuracy, balanced_accuracy, f1_macro) or regression (r2, mae,
     rmse); ``auto`` picks regression for a numeric target with more than 20 distinct values.
-    Models (scikit-learn): ``linear`` (logistic / ordinary least squares), ``tree`` (decision
-    tree, ``max_depth``), ``forest`` (random forest of 50 trees). The value is the loss
+    Models (scikit-learn): ``linear`` (default; logistic / ordinary least squares), ``tree``
+    (decision tree, ``max_depth``), ``forest`` (random forest of 50 trees); trees take minutes
+    on millions of records. The value is the loss
     metric(original-trained) − metric(release-trained), sign-flipped for the error metrics
     mae and rmse (higher = more loss; negative when the release trains a better model).
     ``details.score`` is the release-trained metric, ``details.score_original`` the other.
@@ -55,7 +56,8 @@ class MLEfficacy(LossMeasure):
                                                                       description="Task.")
         metric: Literal["auto", "accuracy", "balanced_accuracy", "f1_macro", "r2", "mae",
                         "rmse"] = Field("auto", description="auto: f1_macro or r2.")
-        model: Literal["linear", "tree", "forest"] = Field("tree", description="Model family.")
+        model: Literal["linear", "tree", "forest"] = Field(
+            "linear", description="Model family: linear (fast on large data), tree, forest.")
         max_depth: int | None = Field(8, ge=1, description="Depth of trees.")
         test_size: float = Field(0.3, gt=0, lt=1, description="Held-out share of the original "
                                                               "when no control set is given.")
