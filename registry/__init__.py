@@ -4,8 +4,7 @@ Sources, in load order:
 
 1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
    way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
-   imported lazily, the first time a name is used. Its ``hooks`` list names modules whose other
-   hookimpls (e.g. ``report_section``) are registered with the registry.
+   imported lazily, the first time a name is used.
 2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
    object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
 3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
@@ -39,6 +38,9 @@ ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
+#: Modules of built-in plugin families holding ``report_section`` hookimpls.
+BUILTIN_SECTIONS = ("anoneval.plugins.reidentification._report",
+                    "anoneval.plugins.attacks._report")
 
 
 def own_version() -> str:
@@ -149,6 +151,8 @@ class Registry:
         from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
 
         self.pm.register(BuiltinSections(), name="anoneval.report")
+        for module in BUILTIN_SECTIONS:  # the families' own report sections
+            self.pm.register(importlib.import_module(module), name=module)
 
     # -- adding --------------------------------------------------------------------------------
 
@@ -190,9 +194,6 @@ class Registry:
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
-            if kind == "hooks":
-                self._load_hook_modules(items, source)
-                continue
             if kind not in KINDS:
                 raise PluginError(f"{source}: unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
             if not isinstance(items, dict):
@@ -203,20 +204,6 @@ class Registry:
                     raise PluginError(f"{source}: {kind}.{name} needs a \"class\" string")
                 self.add(Entry(kind, name, source, distribution, version, target,
                                base_dir=path.parent))
-
-    def _load_hook_modules(self, modules: Any, source: str) -> None:
-        """Register each named module's hookimpls (report sections, lifecycle hooks)."""
-        if not isinstance(modules, list) or not all(isinstance(m, str) for m in modules):
-            raise PluginError(f"{source}: \"hooks\" must be a list of module names")
-        for name in modules:
-            if self.pm.has_plugin(name):
-                continue
-            try:
-                module = importlib.import_module(name)
-            except Exception as exc:
-                raise PluginError(f"{source}: cannot import hook module {name!r}: "
-                                  f"{type(exc).__name__}: {exc}") from exc
-            self.pm.register(module, name=name)
 
     def load_builtins(self) -> None:
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())

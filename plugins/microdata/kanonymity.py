@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import pandas as pd
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset, Microdata
@@ -13,6 +15,11 @@ from anoneval.plugins.microdata._common import (
     QIParams,
     released_classes,
     size_counts,
+)
+from anoneval.plugins.microdata._frequencies import (
+    frequencies,
+    note_wildcard,
+    sampling_weights,
 )
 
 
@@ -27,6 +34,14 @@ class KAnonymity(RiskMeasure):
     counts every record, suppressed ones included (they are in no class and carry no
     re-identification risk). Missing quasi-identifier values are a value of their own (with a
     warning), or suppressed cells with ``missing="suppressed"``.
+
+    sdcMicro's variants (``kAnon_violations``; Templ, Kowarik & Meindl 2015): with ``weights``
+    a record violates when the sum of the weights of its class, Fk, is below k (sdcMicro's
+    weighted violations); with ``missing="wildcard"`` a missing value matches any value and
+    records violate when their frequency fk from sdcMicro's ``freqCalc`` rule (``alpha`` for
+    partly missing keys; see ``_frequencies``) is below k. value is then the share of such
+    records, ``records_below_k`` their count; the class figures below stay exact-match.
+    ``per_record`` adds a table of each record's fk, Fk and violation, aligned with the rows.
 
     details, after ARX's sample risk models (``RiskModelSampleRisks``/``...Summary``/
     ``...Uniqueness``, reference notes §2). Like ARX, these risks are taken over the released
@@ -50,6 +65,17 @@ class KAnonymity(RiskMeasure):
     inputs = "either"
 
     class Params(QIParams):
+        missing: Literal["value", "suppressed", "wildcard"] = Field(  # type: ignore[assignment]
+            "value",
+            description="Missing values in quasi-identifiers: a value of their own (with a "
+                        "warning), suppressed cells, or a wildcard matching any value "
+                        "(sdcMicro's freqCalc, scaled by alpha).")
+        alpha: float = Field(1.0, ge=0, le=1, description="Weight of partly missing keys "
+                                                          "under missing='wildcard'.")
+        weights: str | None = Field(None, description="Sampling-weight column: records violate "
+                                                      "when their class's weight sum Fk < k.")
+        per_record: bool = Field(False, description="Add each record's fk, Fk and violation "
+                                                    "(details 'per_record').")
         k: int = Field(2, ge=1, description="Smallest class size allowed (classes of f < k "
                                             "violate).")
         risk_threshold: float = Field(
@@ -60,10 +86,23 @@ class KAnonymity(RiskMeasure):
             0, ge=0, description="List up to this many violating classes in details "
                                  "(quasi-identifier values and size, smallest first).")
 
+        @model_validator(mode="after")
+        def _weights(self) -> KAnonymity.Params:
+            if self.weights is not None and self.weights in self.quasi_identifiers:
+                raise ValueError(f"weights column {self.weights!r} is also a quasi-identifier")
+            if self.alpha != 1 and self.missing != "wildcard":
+                raise ValueError("alpha applies only with missing='wildcard'")
+            return self
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        data, cl = released_classes(original, anonymized, p, ctx)
+        wildcard = p.missing == "wildcard"
+        shared = p.model_copy(update={"missing": "value"}) if wildcard else p
+        since = len(ctx.warnings)
+        data, cl = released_classes(original, anonymized, shared, ctx)
+        if wildcard:
+            note_wildcard(ctx, since)
         f = cl.sizes
         n = cl.records
         released_records = int(f.sum())
@@ -90,6 +129,20 @@ class KAnonymity(RiskMeasure):
             "share_above_threshold": _share(f[at_risk].sum(), released_records),
             "class_size_counts": size_counts(f),
         }
+        if p.weights or wildcard or p.per_record:
+            w = sampling_weights(data, p.weights) if p.weights else None
+            freq = frequencies(data, list(p.quasi_identifiers), cl, w, wildcard, p.alpha)
+            row_f = freq.row_Fk if w is not None else freq.row_fk
+            below = row_f < p.k  # NaN (suppressed) compares False
+            if p.weights or wildcard:
+                value = _share(below.sum(), n)
+                details["frequency"] = "Fk" if w is not None else "fk"
+                details["records_below_k"] = int(below.sum())
+            if p.per_record:
+                table = pd.DataFrame({"fk": freq.row_fk, "Fk": freq.row_Fk, "violates": below})
+                if p.id is not None:
+                    table.insert(0, p.id, data.frame[p.id].to_numpy())
+                details["per_record"] = table
         if p.list_violations:
             details["violations"] = _violations(data, list(p.quasi_identifiers), cl, violating,
                                                 p.list_violations)

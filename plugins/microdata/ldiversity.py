@@ -12,6 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from anoneval.core.base import Context, MeasureResult, RiskMeasure
 from anoneval.core.data import Dataset
 from anoneval.plugins.microdata._common import QIParams, pair_counts, released_classes
+from anoneval.plugins.microdata._frequencies import sampling_weights
 
 #: Entropies within this of log(l) count as equal (log(2) from two equal counts is not exact).
 ENTROPY_TOLERANCE = 1e-9
@@ -38,6 +39,12 @@ class LDiversity(RiskMeasure):
     ``achieved_l`` (smallest number of distinct values in a class), ``achieved_entropy_l``
     (min exp H(E); pyCANON floors it), ``required_c`` for recursive (the largest r_1/(r_l+…);
     every class satisfies (c,l) exactly when c exceeds it), per attribute.
+
+    With ``weights`` (sampling weights) value is the estimated population share in violating
+    classes, Σ_{violating} w / Σ w (``weighted_records_in_violating_classes`` the sum); the
+    classes themselves are those of the sample. Classes match keys exactly (a missing value
+    equals only a missing value), as sdcMicro's ``ldiversity``, which defines no wildcard.
+    ``per_record`` adds each record's class size and violation, aligned with the rows.
     """
 
     name = "LDiversity"
@@ -54,6 +61,11 @@ class LDiversity(RiskMeasure):
             "distinct", description="Which l-diversity: distinct, entropy or recursive (c,l).")
         c: float | None = Field(None, gt=0, description="c of recursive (c,l)-diversity "
                                                          "(that variant only).")
+        weights: str | None = Field(None, description="Sampling-weight column: value becomes "
+                                                      "the weighted share in violating "
+                                                      "classes.")
+        per_record: bool = Field(False, description="Add each record's class size and "
+                                                    "violation (details 'per_record').")
 
         @field_validator("sensitive", mode="before")
         @classmethod
@@ -70,6 +82,10 @@ class LDiversity(RiskMeasure):
                                  f"got {self.l}")
             if self.variant == "recursive" and self.c is None:
                 raise ValueError("the recursive variant needs c")
+            if self.weights is not None and self.weights in (
+                    *self.quasi_identifiers, *self.sensitive):
+                raise ValueError(f"weights column {self.weights!r} is also a quasi-identifier "
+                                 "or sensitive attribute")
             if self.variant != "recursive" and self.c is not None:
                 raise ValueError(f"c is used only by the recursive variant, not by "
                                  f"{self.variant!r}")
@@ -96,7 +112,25 @@ class LDiversity(RiskMeasure):
             per_attribute[sa] = stats
         in_violating = int(cl.sizes[violates].sum())
         n = cl.records
-        return MeasureResult(value=in_violating / n if n else 0.0, details={
+        value = in_violating / n if n else 0.0
+        weighted = {}
+        if p.weights is not None:
+            w = sampling_weights(data, p.weights)
+            in_bad = np.zeros(len(row_class), dtype=bool)
+            in_bad[released_rows] = violates[row_class[released_rows]]
+            weighted = {"weighted_records": float(w.sum()),
+                        "weighted_records_in_violating_classes": float(w[in_bad].sum())}
+            value = float(w[in_bad].sum() / w.sum())
+        if p.per_record:
+            size = np.full(len(row_class), np.nan)
+            size[released_rows] = cl.sizes[row_class[released_rows]]
+            bad_row = np.zeros(len(row_class), dtype=bool)
+            bad_row[released_rows] = violates[row_class[released_rows]]
+            table = pd.DataFrame({"fk": size, "violates": bad_row})
+            if p.id is not None:
+                table.insert(0, p.id, data.frame[p.id].to_numpy())
+            weighted["per_record"] = table
+        return MeasureResult(value=value, details={**weighted,
             "variant": p.variant,
             "l": p.l,
             "c": p.c,

@@ -1,0 +1,1 @@
+"""Disclosure risk and information loss of perturbed numeric microdata (sdcMicro's measures)."""

@@ -1,0 +1,1 @@
+"""Re-identification risk models: individual and global risk, SUDA, population uniqueness."""

@@ -1,0 +1,266 @@
+"""Individual and global re-identification risk (Benedetti & Franconi; sdcMicro measure_risk)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, model_validator
+from scipy import special
+
+from anoneval.core.base import Context, MeasureResult, RiskMeasure
+from anoneval.core.data import Dataset, Microdata
+from anoneval.core.errors import DataError
+from anoneval.plugins.microdata._frequencies import (
+    frequencies,
+    note_wildcard,
+    sampling_weights,
+)
+from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
+from anoneval.plugins.reidentification._report import risk_histogram
+
+
+class IndividualRisk(RiskMeasure):
+    """Global risk: the expected number of re-identifications per record.
+
+    Sources: Benedetti & Franconi (1998), "Statistical and technological solutions for
+    controlled data dissemination", NTTS; Franconi & Polettini (2004), "Individual risk
+    estimation in μ-Argus: a review", PSD, LNCS 3050; sdcMicro's ``measure_risk``/``indivRisk``
+    (Templ, Kowarik & Meindl 2015, JSS 67(4)).
+
+    For a record whose key has sample frequency fk and weighted frequency Fk (see
+    ``missing``), p = fk/Fk, q = 1 − p. Without ``weights`` the risk is 1/fk. With weights it
+    is the posterior mean of 1/F under the negative-binomial superpopulation model,
+    r = Σ_h C(fk+h−1, h) p^fk q^h / (fk+h) = (p/fk)·₂F₁(1, 1; fk+1; q):
+
+    * ``method="exact"``: that formula, for any real fk > 0 (it gives p/q·ln(1/p) at fk = 1
+      and p/q − (p/q)²·ln(1/p) at fk = 2, μ-Argus's closed forms);
+    * ``method="approx"``: the same for fk ≤ 2 and Franconi & Polettini's approximation
+      p/(fk − q) for fk > 2 (sdcMicro's default).
+
+    Records with fk = Fk get 1/fk. Records suppressed on every quasi-identifier (or deleted by
+    ``id``) have risk 0. value = Σ r / n (n: every record). details:
+    ``expected_reidentifications`` (Σ r), ``records_above_threshold`` (r > ``risk_threshold``,
+    strict), ``sdcmicro_high_risk_records`` (r > median + 3·MAD and r > 0.1, sdcMicro's print),
+    ``mu_argus_threshold``: μ-Argus's risk threshold at the global level ``global_risk_level``
+    (risks sorted descending, the first new level r with Σ_{risks ≤ r} + r·#(risks > r) <
+    level·n; null when Σ r < level·n already, 0 when no level qualifies). With ``household``,
+    every member's household risk is 1 − Π(1 − r_i) over the household and
+    ``household_expected_reidentifications`` sums it over records. ``risk_histogram`` bins the
+    risks (20 bins over [0, 1]) for the report; ``per_record`` adds each row's ``fk``, ``Fk``,
+    ``risk`` (and ``household_risk``).
+
+    ``missing``: ``category`` (a missing key value is a value of its own), ``wildcard``
+    (sdcMicro's ``freqCalc`` rule: a missing value matches any value, other partly missing
+    keys count ``alpha``), or ``suppressed``. Weights below 1 can make Fk < fk (p > 1); those
+    records get 1/fk with a warning.
+
+    ``compat="sdcmicro"`` reproduces sdcMicro 5.8.1's defects: risk 0 for a non-integer
+    fk < 2 (possible with ``alpha`` < 1) and its ``exact`` series, which gives NaN at large fk
+    (NaN risks are left out of the sums, as sdcMicro's ``na.rm``).
+    """
+
+    name = "IndividualRisk"
+    description = ("Benedetti–Franconi individual risk and the global risk (expected "
+                   "re-identifications / n), as sdcMicro's measure_risk.")
+    accepts = ("microdata",)
+    inputs = "either"
+
+    class Params(RecordParams):
+        missing: Literal["category", "wildcard", "suppressed"] = Field(  # type: ignore[assignment]
+            "category",
+            description="Missing key values: a category of their own, a wildcard matching "
+                        "any value (sdcMicro's freqCalc, scaled by alpha), or suppressed cells.")
+        alpha: float = Field(1.0, ge=0, le=1,
+                             description="Weight of partly missing keys under "
+                                         "missing='wildcard' (sdcMicro's alpha).")
+        weights: str | None = Field(None, description="Sampling-weight column (Fk = sum of "
+                                                      "weights); without it risk = 1/fk.")
+        method: Literal["approx", "exact"] = Field(
+            "approx", description="Benedetti–Franconi risk: the approximation for fk > 2, or "
+                                  "the exact negative-binomial mean.")
+        household: str | None = Field(None, description="Household id column: adds the "
+                                                        "household risk 1 − Π(1 − r_i).")
+        risk_threshold: float = Field(0.1, gt=0, le=1,
+                                      description="details count records with risk above "
+                                                  "this (strict).")
+        global_risk_level: float = Field(0.01, gt=0, lt=1,
+                                         description="Global risk level of the μ-Argus "
+                                                     "threshold (sdcMicro's max_global_risk).")
+        compat: Literal["sdcmicro"] | None = Field(
+            None, description="'sdcmicro' reproduces sdcMicro's defects (risk 0 for "
+                              "non-integer fk < 2; NaN from its exact series).")
+
+        @model_validator(mode="after")
+        def _columns(self) -> IndividualRisk.Params:
+            for role, col in (("weights", self.weights), ("household", self.household)):
+                if col is not None and col in self.quasi_identifiers:
+                    raise ValueError(f"{role} column {col!r} is also a quasi-identifier")
+            if self.alpha != 1 and self.missing != "wildcard":
+                raise ValueError("alpha applies only with missing='wildcard'")
+            return self
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        since = len(ctx.warnings)
+        data, cl = classes(original, anonymized, p, ctx,
+                           "suppressed" if p.missing == "suppressed" else "value")
+        if p.missing == "wildcard":
+            note_wildcard(ctx, since)
+        qi = list(p.quasi_identifiers)
+        w = sampling_weights(data, p.weights) if p.weights else None
+        freq = frequencies(data, qi, cl, w, wildcard=p.missing == "wildcard", alpha=p.alpha)
+        risk_class = class_risk(freq.fk, freq.Fk, w is not None, p.method, p.compat, ctx)
+        row_class = freq.row_class
+        risk = np.zeros(len(row_class))
+        risk[row_class >= 0] = risk_class[row_class[row_class >= 0]]
+        n = cl.records
+        if n == 0:
+            raise DataError("no records to assess")
+        finite = ~np.isnan(risk)
+        if not finite.all():
+            ctx.warn(f"{int((~finite).sum())} records have an undefined (NaN) risk from "
+                     "sdcMicro's exact series; they are left out of the sums")
+        er = float(risk[finite].sum())
+        details = {
+            "records": n,
+            "suppressed_records": cl.suppressed_total,
+            "weighted": w is not None,
+            "method": p.method,
+            "expected_reidentifications": er,
+            "global_risk": er / n,
+            "risk_threshold": p.risk_threshold,
+            "records_above_threshold": int((risk[finite] > p.risk_threshold).sum()),
+            "sdcmicro_high_risk_records": _high_risk(risk[finite]),
+            "highest_risk": float(risk[finite].max()) if finite.any() else None,
+            "sample_uniques": int((freq.row_fk == 1).sum()),
+            "global_risk_level": p.global_risk_level,
+            "mu_argus_threshold": mu_argus_threshold(
+                np.concatenate([risk[finite], np.zeros(cl.deleted)]), p.global_risk_level),
+        }
+        details["risk_histogram"] = {**risk_histogram(risk),
+                                     "zero": int((risk[finite] == 0).sum())}
+        hh = None
+        if p.household is not None:
+            hh = household_risk(data, p.household, np.where(finite, risk, 0.0))
+            details["household_expected_reidentifications"] = float(hh.sum())
+            details["household_global_risk"] = float(hh.sum()) / n
+        if p.per_record:
+            cols = {"fk": freq.row_fk, "Fk": freq.row_Fk, "risk": risk}
+            if hh is not None:
+                cols["household_risk"] = hh
+            details["per_record"] = record_table(data, p.id, cols)
+        return MeasureResult(value=er / n, details=details)
+
+
+def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,
+               compat: str | None, ctx: Context | None = None) -> np.ndarray:
+    """Risk of each class from its fk and Fk (see :class:`IndividualRisk`)."""
+    if not weighted:
+        return 1.0 / fk
+    if compat == "sdcmicro":
+        return _sdcmicro_risk(fk, Fk, method)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pk = fk / Fk
+    over = pk > 1
+    if over.any() and ctx is not None:
+        ctx.warn(f"{int(over.sum())} keys have a weighted frequency Fk below their sample "
+                 "frequency fk (weights below 1); their risk is taken as 1/fk")
+    pk = np.minimum(pk, 1.0)
+    q = 1.0 - pk
+    same = (fk == Fk) | over
+    risk = 1.0 / fk
+    series = ~same & ((fk <= 2) if method == "approx" else True)
+    if series.any():  # once per distinct (fk, p): ₂F₁ is costly
+        pairs, inverse = np.unique(np.stack([fk[series], pk[series]]), axis=1,
+                                   return_inverse=True)
+        f_u, p_u = pairs
+        risk[series] = (p_u / f_u * special.hyp2f1(1.0, 1.0, f_u + 1.0, 1.0 - p_u))[
+            inverse.reshape(-1)]
+    if method == "approx":
+        big = ~same & (fk > 2)
+        risk[big] = pk[big] / (fk[big] - q[big])
+    return risk
+
+
+def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:
+    """sdcMicro 5.8.1's ``indivRisk``, branch for branch (its defects included)."""
+    with np.errstate(all="ignore"):
+        pk = fk / Fk
+        q = 1.0 - pk
+        risk = np.zeros(len(fk))
+        one, two = fk == 1, fk == 2
+        risk[one] = pk[one] / q[one] * np.log(1.0 / pk[one])
+        odds = pk[two] / q[two]
+        risk[two] = odds - odds**2 * np.log(1.0 / pk[two])
+        big = fk > 2
+        if method == "approx":
+            risk[big] = pk[big] / (fk[big] - q[big])
+        else:
+            for i in np.flatnonzero(big):
+                risk[i] = _sdcmicro_series(float(fk[i]), float(pk[i]))
+        same = fk == Fk
+        risk[same] = 1.0 / fk[same]
+    return risk
+
+
+def _sdcmicro_series(f: float, p: float) -> float:
+    """sdcMicro's series for the exact risk at fk > 2 (overflows to NaN for large fk)."""
+    f, p = np.float64(f), np.float64(p)  # numpy overflows to inf/NaN as R does
+    i = np.arange(0, math.floor(f - 3) + 1, dtype=np.float64)
+    b = ((f - 1 - i) ** 2 / ((i + 1) * (f - 2 - i))
+         * (p ** (i + 2 - f) - 1) / (p ** (i + 1 - f) - 1))
+    bb = float(np.sum((-1.0) ** (i + 1) * np.cumprod(b)))
+    a = (p ** (1 - f) - 1) / (f - 1)
+    eins = (p / (1 - p)) ** f
+    drei = np.power(-1.0, f) * np.log(p)
+    return float(eins * (a * (1 + bb) + drei))
+
+
+def _high_risk(risk: np.ndarray) -> int:
+    """sdcMicro's "obs. with higher risk": r > median + 3·MAD (scaled by 1.4826) and r > 0.1."""
+    if not len(risk):
+        return 0
+    med = np.median(risk)
+    mad = 1.4826 * np.median(np.abs(risk - med))
+    return int(((risk > med + 3 * mad) & (risk > 0.1)).sum())
+
+
+def mu_argus_threshold(risk: np.ndarray, level: float) -> float | None:
+    """μ-Argus's individual-risk threshold for a global risk level (sdcMicro's
+    ``measure_threshold``; μ-Argus 4.1 manual §2.3.4.1).
+
+    With risks sorted descending, the first new level r (after the highest) at which the sum of
+    the risks at or below r plus r times the number of records above r falls below
+    ``level``·n. None when the sum of all risks is already below it; 0 when no level does.
+    """
+    n = len(risk)
+    r = np.sort(risk)[::-1]
+    target = level * n
+    if r.sum() < target:
+        return None
+    levels_start = np.flatnonzero(np.r_[False, r[1:] != r[:-1]])  # first index of a new level
+    if not len(levels_start):
+        return 0.0
+    tail = np.cumsum(r[::-1])[::-1]  # Σ_{j ≥ i} r_j
+    ok = tail[levels_start] + r[levels_start] * levels_start < target
+    hit = np.flatnonzero(ok)
+    return float(r[levels_start[hit[0]]]) if len(hit) else 0.0
+
+
+def household_risk(data: Microdata, col: str, risk: np.ndarray) -> np.ndarray:
+    """1 − Π(1 − r_i) over each record's household (by ``col``), for every member."""
+    data.require([col], "household column")
+    codes, uniques = data.codes(col)
+    na = np.flatnonzero(np.asarray(pd.isna(uniques), dtype=bool))
+    missing = np.flatnonzero(np.isin(codes, na)) if len(na) else np.zeros(0, dtype=np.int64)
+    if len(missing):
+        raise DataError(f"household column {col!r}: row {int(missing[0])} has no household id "
+                        f"({len(missing)} row(s))")
+    with np.errstate(divide="ignore"):
+        log_safe = np.log1p(-np.minimum(risk, 1.0))
+    total = np.bincount(codes, weights=log_safe, minlength=len(uniques))
+    return -np.expm1(total[codes])
