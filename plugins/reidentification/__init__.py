@@ -1,1 +1,1 @@
-"""Re-identification risk models: individual and global risk, SUDA, population uniqueness."""
+"""Re-identification risk models: attacker models, population uniqueness, individual risk, SUDA."""

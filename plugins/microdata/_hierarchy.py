@@ -1,0 +1,253 @@
+"""ARX generalization hierarchies: read them, detect a release's levels, generalize raw values.
+
+A hierarchy is ARX's CSV (``value;level1;level2;…``, one row per raw value, column 0 the raw
+value, column ``i`` its generalization at level ``i``; see :class:`Hierarchy` and
+:func:`load_hierarchy` in ``_common``). This module adds what the measures need on top:
+
+* :func:`read_hierarchy` / :func:`read_hierarchies` load and check hierarchies (equal row
+  lengths, no raw value twice, every value at level ``i`` generalizing to one value at level
+  ``i + 1``);
+* :func:`detect_level` / :func:`release_levels` find the level a released column was
+  generalized to (the lowest level containing all its non-suppressed values, as a global
+  recoding produces), or check the ``levels`` a user gives;
+* :func:`generalize` maps raw values to a level; :func:`generalize_column` does it for a whole
+  column through its codes (one hierarchy lookup per distinct value, not per row), and
+  :func:`release_codes` expresses the result in a released column's codes, so that a population
+  can be grouped by the release's equivalence classes.
+
+Values are compared as text (:func:`as_text`: ``39.0`` → ``"39"``, missing → ``"NULL"``). The
+suppression token (default ``"*"``) is never looked up: a suppressed cell stays suppressed.
+Every error names the column and the offending value (and the hierarchy file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, model_validator
+
+from anoneval.core.base import Context
+from anoneval.core.data import Microdata
+from anoneval.core.errors import DataError
+from anoneval.plugins.microdata._common import (
+    Column,
+    Hierarchy,
+    QIParams,
+    column,
+    hierarchy_rows,
+    load_hierarchy,
+)
+
+__all__ = [
+    "Hierarchy",
+    "HierarchyParams",
+    "detect_level",
+    "generalize",
+    "generalize_column",
+    "level_matrix",
+    "read_hierarchies",
+    "read_hierarchy",
+    "release_codes",
+    "release_levels",
+]
+
+
+class HierarchyParams(QIParams):
+    """Params of measures that read ARX hierarchies: ``hierarchies`` and ``levels``."""
+
+    hierarchies: dict[str, str] = Field(
+        default_factory=dict,
+        description="ARX hierarchy CSV path per column (relative to the config file).")
+    levels: dict[str, int] = Field(
+        default_factory=dict,
+        description="Generalization level of a column in the release (detected from its "
+                    "values when not given); needs a hierarchy for that column.")
+
+    @model_validator(mode="after")
+    def _levels_have_hierarchies(self) -> HierarchyParams:
+        lacking = sorted(set(self.levels) - set(self.hierarchies))
+        if lacking:
+            raise ValueError(f"levels given for {lacking}, which have no hierarchy")
+        negative = {c: v for c, v in self.levels.items() if v < 0}
+        if negative:
+            raise ValueError(f"levels must be >= 0; got {negative}")
+        return self
+
+
+def _check_tree(h: Hierarchy) -> None:
+    """Each value at level i must generalize to a single value at level i + 1."""
+    for lev in range(h.height):
+        child, parent = h.codes[:, lev], h.codes[:, lev + 1]
+        pairs = np.unique(child * len(h.values) + parent)
+        kids = pairs // len(h.values)
+        dup = kids[1:] == kids[:-1]
+        if dup.any():
+            value = h.values[int(kids[1:][dup][0])]
+            parents = sorted({str(h.values[int(p)]) for c, p in zip(child, parent, strict=True)
+                              if c == kids[1:][dup][0]})
+            raise DataError(
+                f"hierarchy {h.path}: value {value!r} at level {lev} generalizes to several "
+                f"values at level {lev + 1} ({', '.join(map(repr, parents))}); a hierarchy "
+                "must be a tree")
+
+
+def read_hierarchy(path: str | Path, token: str = "*") -> Hierarchy:
+    """Load an ARX hierarchy CSV and check it is a consistent tree.
+
+    Errors (:class:`DataError`, naming the file): unreadable or empty file, rows of different
+    lengths (inconsistent depth), a raw value listed twice, a value generalizing to two
+    different values at the next level. A hierarchy whose last column is not one root gets
+    an extra top level ``token`` (as ARX adds ``*``).
+    """
+    h = load_hierarchy(Path(path), token)
+    _check_tree(h)
+    return h
+
+
+def read_hierarchies(paths: Mapping[str, str | Path], ctx: Context | None = None,
+                     token: str = "*") -> dict[str, Hierarchy]:
+    """:func:`read_hierarchy` for each ``{column: path}``; paths relative to the config file."""
+    out = {}
+    for col, path in paths.items():
+        try:
+            out[col] = read_hierarchy(ctx.path(path) if ctx is not None else Path(path), token)
+        except DataError as exc:
+            raise DataError(f"hierarchy of column {col!r}: {exc}") from exc
+    return out
+
+
+def level_matrix(h: Hierarchy) -> np.ndarray:
+    """Boolean matrix (values × levels): ``[v, i]`` is True when value ``v`` is at level i."""
+    occ = np.zeros((len(h.values), h.height + 1), dtype=bool)
+    occ[h.codes, np.arange(h.height + 1)[None, :]] = True
+    return occ
+
+
+def detect_level(h: Hierarchy, texts: np.ndarray, col: str, token: str = "*") -> int:
+    """The lowest level of ``h`` that contains every value of ``texts`` (distinct values).
+
+    Values equal to ``token`` (suppressed cells) are ignored; when nothing else is left the
+    level is the top. Errors name the column and value: a value found in no level of the
+    hierarchy, or values found at no common level (the column was not generalized to one
+    level, e.g. by local recoding).
+    """
+    texts = np.asarray(texts, dtype=object)
+    texts = texts[texts != token]
+    if not len(texts):
+        return h.height
+    vid = h.values.get_indexer(texts)
+    if (vid < 0).any():
+        bad = [str(t) for t in texts[vid < 0]]
+        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+        raise DataError(
+            f"column {col!r}: released value(s) {', '.join(map(repr, bad[:5]))}{more} found in "
+            f"no level of hierarchy {h.path}")
+    occ = level_matrix(h)[vid]
+    common = occ.all(axis=0)
+    if common.any():
+        return int(np.argmax(common))
+    first = occ.argmax(axis=1)
+    a = int(np.argmin(first))
+    b = int(np.flatnonzero(~occ[:, int(first[a])])[0])
+    raise DataError(
+        f"column {col!r}: the released values lie at no common level of hierarchy {h.path} "
+        f"(e.g. {texts[a]!r} is at level(s) {np.flatnonzero(occ[a]).tolist()}, {texts[b]!r} at "
+        f"{np.flatnonzero(occ[b]).tolist()}); give 'levels' or release one level per column")
+
+
+def release_levels(data: Microdata, columns: list[str], hierarchies: Mapping[str, Hierarchy],
+                   levels: Mapping[str, int] | None = None, token: str = "*",
+                   missing: str = "value") -> dict[str, int]:
+    """The level of each of ``columns`` in the released ``data``.
+
+    A column without a hierarchy is at level 0 (compared as is). A level given in ``levels``
+    must lie in ``0..height`` and every non-suppressed value of the column must be at that
+    level; otherwise the level is detected (:func:`detect_level`).
+    """
+    levels = dict(levels or {})
+    out = {}
+    for col in columns:
+        h = hierarchies.get(col)
+        if h is None:
+            out[col] = 0
+            continue
+        c = column(data, col, token, missing)
+        used = np.flatnonzero(np.bincount(c.codes, minlength=len(c.texts)))  # no sort
+        texts = c.texts[used]
+        if col not in levels:
+            out[col] = detect_level(h, texts, col, token)
+            continue
+        lev = levels[col]
+        if not 0 <= lev <= h.height:
+            raise DataError(f"column {col!r}: level {lev} outside 0..{h.height} of hierarchy "
+                            f"{h.path}")
+        texts = texts[texts != token]
+        at = pd.Index(h.values[np.unique(h.codes[:, lev])])
+        bad = texts[at.get_indexer(texts) < 0]
+        if len(bad):
+            raise DataError(f"column {col!r}: released value {bad[0]!r} is not at level {lev} "
+                            f"of hierarchy {h.path}")
+        out[col] = lev
+    return out
+
+
+def generalize(h: Hierarchy, texts: np.ndarray, level: int, col: str) -> np.ndarray:
+    """The level-``level`` generalization (text) of each raw value in ``texts``.
+
+    An error names the column and the raw values missing from the hierarchy's first column.
+    """
+    if not 0 <= level <= h.height:
+        raise DataError(f"column {col!r}: level {level} outside 0..{h.height} of hierarchy "
+                        f"{h.path}")
+    rows = hierarchy_rows(h, np.asarray(texts, dtype=object), col)
+    return np.asarray(h.values[h.codes[rows, level]], dtype=object)
+
+
+def generalize_column(data: Microdata, col: str, h: Hierarchy | None, level: int,
+                      token: str = "*", missing: str = "value") -> Column:
+    """Column ``col`` of raw ``data`` generalized to ``level`` (cached on ``data``).
+
+    Works on the column's distinct values: codes are remapped, no per-row lookups. Cells equal
+    to ``token`` stay suppressed. Without a hierarchy (``h`` None) the column is returned as
+    is (level 0). Missing values are looked up as ``"NULL"`` (ARX's text for them).
+    """
+    raw = column(data, col, token, missing)
+    if h is None:
+        return raw
+
+    def compute() -> Column:
+        used = np.zeros(len(raw.texts), dtype=bool)
+        used[raw.codes] = True
+        if raw.token >= 0:
+            used[raw.token] = False
+        gen = np.full(len(raw.texts), token, dtype=object)
+        idx = np.flatnonzero(used)
+        gen[idx] = generalize(h, raw.texts[idx], level, col)
+        codes, uniques = pd.factorize(gen)
+        texts = np.asarray(uniques, dtype=object)
+        tok = np.flatnonzero(texts == token)
+        is_tok = (codes == tok[0]) if len(tok) else np.zeros(len(codes), dtype=bool)
+        return Column(codes[raw.codes].astype(np.int64), texts,
+                      int(tok[0]) if len(tok) and is_tok[raw.codes].any() else -1,
+                      raw.n_missing)
+
+    return data.cached(("anoneval.microdata.generalized", col, h.path, id(h), level, token,
+                        missing), compute)
+
+
+def release_codes(gen: Column, rel: Column) -> np.ndarray:
+    """``gen``'s cells as codes of the released column ``rel`` (-1: value absent there).
+
+    Matches by text, so a population generalized with :func:`generalize_column` can be grouped
+    by the release's classes. The suppression token maps to ``rel``'s token code.
+    """
+    first = pd.Series(np.arange(len(rel.texts)), index=pd.Index(rel.texts, dtype=object))
+    first = first[~first.index.duplicated()]
+    if rel.token >= 0:
+        first[rel.texts[rel.token]] = rel.token
+    lookup = first.index.get_indexer(pd.Index(gen.texts, dtype=object))
+    lookup = np.where(lookup >= 0, first.to_numpy()[np.maximum(lookup, 0)], -1)
+    return lookup[gen.codes] if len(gen.codes) else np.zeros(0, dtype=np.int64)

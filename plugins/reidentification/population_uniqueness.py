@@ -1,0 +1,156 @@
+"""Population uniqueness: the estimated share of the population that is unique on the QIs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from anoneval.core.base import Context, MeasureResult, RiskMeasure
+from anoneval.core.data import Dataset
+from anoneval.core.errors import DataError
+from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.plugins.reidentification._uniqueness import (
+    Estimate,
+    Histogram,
+    pitman,
+    snb,
+    zayatz,
+)
+
+MODELS = ("zayatz", "pitman", "snb")
+
+
+class PopulationUniqueness(RiskMeasure):
+    """Estimated population uniques / N from the release's class-size histogram.
+
+    Sources: Dankar, El Emam, Neisa & Roffey (2012), "Estimating the re-identification risk of
+    clinical data sets", BMC Med Inform Decis Mak 12:66 (the decision rule); Zayatz (1991);
+    Pitman (1996) with Hoshino's (2001) maximum-likelihood fit; the shifted negative binomial
+    (SNB) of Chen & McNulty (1998); ARX's ``RiskModelPopulationUniqueness``. Formulas in
+    ``_uniqueness``.
+
+    The sample is the n released records that are not suppressed (ARX's ``RiskModelHistogram``);
+    u_i = number of classes of size i. Population size N = ``population_size``, or as ARX's
+    ``ARXPopulationModel.create(records, f)``: N = round(records / ``sampling_fraction``),
+    records counting suppressed records too; the fraction used by the models is n / N.
+    value = estimated population uniques / N (ARX's ``getFractionOfUniqueTuples``: divided by
+    the population, not the sample). ``model``:
+
+    * ``dankar`` (default): no sample uniques → 0 (``model_used`` = dankar); f ≤ 0.1 → Pitman
+      if available, else Zayatz; f > 0.1 → the smaller of the available Zayatz and SNB.
+    * ``zayatz``, ``pitman``, ``snb``: that estimator.
+
+    Solvers are Newton–Raphson bounded by ``max_iterations`` per start and
+    ``total_iterations`` in all (ARX bounds them by time). A model that does not converge (or
+    leaves [0, N]) gives value null with the reason in details and a warning; details always
+    hold every model's estimate (``estimates``, null when not available, ``reasons``).
+
+    ``compat: "arx"`` reproduces ARX: its SNB variant (the K estimate subtracts 1 per histogram
+    entry and the second moment equation has the exponent +(α+2) instead of −(α+2), so SNB is
+    rarely available), an unavailable estimate counts as 0, and its decision rule: for
+    f > 0.1 when SNB is available, SNB unless Zayatz < SNB; Pitman is taken when not 0.
+    """
+
+    name = "PopulationUniqueness"
+    description = "Estimated share of the population that is unique on the quasi-identifiers."
+    accepts = ("microdata",)
+    inputs = "either"
+
+    class Params(QIParams):
+        model: Literal["dankar", "zayatz", "pitman", "snb"] = Field(
+            "dankar", description="Estimator: dankar (decision rule), zayatz, pitman or snb.")
+        population_size: int | None = Field(
+            None, ge=1, description="Population size N (>= the released records).")
+        sampling_fraction: float | None = Field(
+            None, gt=0, le=1, description="Sampling fraction f in (0, 1]: N = round(records "
+                                          "/ f).")
+        compat: Literal["arx"] | None = Field(
+            None, description="'arx': ARX's SNB variant and decision rule.")
+        max_iterations: int = Field(100, ge=1, description="Newton iterations per start.")
+        total_iterations: int = Field(1500, ge=1, description="Newton iterations in all.")
+
+        @model_validator(mode="after")
+        def _one_size(self) -> PopulationUniqueness.Params:
+            if (self.population_size is None) == (self.sampling_fraction is None):
+                raise ValueError("give exactly one of population_size and sampling_fraction")
+            return self
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        _, cl = released_classes(original, anonymized, p, ctx)
+        n = int(cl.sizes.sum())
+        records = cl.records
+        if p.population_size is not None:
+            N = p.population_size
+        else:
+            N = int(np.floor(records / float(p.sampling_fraction) + 0.5))  # Java Math.round
+        if n > N or records - cl.deleted > N:
+            raise DataError(f"population size {N} is smaller than the sample "
+                            f"({records - cl.deleted} records): population_size must be at "
+                            "least the number of records")
+        sizes, counts = np.unique(cl.sizes, return_counts=True)
+        h = Histogram(sizes, counts, float(N))
+        c1 = h.classes_of_size(1)
+        arx = p.compat == "arx"
+        details: dict[str, object] = {
+            "records": records, "released_records": n, "population_size": N,
+            "sampling_fraction": n / N if N else None, "sample_uniques": int(c1),
+            "classes": len(cl.sizes), "compat": p.compat,
+        }
+        if n == 0:
+            raise DataError("every record is suppressed: no sample to estimate from")
+        it = {"max_iterations": p.max_iterations, "total_iterations": p.total_iterations}
+        est: dict[str, Estimate] = {
+            "zayatz": zayatz(h),
+            "pitman": pitman(h, compat_arx=arx, **it),
+            "snb": snb(h, compat_arx=arx, **it),
+        }
+        if arx:  # ARX: a NaN or zero estimate is "not available" and reads as 0
+            for e in est.values():
+                if e.uniques is None:
+                    e.uniques = 0.0
+        if p.model == "dankar":
+            used, chosen = _dankar(est, h, arx)
+        else:
+            used, chosen = p.model, est[p.model]
+        details.update(
+            model=p.model, model_used=used,
+            estimated_uniques=chosen.uniques,
+            estimates={m: est[m].uniques for m in MODELS},
+            estimate_shares={m: (est[m].uniques / N if est[m].uniques is not None else None)
+                             for m in MODELS},
+            reasons={m: est[m].reason for m in MODELS if est[m].reason},
+            solver={m: {"iterations": est[m].iterations, **(est[m].parameters or {})}
+                    for m in ("pitman", "snb")},
+        )
+        if chosen.uniques is None:
+            reason = chosen.reason or f"{used} is not available"
+            details["reason"] = reason
+            ctx.warn(f"population uniqueness not available: {reason}")
+            return MeasureResult(value=None, details=details)
+        return MeasureResult(value=chosen.uniques / N, details=details)
+
+
+def _dankar(est: dict[str, Estimate], h: Histogram, arx: bool) -> tuple[str, Estimate]:
+    """Dankar et al.'s decision rule: which estimate to use (and its name)."""
+    if h.classes_of_size(1) == 0:
+        return "dankar", Estimate(0.0)
+    z, pt, sn = est["zayatz"], est["pitman"], est["snb"]
+    if arx:
+        def valid(e: Estimate) -> bool:
+            return e.uniques is not None and e.uniques != 0
+        if h.f <= 0.1:
+            return ("pitman", pt) if valid(pt) else ("zayatz", z)
+        if valid(sn):
+            return ("zayatz", z) if (z.uniques or 0.0) < (sn.uniques or 0.0) else ("snb", sn)
+        return "zayatz", z
+    if h.f <= 0.1:
+        return ("pitman", pt) if pt.uniques is not None else ("zayatz", z)
+    if sn.uniques is not None and (z.uniques is None or sn.uniques < z.uniques):
+        return "snb", sn
+    if z.uniques is None and sn.uniques is None:
+        return "zayatz", Estimate(None, "neither Zayatz nor SNB is available")
+    return "zayatz", z

@@ -1,0 +1,135 @@
+"""Re-identification risk under the prosecutor, journalist and marketer attacker models."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from anoneval.core.base import Context, MeasureResult, RiskMeasure, released
+from anoneval.core.data import Dataset, Microdata
+from anoneval.core.errors import DataError
+from anoneval.plugins.microdata._common import released_classes
+from anoneval.plugins.microdata._population import (
+    PopulationParams,
+    population_counts,
+    population_dataset,
+)
+
+
+class ReidentificationRisk(RiskMeasure):
+    """Success rate of a re-identification attack (prosecutor, journalist or marketer).
+
+    Source: El Emam & Dankar (2008), "Protecting privacy using k-anonymity", JAMIA 15(5); El
+    Emam (2013), "Guide to the de-identification of personal health information"; ARX's
+    ``RiskModelSampleSummary`` (Prasser et al.). Classes are the groups of identical
+    quasi-identifier tuples among the n released records that are not suppressed (all
+    quasi-identifiers equal ``suppression_token``); suppressed records are left out of every
+    figure, as in ARX. For a class E of f_E released records and F_E population records:
+
+    * ``prosecutor`` (the target is known to be in the release): success rate = #classes / n
+      (the mean over records of 1/f_E); ``highest_risk`` = 1/min f_E; ``records_at_risk`` =
+      Σ{f_E : 1/f_E > risk_threshold} / n (strict ``>``).
+    * ``journalist`` (the target is any member of the population): ``highest_risk`` =
+      1/min F_E; ``records_at_risk`` = Σ{f_E : 1/F_E > risk_threshold} / n; success rate =
+      max(#classes / Σ F_E, Σ_E (f_E/F_E) / n).
+    * ``marketer`` (re-identify as many as possible): success rate = Σ_E (f_E/F_E) / n;
+      ``highest_risk`` and ``records_at_risk`` are the journalist's.
+
+    The population (journalist, marketer) is the ``population`` file or the original
+    dataset, generalized to the release's levels: each quasi-identifier with a hierarchy in
+    ``hierarchies`` is generalized to the level its released values are at (or ``levels``);
+    the others are compared as text. Its rows need not align with the release's; all its
+    records count (ARX counts suppressed records of the superset too). Without a population
+    the journalist equals the prosecutor in ARX; here it is an error. value = the success rate;
+    details add ``records_at_risk_count`` and, with ``per_record``, a table aligned with the
+    released rows (class size f, population size F, risk 1/f or 1/F; null when suppressed).
+    """
+
+    name = "ReidentificationRisk"
+    description = "Success rate of a prosecutor, journalist or marketer re-identification attack."
+    accepts = ("microdata",)
+    inputs = "either"
+
+    class Params(PopulationParams):
+        attacker: Literal["prosecutor", "journalist", "marketer"] = Field(
+            "prosecutor", description="Attacker model: prosecutor, journalist or marketer.")
+        risk_threshold: float = Field(
+            0.2, gt=0, le=1, description="Records whose risk exceeds this (strict >) are at "
+                                         "risk; 0.2 = classes smaller than 5.")
+        per_record: bool = Field(False, description="Add a per-record table to details.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        if p.attacker == "prosecutor":  # the original matters only to align deleted ids
+            data, cl = released_classes(original if p.id is not None else None,
+                                        released(original, anonymized), p, ctx)
+            F = None
+        else:
+            release = released(original, anonymized)
+            if anonymized is None and p.population is None:
+                raise DataError(f"the {p.attacker} attacker needs a population besides the "
+                                "release: give the original and the anonymized data, or "
+                                "'population'")
+            data, cl = released_classes(None, release, p, ctx)
+            pop = population_dataset(original if anonymized is not None else None, p, ctx,
+                                     f"the {p.attacker} attacker")
+            if not isinstance(data, Microdata):
+                raise DataError(f"expected microdata, got {data.kind}")
+            counts = population_counts(pop, data, cl, p, ctx)
+            F = counts.F
+        f = cl.sizes
+        n = int(f.sum())
+        details: dict[str, object] = {
+            "attacker": p.attacker,
+            "records": cl.records,
+            "released_records": n,
+            "suppressed_records": cl.suppressed_total,
+            "classes": len(f),
+            "risk_threshold": p.risk_threshold,
+        }
+        if n == 0:
+            ctx.warn("every record is suppressed: no class, no re-identification risk")
+            details.update(success_rate=0.0, highest_risk=0.0, records_at_risk=0.0,
+                           records_at_risk_count=0)
+            return MeasureResult(value=0.0, details=details)
+        size = f if F is None else F
+        at_risk = 1.0 / size > p.risk_threshold
+        if F is None:
+            success = len(f) / n
+        else:
+            marketer = float((f / F).sum()) / n
+            success = marketer if p.attacker == "marketer" else max(len(f) / F.sum(), marketer)
+            details["population_records"] = counts.population_records
+            details["population_in_release_classes"] = int(F.sum())
+            details["levels"] = counts.levels
+        details.update(
+            success_rate=success,
+            highest_risk=1.0 / float(size.min()),
+            records_at_risk=float(f[at_risk].sum()) / n,
+            records_at_risk_count=int(f[at_risk].sum()),
+        )
+        if p.per_record:
+            details["per_record"] = _per_record(cl.row_class(), f, F, data, p.id)
+        return MeasureResult(value=success, details=details)
+
+
+def _per_record(row_class: np.ndarray, f: np.ndarray, F: np.ndarray | None, data: Microdata,
+                id_col: str | None) -> pd.DataFrame:
+    """Class size, population size and risk of each released row (null when suppressed)."""
+    ok = row_class >= 0
+    rc = np.maximum(row_class, 0)
+    out = pd.DataFrame({"class": np.where(ok, row_class, -1),
+                        "class_size": pd.array(np.where(ok, f[rc], 0), dtype="Int64")})
+    out.loc[~ok, "class_size"] = pd.NA
+    size = f if F is None else F
+    if F is not None:
+        out["population_size"] = pd.array(F[rc], dtype="Int64")
+        out.loc[~ok, "population_size"] = pd.NA
+    out["risk"] = np.where(ok, 1.0 / size[rc], np.nan)
+    if id_col is not None and id_col in data.frame.columns:
+        out.insert(0, id_col, data.frame[id_col].to_numpy())
+    return out
