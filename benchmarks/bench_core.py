@@ -14,7 +14,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Context, Evaluator, MeasureResult, Microdata, RiskMeasure
+from anoneval.core import Evaluator
+from anoneval.core.api import Context, MeasureResult, Microdata, RiskMeasure
 from anoneval.registry import build_registry
 
 

@@ -25,14 +25,13 @@ import numpy as np
 import pandas as pd
 from pycanon import anonymity
 
-from anoneval.core import Microdata
-from anoneval.core.base import Context
-from anoneval.plugins.microdata.aecs import AECS
-from anoneval.plugins.microdata.dm import DM
-from anoneval.plugins.microdata.dmstar import DMStar
+from anoneval.core.api import Context, Microdata
+from anoneval.plugins.generalization.aecs import AECS
+from anoneval.plugins.generalization.dm import DM
+from anoneval.plugins.generalization.dmstar import DMStar
+from anoneval.plugins.generalization.nonuniform_entropy import NonUniformEntropy
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
-from anoneval.plugins.microdata.nonuniform_entropy import NonUniformEntropy
 
 DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",

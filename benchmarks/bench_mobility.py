@@ -32,8 +32,7 @@ from bisect import bisect_left
 import numpy as np
 
 from anoneval.core import Evaluator
-from anoneval.core.base import Context
-from anoneval.core.data import Trajectories
+from anoneval.core.api import Context, Trajectories
 from anoneval.plugins.distances.martinez2021 import Martinez2021
 
 R_KM = 6371.0088

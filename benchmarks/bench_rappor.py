@@ -23,10 +23,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Context, Microdata
-from anoneval.plugins.rappor import _channels as ch
-from anoneval.plugins.rappor.mi_leakage import MILeakage
-from anoneval.plugins.rappor.randomized_response import RandomizedResponse
+from anoneval.core.api import Context, Microdata
+from anoneval.plugins.perturbation import _channels as ch
+from anoneval.plugins.perturbation.mi_leakage import MILeakage
+from anoneval.plugins.perturbation.randomized_response import RandomizedResponse
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:

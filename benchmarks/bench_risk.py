@@ -24,8 +24,7 @@ import numpy as np
 import pandas as pd
 from pycanon import anonymity
 
-from anoneval.core import Microdata
-from anoneval.core.base import Context
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.microdata.alpha_kanonymity import AlphaKAnonymity
 from anoneval.plugins.microdata.beta_likeness import BetaLikeness
 from anoneval.plugins.microdata.delta_disclosure import DeltaDisclosure

@@ -29,8 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Microdata
-from anoneval.core.base import Context
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.reidentification.individual_risk import IndividualRisk
 from anoneval.plugins.reidentification.suda import SUDA
 

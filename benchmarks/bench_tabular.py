@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Context, Microdata
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.tabular.dominance import Dominance
 from anoneval.plugins.tabular.ppercent import PPercent
 from anoneval.plugins.tabular.pqrule import PQRule

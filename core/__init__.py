@@ -1,4 +1,4 @@
-"""anoneval's core: plugin base classes, data kinds, the evaluator and the report.
+"""anoneval's Python API: evaluate datasets and read the report (plugins: ``anoneval.core.api``).
 
 The Python API benchmarks embed::
 
@@ -7,31 +7,33 @@ The Python API benchmarks embed::
     report.to_frame()
 """
 
-from anoneval.core.base import (
+from anoneval.core.api import (
+    AnonevalError,
+    ConfigError,
     Context,
+    DataError,
+    Dataset,
     Distance,
     LossMeasure,
     Measure,
     MeasureResult,
+    Microdata,
     Params,
     Plugin,
+    PluginError,
     PluginRef,
     RiskMeasure,
     SynthesisResult,
     Synthesizer,
+    Table,
+    Trajectories,
+    UnknownPluginError,
+    hookimpl,
     plugin_ref,
     released,
 )
-from anoneval.core.data import Dataset, Microdata, Table, Trajectories, load
-from anoneval.core.errors import (
-    AnonevalError,
-    ConfigError,
-    DataError,
-    PluginError,
-    UnknownPluginError,
-)
+from anoneval.core.data import load
 from anoneval.core.evaluator import Evaluator, evaluate, evaluate_many
-from anoneval.core.hookspecs import hookimpl
 from anoneval.core.report import MeasureReport, MultiReport, Report
 
 __all__ = [

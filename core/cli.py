@@ -1,41 +1,62 @@
-"""The ``anoneval`` command line.
+"""The ``anoneval`` command line (click): the built-in commands and the plugins' commands.
 
-Exit codes: 0 success; 1 some measures failed (the report is still written); 2 a config, input
-or plugin error (nothing was evaluated).
+Exit codes: 0 success; 1 some measures failed (the report is still written); 2 a config,
+input, plugin or usage error (nothing was evaluated); 3 ``run --strict`` and a threshold
+FAILed; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). Plugins add commands through the
+``register_commands(cli)`` hook (the built-in ``sweep`` and ``architecture`` do).
 """
 
 from __future__ import annotations
 
-import argparse
-import inspect
+import copy
 import json
+import os
+import signal
 import sys
-import types
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from types import FrameType
+from typing import Any
 
-from anoneval.core.base import to_jsonable
-from anoneval.core.config import config_schema, load_config
-from anoneval.core.errors import AnonevalError
+import click
+
+from anoneval.core.atomic import remove_live
+from anoneval.core.commands import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_MEASURE_FAILED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_THRESHOLD_FAILED,
+    command_registry,
+    quiet_option,
+    registry_option,
+)
+from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.outputs import check_outputs
+from anoneval.core.plugin_docs import (
+    KIND_TITLES,
+    describe_params,
+    plugin_reference,
+    plugins_markdown,
+)
 from anoneval.core.progress import progress_wanted
 from anoneval.core.report import MultiReport, Report
+from anoneval.core.workflows import load_workflow_config, workflow_name, workflows
 from anoneval.registry import Registry, build_registry, own_version, plugin_info
 
-EXIT_OK, EXIT_MEASURE_FAILED, EXIT_INPUT = 0, 1, 2
-#: Extra subcommands contributed by other modules: name → (add_arguments, run).
-SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None],
-                             Callable[[argparse.Namespace], int]]] = {}
+KIND_CHOICE = click.Choice(list(KIND_TITLES))
 
 
-def _registry(args: argparse.Namespace) -> Registry:
-    import os
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C so every write in progress is undone the same way."""
 
-    user = getattr(args, "registry", None) or os.environ.get("ANONEVAL_REGISTRY") or None
-    registry = build_registry(user_file=user)
-    for err in registry.load_errors:
-        print(f"warning: {err}", file=sys.stderr)
-    return registry
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(own_version(), prog_name="anoneval", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Disclosure risk and information loss of anonymized data."""
 
 
 def _emit_report(report: Report | MultiReport, out: Path | None, quiet: bool) -> None:
@@ -47,145 +68,149 @@ def _emit_report(report: Report | MultiReport, out: Path | None, quiet: bool) ->
             print(f"report written to {out}")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from anoneval.core.runner import run_plan
+def _measures(report: Report | MultiReport) -> Iterator[tuple[str | None, Any]]:
+    for r in report.variants if isinstance(report, MultiReport) else [report]:
+        for m in r.measures:
+            yield r.variant, m
 
-    plan = load_config(args.config, _registry(args))
-    html = getattr(args, "html", None)
+
+def _refuse_workflow_config(config: str) -> None:
+    name = workflow_name(config)
+    if name is not None:
+        raise ConfigError([("workflow", f"{config} is a {name!r} workflow config, not an "
+                                        f"evaluation config; run it with "
+                                        f"'anoneval {name} {config}'")])
+
+
+@cli.command("run")
+@click.argument("config")
+@click.option("-o", "--output", metavar="REPORT", help="report path (overrides the config)")
+@click.option("--html", metavar="FILE", help="also write a self-contained HTML report")
+@click.option("--strict", is_flag=True,
+              help=f"exit {EXIT_THRESHOLD_FAILED} when a measure's threshold FAILs")
+@quiet_option
+@registry_option
+def cmd_run(config: str, output: str | None, html: str | None, strict: bool, quiet: bool,
+            registry: str | None) -> int:
+    """Evaluate a config and write the report."""
+    from anoneval.core.config import load_config
+    from anoneval.core.runner import plan_inputs, plan_outputs, run_plan
+
+    _refuse_workflow_config(config)
+    plan = load_config(config, command_registry(registry))
+    out = Path(output) if output else plan.output
+    outputs = plan_outputs(plan)
+    if out is not None:
+        outputs.insert(0, ("report (-o)" if output else "output", out))
+    if html:
+        outputs.append(("HTML report (--html)", Path(html)))
+    check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
     if html:
         from anoneval.core.plots import require_matplotlib
 
         require_matplotlib()  # fail before evaluating, not after
     datasets: dict[str, Any] = {}
-    report = run_plan(plan, show_progress=progress_wanted(args.quiet), datasets=datasets)
-    out = Path(args.output) if args.output else plan.output
-    _emit_report(report, out, args.quiet)
+    report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets)
+    _emit_report(report, out, quiet)
     if html:
         from anoneval.core.html import write_html
 
         write_html(report, html, plan, datasets=datasets)
-        if not args.quiet:
-            print(f"HTML report written to {args.html}")
-    return EXIT_OK if report.ok else EXIT_MEASURE_FAILED
+        if not quiet:
+            print(f"HTML report written to {html}")
+    errors = [(v, m) for v, m in _measures(report) if m.error is not None]
+    failed = [(v, m) for v, m in _measures(report) if m.passed is False]
+    if quiet:  # the summary (on stdout) is off: errors still go to stderr
+        for v, m in errors:
+            where = f"[{v}] " if v is not None else ""
+            print(f"error in {where}{m.label}: {m.error}", file=sys.stderr)
+    if strict and failed:
+        for v, m in failed:
+            where = f"[{v}] " if v is not None else ""
+            print(f"threshold FAIL: {where}{m.label} = {m.value} (threshold "
+                  f"{json.dumps(m.threshold)})", file=sys.stderr)
+    if errors:
+        return EXIT_MEASURE_FAILED
+    return EXIT_THRESHOLD_FAILED if strict and failed else EXIT_OK
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
-    plan = load_config(args.config, _registry(args))
+@cli.command("validate")
+@click.argument("config")
+@registry_option
+def cmd_validate(config: str, registry: str | None) -> int:
+    """Validate a config (evaluation or workflow) without running it."""
+    from anoneval.core.config import load_config
+    from anoneval.core.runner import plan_inputs, plan_outputs
+
+    reg = command_registry(registry)
+    if workflow_name(config) is not None:
+        flow, _ = load_workflow_config(config, reg)
+        print(f"{config}: valid {flow.name} workflow config")
+        return EXIT_OK
+    plan = load_config(config, reg)
+    outputs = plan_outputs(plan)
+    if plan.output is not None:
+        outputs.insert(0, ("output", plan.output))
+    check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
     n_variants = max(len(plan.anonymized), 1)
-    print(f"{args.config}: valid ({len(plan.measures)} measures, {n_variants} anonymized "
+    print(f"{config}: valid ({len(plan.measures)} measures, {n_variants} anonymized "
           f"input{'s' if n_variants > 1 else ''})")
     return EXIT_OK
 
 
-def cmd_plugins(args: argparse.Namespace) -> int:
-    registry = _registry(args)
-    infos = [plugin_info(e) for e in registry.entries(args.kind)]
-    if args.json:
+@cli.command("plugins")
+@click.option("--kind", type=KIND_CHOICE)
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.option("--markdown", is_flag=True, help="a Markdown table (for docs)")
+@registry_option
+def cmd_plugins(kind: str | None, as_json: bool, markdown: bool, registry: str | None) -> int:
+    """List the registered plugins."""
+    reg = command_registry(registry)
+    infos = [plugin_info(e) for e in reg.entries(kind)]
+    if as_json:
         print(json.dumps(infos, indent=2))
         return EXIT_OK
-    if args.markdown:
+    if markdown:
         print(plugins_markdown(infos))
         return EXIT_OK
-    for kind in ([args.kind] if args.kind else sorted({i["kind"] for i in infos})):
-        print(f"{kind}:")
-        for info in (i for i in infos if i["kind"] == kind):
+    for k in ([kind] if kind else sorted({i["kind"] for i in infos})):
+        print(f"{k}:")
+        for info in (i for i in infos if i["kind"] == k):
             origin = "" if info["distribution"] == "anoneval" else f"  [{info['source']}]"
             desc = info["description"] or f"(cannot load: {info.get('error')})"
             print(f"  {info['name']:<28} {desc}{origin}")
     return EXIT_OK
 
 
-def plugins_markdown(infos: list[dict[str, Any]]) -> str:
-    """The README's table of plugins (kept in sync by a test)."""
-    lines = ["| kind | name | accepts | description |", "|---|---|---|---|"]
-    for i in infos:
-        lines.append(f"| {i['kind']} | `{i['name']}` | {', '.join(i.get('accepts', []))} | "
-                     f"{i['description']} |")
-    return "\n".join(lines)
+@cli.command("describe")
+@click.argument("name", required=False)
+@click.option("--all", "all_", is_flag=True, help="every built-in plugin (with --markdown)")
+@click.option("--markdown", is_flag=True, help="Markdown output (for docs)")
+@click.option("--kind", type=KIND_CHOICE)
+@registry_option
+def cmd_describe(name: str | None, all_: bool, markdown: bool, kind: str | None,
+                 registry: str | None) -> int:
+    """Show a plugin's params."""
+    import inspect
 
-
-def type_name(ann: Any) -> str:
-    """A readable type: ``int``, ``list[str]``, ``'a' | 'b'``, ``float | null``."""
-    origin = get_origin(ann)
-    if origin is Annotated:
-        return type_name(get_args(ann)[0])
-    if origin is Literal:
-        return " | ".join(repr(a) for a in get_args(ann))
-    if origin in (Union, types.UnionType):
-        return " | ".join(type_name(a) for a in get_args(ann))
-    if origin is not None:
-        args = ", ".join(type_name(a) for a in get_args(ann))
-        return f"{getattr(origin, '__name__', str(origin))}[{args}]"
-    if ann is type(None):
-        return "null"
-    return getattr(ann, "__name__", str(ann))
-
-
-def describe_params(cls: type) -> list[dict[str, Any]]:
-    """Name, type, default and description of each param of a plugin class."""
-    out = []
-    for name, f in cls.Params.model_fields.items():  # type: ignore[attr-defined]
-        default: Any = f.default
-        if f.default_factory is not None:
-            default = f.default_factory()  # type: ignore[call-arg]
-        default = to_jsonable(default)
-        out.append({"name": name, "type": type_name(f.annotation),
-                    "default": None if f.is_required() else default,
-                    "required": f.is_required(), "description": f.description or ""})
-    return out
-
-
-KIND_TITLES = {"risk_measure": "Risk measures", "loss_measure": "Loss measures",
-               "distance": "Distances", "synthesizer": "Synthesizers"}
-
-
-def _md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def plugin_reference(registry: Registry) -> str:
-    """Markdown reference of the built-in plugins: docstring and params of each."""
-    out = ["# Built-in plugins", "",
-           "Generated by `anoneval describe --all --markdown` from the plugins' docstrings and "
-           "params (a test keeps it in sync).", ""]
-    for kind, title in KIND_TITLES.items():
-        out += [f"## {title}", ""]
-        for entry in registry.entries(kind):
-            if entry.distribution != "anoneval":
-                continue
-            cls = entry.load()
-            out += [f"### {cls.name}", "", f"{cls.description} Accepts: "
-                    f"{', '.join(cls.accepts)}.", ""]
-            if cls.__doc__:
-                out += ["```text", inspect.cleandoc(cls.__doc__), "```", ""]
-            out += ["| param | type | default | description |", "|---|---|---|---|"]
-            for p in describe_params(cls):
-                default = "required" if p["required"] else f"`{json.dumps(p['default'])}`"
-                out.append(f"| `{p['name']}` | {_md_cell(p['type'])} | {_md_cell(default)} | "
-                           f"{_md_cell(p['description'])} |")
-            out.append("")
-    return "\n".join(out).rstrip() + "\n"
-
-
-def cmd_describe(args: argparse.Namespace) -> int:
-    registry = _registry(args)
-    if args.all:
-        if not args.markdown:
+    reg = command_registry(registry)
+    if all_:
+        if not markdown:
             print("error: --all needs --markdown", file=sys.stderr)
             return EXIT_INPUT
-        sys.stdout.write(plugin_reference(registry))
+        sys.stdout.write(plugin_reference(reg))
         return EXIT_OK
-    if not args.name:
+    if not name:
         print("error: give a plugin NAME (or --all --markdown)", file=sys.stderr)
         return EXIT_INPUT
-    kinds = [args.kind] if args.kind else registry.kinds_of(args.name)
+    kinds = [kind] if kind else reg.kinds_of(name)
     if not kinds:
-        print(registry.unknown_message(list(KIND_TITLES), args.name), file=sys.stderr)
+        print(reg.unknown_message(list(KIND_TITLES), name), file=sys.stderr)
         return EXIT_INPUT
-    for kind in kinds:
-        entry = registry.entry(kind, args.name)
+    for k in kinds:
+        entry = reg.entry(k, name)
         cls = entry.load()
-        print(f"{cls.name} ({kind}, from {entry.source})")
+        print(f"{cls.name} ({k}, from {entry.source})")
         print(f"  {cls.description}")
         print(f"  accepts: {', '.join(cls.accepts)}")
         if cls.__doc__:
@@ -197,95 +222,84 @@ def cmd_describe(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
-    registry = _registry(args)
+@cli.command("schema")
+@registry_option
+def cmd_schema(registry: str | None) -> int:
+    """JSON Schema of the config, of every plugin's params and of every workflow config."""
+    from anoneval.core.config import config_schema
+
+    reg = command_registry(registry)
     plugins: dict[str, dict[str, Any]] = {}
-    for entry in registry.entries():
+    for entry in reg.entries():
         cls = entry.load()
         plugins.setdefault(entry.kind, {})[entry.name] = cls.Params.model_json_schema()
-    print(json.dumps({"config": config_schema(), "plugins": plugins}, indent=2))
+    flows = {name: flow.model.model_json_schema() for name, flow in workflows(reg).items()}
+    print(json.dumps({"config": config_schema(), "plugins": plugins, "workflows": flows},
+                     indent=2))
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--registry", metavar="FILE",
-                        help="extra registry file (format of config.json); "
-                             "default $ANONEVAL_REGISTRY")
-    parser = argparse.ArgumentParser(
-        prog="anoneval", description="Disclosure risk and information loss of anonymized data.")
-    parser.add_argument("--version", action="version", version=f"anoneval {own_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("run", parents=[common], help="evaluate a config and write the report")
-    p.add_argument("config")
-    p.add_argument("-o", "--output", metavar="REPORT", help="report path (overrides the config)")
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
-    p.set_defaults(func=cmd_run)
-
-    p = sub.add_parser("validate", parents=[common], help="validate a config without running it")
-    p.add_argument("config")
-    p.set_defaults(func=cmd_validate)
-
-    p = sub.add_parser("plugins", parents=[common], help="list the registered plugins")
-    p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--markdown", action="store_true", help="a Markdown table (for docs)")
-    p.set_defaults(func=cmd_plugins)
-
-    p = sub.add_parser("describe", parents=[common], help="show a plugin's params")
-    p.add_argument("name", nargs="?")
-    p.add_argument("--all", action="store_true", help="every built-in plugin (with --markdown)")
-    p.add_argument("--markdown", action="store_true", help="Markdown output (for docs)")
-    p.add_argument("--kind", choices=["risk_measure", "loss_measure", "distance", "synthesizer"])
-    p.set_defaults(func=cmd_describe)
-
-    p = sub.add_parser("schema", parents=[common],
-                       help="JSON Schema of the config and of every plugin's params")
-    p.set_defaults(func=cmd_schema)
-
-    for name, (help_text, add_args, run) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, parents=[common], help=help_text)
-        add_args(p)
-        p.set_defaults(func=run)
-    return parser
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
 
 
-def _load_subcommands() -> None:
-    """Import the modules that contribute subcommands (they fill :data:`SUBCOMMANDS`)."""
-    import importlib
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the CLI runs, SIGTERM interrupts like Ctrl-C (main thread only)."""
+    try:
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
-    for module in ("anoneval.core.sweep", "anoneval.plugins.maxent.architecture"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+
+def build_cli(registry: Registry) -> click.Group:
+    """The built-in commands plus those the registry's plugins add (a fresh group, so the
+    commands of one registry never leak into another)."""
+    group = copy.copy(cli)
+    group.commands = dict(cli.commands)
+    registry.pm.hook.register_commands(cli=group)
+    return group
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _load_subcommands()
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except AnonevalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except OSError as exc:  # e.g. the report folder is not writable
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. `anoneval plugins | head`: stop quietly
-        import os
+    """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    with _sigterm_as_interrupt():
+        try:
+            registry = build_registry()
+            group = build_cli(registry)
+            with group.make_context("anoneval", args, obj=registry) as ctx:
+                return int(group.invoke(ctx) or EXIT_OK)
+        except click.exceptions.Exit as exc:  # --help, --version
+            return int(exc.exit_code)
+        except click.ClickException as exc:  # usage errors
+            exc.show()
+            return EXIT_INPUT if isinstance(exc, click.UsageError) else exc.exit_code
+        except AnonevalError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except OSError as exc:  # e.g. the report folder is not writable
+            if isinstance(exc, BrokenPipeError):  # `anoneval plugins | head`: stop quietly
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return EXIT_OK
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except click.Abort:
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except KeyboardInterrupt as exc:
+            remove_live()
+            terminated = isinstance(exc, Terminated)
+            print("terminated (SIGTERM)" if terminated else "interrupted", file=sys.stderr)
+            return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
 
-
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["build_cli", "cli", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

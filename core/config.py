@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from anoneval.core.base import Measure, Plugin, PluginRef, Synthesizer
+from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
 
@@ -60,6 +61,10 @@ class MeasureSpec(BaseModel):
     label: str | None = Field(None, description="Report label; defaults to the name.")
     params: dict[str, Any] = Field(default_factory=dict, description="The measure's params.")
     threshold: Threshold | None = Field(None, description="Optional pass/fail bounds.")
+    timeout: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="Seconds the measure may run; after that it is reported as timed out and "
+                    "the run goes on.")
 
 
 class SynthesizerSpec(BaseModel):
@@ -124,9 +129,12 @@ class Input:
 
 @dataclass
 class PlannedMeasure:
+    """A validated measure of a config or of the Python API, ready to run."""
+
     measure: Measure
     label: str
     threshold: Threshold | None
+    timeout: float | None = None
 
 
 @dataclass
@@ -310,9 +318,15 @@ def plan_measure(spec: Mapping[str, Any], path: str, registry: Registry,
             problems.extend(_pydantic_problems(exc, f"{path}.threshold", spec["threshold"],
                                                Threshold))
             return None
+    timeout = spec.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not math.isfinite(timeout) or timeout <= 0):
+        problems.append((f"{path}.timeout", f"must be a number of seconds > 0, not {timeout!r}"))
+        return None
     if not isinstance(made, Measure):
         return None
-    return PlannedMeasure(made, spec.get("label") or made.name, threshold)
+    return PlannedMeasure(made, spec.get("label") or made.name, threshold,
+                          None if timeout is None else float(timeout))
 
 
 def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,

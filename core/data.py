@@ -22,14 +22,24 @@ from anoneval.core.errors import DataError
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
-DATA_KINDS = ("microdata", "table", "trajectories")
+#: The data kinds, which are also the ``kind`` of an input in a config.
+DataKind = Literal["microdata", "table", "trajectories"]
+DATA_KINDS: tuple[DataKind, ...] = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
+
+
+def _frozen(value: T) -> T:
+    """Make cached numpy arrays (alone or in a tuple) read-only: every measure shares them."""
+    for array in value if isinstance(value, tuple) else (value,):
+        if isinstance(array, np.ndarray):
+            array.flags.writeable = False
+    return value
 
 
 class Dataset:
     """Base of the data kinds: row count, content hash, a cache for derived arrays."""
 
-    kind: ClassVar[str]
+    data_kind: ClassVar[DataKind]
 
     def __init__(self, source: str | None = None) -> None:
         self.source = source
@@ -39,11 +49,12 @@ class Dataset:
         raise NotImplementedError
 
     def cached(self, key: Any, compute: Callable[[], T]) -> T:
-        """Return ``compute()``, computed once per dataset object and ``key``."""
+        """Return ``compute()``, computed once per dataset object and ``key``; arrays it returns
+        (alone or in a tuple) are made read-only, as every measure shares them."""
         try:
             return self._cache[key]  # type: ignore[no-any-return]
         except KeyError:
-            value = self._cache[key] = compute()
+            value = self._cache[key] = _frozen(compute())
             return value
 
     def _hash_parts(self) -> list[bytes]:
@@ -62,19 +73,18 @@ class Dataset:
 
     def summary(self) -> dict[str, Any]:
         """What the report says about this input."""
-        return {"kind": self.kind, "path": self.source, "rows": len(self),
+        return {"kind": self.data_kind, "path": self.source, "rows": len(self),
                 "hash": self.content_hash()}
 
 
-class Microdata(Dataset):
-    """Records in a DataFrame, one row per person (or unit)."""
-
-    kind: ClassVar[str] = "microdata"
+class FrameData(Dataset):
+    """Base of the data kinds held in one DataFrame (:class:`Microdata`, :class:`Table`)."""
 
     def __init__(self, frame: pd.DataFrame, source: str | None = None) -> None:
         super().__init__(source)
         if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"{self.kind} needs a pandas DataFrame, got {type(frame).__name__}")
+            raise TypeError(f"{self.data_kind} needs a pandas DataFrame, "
+                            f"got {type(frame).__name__}")
         if frame.columns.duplicated().any():
             dup = sorted(map(str, frame.columns[frame.columns.duplicated()]))
             raise DataError(f"duplicate column names: {dup}")
@@ -98,7 +108,7 @@ class Microdata(Dataset):
         if missing:
             what = role if len(missing) == 1 else role + "s"
             raise DataError(
-                f"{what} {', '.join(map(repr, missing))} not in the {self.kind}"
+                f"{what} {', '.join(map(repr, missing))} not in the {self.data_kind}"
                 f"{f' ({self.source})' if self.source else ''}; its columns are: "
                 f"{', '.join(map(str, self._frame.columns))}"
             )
@@ -166,7 +176,13 @@ class Microdata(Dataset):
         return [head, values]
 
 
-class Table(Microdata):
+class Microdata(FrameData):
+    """Records in a DataFrame, one row per person (or unit)."""
+
+    data_kind: ClassVar[DataKind] = "microdata"
+
+
+class Table(FrameData):
     """A ready frequency or magnitude table: one row per cell.
 
     ``keys`` are the spanning variables; ``count`` the number of units (contributors) in a cell;
@@ -174,7 +190,7 @@ class Table(Microdata):
     contributions, largest first.
     """
 
-    kind: ClassVar[str] = "table"
+    data_kind: ClassVar[DataKind] = "table"
 
     def __init__(
         self,
@@ -204,7 +220,7 @@ class Trajectories(Dataset):
     user of its first point).
     """
 
-    kind: ClassVar[str] = "trajectories"
+    data_kind: ClassVar[DataKind] = "trajectories"
 
     def __init__(
         self,

@@ -1,30 +1,32 @@
 """The evaluator: runs measures on an original and one or many anonymized datasets.
 
 Benchmarks embed this in loops, so per-call overhead is kept small: params are validated once,
-the original's derived arrays and each measure's :meth:`~anoneval.core.base.Measure.prepare`
+the original's derived arrays and each measure's :meth:`~anoneval.core.api.Measure.prepare`
 result are computed once per evaluator, and one failing measure never stops the others.
+
+Plugins are contained: any exception, ``sys.exit()`` included, becomes the measure's ``error``;
+a measure with a ``timeout`` that runs longer is reported as timed out; and plugins get the
+data read-only (pandas copy-on-write frames, read-only numpy arrays), so one cannot change what
+later measures and the report's input hash see.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from anoneval.core.base import (
-    Context,
-    Measure,
-    MeasureResult,
-    SynthesisResult,
-    Synthesizer,
-    repeated,
-)
+from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.config import PlannedMeasure, plan_measure
 from anoneval.core.data import Dataset, Microdata, as_dataset
+from anoneval.core.duplicates import repeated
 from anoneval.core.errors import ConfigError
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
@@ -32,14 +34,80 @@ if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avo
     from anoneval.registry import Registry
 
 MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
+T = TypeVar("T")
+#: pandas 3 always copies on write (the option is deprecated there); pandas 2 needs it switched on.
+_COW_OPTION = int(pd.__version__.split(".")[0]) < 3
 
 
-def _make_measures(measures: Sequence[MeasureLike], registry: Registry,
-                   has_control: bool = True) -> list[PlannedMeasure]:
-    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold"}`` dicts.
+def copy_on_write() -> contextlib.AbstractContextManager[Any]:
+    """pandas copy-on-write for the duration of a plugin call."""
+    if _COW_OPTION:
+        return pd.option_context("mode.copy_on_write", True)
+    return contextlib.nullcontext()
 
-    A measure that requires the control set when ``has_control`` is false is a config error.
-    """
+
+class MeasureTimeout(Exception):
+    """A measure ran longer than its ``timeout``."""
+
+
+def read_only(data: Dataset | None) -> Dataset | None:
+    """A fresh view of ``data`` for one plugin call: same cache, a shallow copy of each frame
+    (written to under copy-on-write, it never changes ``data``), read-only numpy arrays."""
+    if data is None:
+        return None
+    view = copy.copy(data)
+    with copy_on_write():
+        for name, value in vars(data).items():
+            if isinstance(value, pd.DataFrame):
+                setattr(view, name, value.copy(deep=False))
+            elif isinstance(value, np.ndarray):
+                frozen = value.view()
+                frozen.flags.writeable = False
+                setattr(view, name, frozen)
+    return view
+
+
+def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
+    """Run plugin code with pandas copy-on-write on, turning ``sys.exit()`` into an error;
+    with a ``timeout``, give up waiting after that many seconds (the plugin keeps running in a
+    daemon thread: Python cannot stop a thread)."""
+
+    def run() -> T:
+        try:
+            return fn()
+        except SystemExit as exc:  # sys.exit() in a plugin ends the measure, not the run
+            raise RuntimeError(f"{what} called sys.exit({exc.code!r})") from exc
+
+    with copy_on_write():
+        if timeout is None:
+            return run()
+        outcome: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                outcome["value"] = run()
+            except Exception as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=target, name=f"anoneval {what}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+    if worker.is_alive():
+        raise MeasureTimeout(f"{what} timed out after {timeout:g} s (it may still be running "
+                             "in the background; the other measures went on)")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]  # type: ignore[no-any-return]
+
+
+def _make_measures(measures: Sequence[MeasureLike], registry: Registry, has_control: bool = True
+                   ) -> tuple[list[PlannedMeasure], bool]:
+    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold",
+    "timeout"}`` dicts. The flag says whether all came planned from a validated config (which
+    checked them); otherwise a measure that requires the control set when ``has_control`` is
+    false is a config error."""
+    if measures and all(isinstance(m, PlannedMeasure) for m in measures):
+        return list(measures), True  # type: ignore[arg-type]
     problems: list[tuple[str, str]] = []
     out: list[PlannedMeasure] = []
     for i, m in enumerate(measures):
@@ -64,7 +132,7 @@ def _make_measures(measures: Sequence[MeasureLike], registry: Registry,
         problems.append(("measures", f"duplicate labels {dups}; give each a distinct 'label'"))
     if problems:
         raise ConfigError(problems)
-    return out
+    return out, False
 
 
 def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
@@ -101,21 +169,26 @@ class Evaluator:
         seed: int = 0,
         registry: Registry | None = None,
         show_progress: bool = False,
-        kind: str | None = None,
+        data_kind: str | None = None,
         base_dir: str | Path | None = None,
+        timings: bool = True,
         control: Any = None,
     ) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else None
         from anoneval.registry import default_registry, own_version
 
         self.registry = registry or default_registry()
-        self.kind = kind
-        self.original: Dataset | None = as_dataset(original, kind)
+        self.data_kind = data_kind
+        self.original: Dataset | None = as_dataset(original, data_kind)
         self.control: Dataset | None = as_dataset(
-            control, kind or (self.original.kind if self.original else None))
-        self.measures = _make_measures(measures, self.registry, self.control is not None)
+            control, data_kind or (self.original.data_kind if self.original else None))
+        # measures planned from a validated config were checked there (inputs, data kinds,
+        # the control set)
+        self.measures, self._checked = _make_measures(measures, self.registry,
+                                                      self.control is not None)
         self.seed = seed
         self.show_progress = show_progress
+        self.timings = timings
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
         self._version = own_version()
         self._hook = self.registry.pm.hook
@@ -124,7 +197,7 @@ class Evaluator:
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
                        show_progress=self.show_progress, prepared=prepared,
-                       control=self.control)
+                       control=read_only(self.control))
 
     def control_overlap(self) -> int:
         """Control records equal to an original record (computed once)."""
@@ -141,10 +214,14 @@ class Evaluator:
             inputs["control"] = self.control.summary()
         return inputs
 
-    def _prepare(self, i: int, measure: Measure) -> tuple[Any, BaseException | None]:
+    def _prepare(self, i: int, planned: PlannedMeasure) -> tuple[Any, BaseException | None]:
         if i not in self._prepared:
+            measure = planned.measure
+            ctx, view = self._context(), read_only(self.original)
             try:
-                self._prepared[i] = (measure.prepare(self.original, self._context()), None)
+                self._prepared[i] = (_plugin_call(
+                    lambda: measure.prepare(view, ctx), planned.timeout,
+                    f"{measure.name}.prepare"), None)
             except Exception as exc:
                 self._prepared[i] = (None, exc)
         return self._prepared[i]
@@ -153,16 +230,18 @@ class Evaluator:
         """Run a synthesizer on the original with the evaluation seed."""
         if self.original is None:
             raise ValueError("a synthesizer needs the original data")
-        return synthesizer.generate(self.original, self._context())
+        view, ctx = read_only(self.original), self._context()
+        return _plugin_call(lambda: synthesizer.generate(view, ctx), None, synthesizer.name)
 
     def run_measure(self, i: int, planned: PlannedMeasure,
                     anonymized: Dataset | None) -> MeasureReport:
         """Run one measure, turning any exception into the entry's ``error``."""
         measure = planned.measure
-        prepared, prep_error = self._prepare(i, measure)
+        prepared, prep_error = self._prepare(i, planned)
         ctx = self._context(prepared)
         result: MeasureResult | None = None
         error: str | None = None
+        original, anon = read_only(self.original), read_only(anonymized)
         self._hook.before_measure(measure=measure, ctx=ctx)
         if self.control is not None and measure.control_use() != "none":
             overlap = self.control_overlap()
@@ -173,8 +252,10 @@ class Evaluator:
         try:
             if prep_error is not None:
                 raise prep_error
-            self._check_inputs(measure, anonymized)
-            result = measure.compute(self.original, anonymized, ctx)
+            if not self._checked:
+                self._check_inputs(measure, anonymized)
+            result = _plugin_call(lambda: measure.compute(original, anon, ctx), planned.timeout,
+                                  measure.name)
             if not isinstance(result, MeasureResult):
                 raise TypeError(f"{measure.name}.compute returned {type(result).__name__}, "
                                 "not MeasureResult")
@@ -194,7 +275,7 @@ class Evaluator:
             direction=measure.direction(),
             details=result.details if result is not None else {},
             params=measure.params.model_dump(mode="json"),
-            seconds=float(ctx.extra.get("seconds", 0.0)), error=error,
+            seconds=float(ctx.extra.get("seconds", 0.0)) if self.timings else 0.0, error=error,
             warnings=[*ctx.warnings, *(result.warnings if result is not None else [])],
             threshold=thr.model_dump() if thr is not None else None, passed=passed,
         )
@@ -207,14 +288,15 @@ class Evaluator:
             raise ValueError(f"{measure.name} needs a dataset")
         if need != "none":
             for side, data in (("original", self.original), ("anonymized", anonymized)):
-                if data is not None and data.kind not in measure.accepts:
+                if data is not None and data.data_kind not in measure.accepts:
                     raise TypeError(f"{measure.name} accepts {', '.join(measure.accepts)} data; "
-                                    f"the {side} is {data.kind}")
+                                    f"the {side} is {data.data_kind}")
 
     def evaluate(self, anonymized: Any = None, *, variant: str | None = None,
                  synthesizer: dict[str, Any] | None = None) -> Report:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
-        anon = as_dataset(anonymized, self.kind or (self.original.kind if self.original else None))
+        anon = as_dataset(anonymized, self.data_kind
+                          or (self.original.data_kind if self.original else None))
         entries = [self.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
@@ -228,7 +310,7 @@ class Evaluator:
         Optional: :meth:`evaluate` does it lazily; calling it first lets callers time it.
         """
         for i, planned in enumerate(self.measures):
-            self._prepare(i, planned.measure)
+            self._prepare(i, planned)
         if self.original is not None:
             self.original.summary()
         if self.control is not None:
@@ -252,15 +334,16 @@ class Evaluator:
 
 
 def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *, seed: int = 0,
-             registry: Registry | None = None, kind: str | None = None,
+             registry: Registry | None = None, data_kind: str | None = None,
              show_progress: bool = False, control: Any = None) -> Report:
     """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`."""
-    return Evaluator(original, measures, seed=seed, registry=registry, kind=kind,
+    return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
                      show_progress=show_progress, control=control).evaluate(anonymized)
 
 
 def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence[MeasureLike],
-                  *, seed: int = 0, registry: Registry | None = None, kind: str | None = None,
+                  *, seed: int = 0, registry: Registry | None = None,
+                  data_kind: str | None = None,
                   show_progress: bool = False,
                   ru_map: tuple[str, str] | None = None, control: Any = None) -> MultiReport:
     """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original.
@@ -269,7 +352,7 @@ def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence
     risk–utility table's measures (default: the first of each kind); ``control`` is the
     control set (original records not used to make the releases).
     """
-    return Evaluator(original, measures, seed=seed, registry=registry, kind=kind,
+    return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
                      show_progress=show_progress, control=control).evaluate_many(
         variants, ru_map=ru_map)
 

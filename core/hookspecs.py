@@ -1,8 +1,10 @@
 """pluggy hook specifications of anoneval.
 
 Four *registration* hooks, one per plugin kind of the design card, hand implementation classes
-to the registry; the registry, not pluggy, selects one by name. A few *lifecycle* hooks are
-called with data where every plugin should run (the built-in timing uses them).
+to the registry; the registry, not pluggy, selects one by name. ``workflow`` registers the
+config model of a workflow and ``register_commands`` adds commands to the ``anoneval`` CLI (as
+in llm). A few *lifecycle* hooks are called with data where every plugin should run (the
+built-in timing uses them).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from anoneval.core.base import Context, Measure, MeasureResult
+    import click
+
+    from anoneval.core.api import Context, Measure, MeasureResult
 
 PROJECT = "anoneval"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -28,22 +32,38 @@ Register = Callable[[type], None]
 
 @hookspec
 def risk_measure(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.RiskMeasure` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.RiskMeasure` subclass."""
 
 
 @hookspec
 def loss_measure(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.LossMeasure` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.LossMeasure` subclass."""
 
 
 @hookspec
 def distance(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Distance` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.Distance` subclass."""
 
 
 @hookspec
 def synthesizer(register: Register) -> None:
-    """Call ``register(cls)`` once for each :class:`~anoneval.core.base.Synthesizer` subclass."""
+    """Call ``register(cls)`` once for each :class:`~anoneval.core.api.Synthesizer` subclass."""
+
+
+@hookspec
+def workflow(register: Callable[..., None]) -> None:
+    """Call ``register(name, model, check=None)`` once for each workflow config.
+
+    ``model`` is the pydantic model of the workflow's config; a config file whose top-level
+    ``workflow`` key is ``name`` is validated with it by ``anoneval validate`` and described by
+    ``anoneval schema``. ``check(config, base_dir, registry, config_path)``, when given, makes
+    the checks the model cannot (files, plugins, output paths) and raises ``ConfigError``.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands to the ``anoneval`` command line: ``cli.add_command(command)``."""
 
 
 # -- lifecycle hooks ---------------------------------------------------------------------------

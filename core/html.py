@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anoneval.core.base import to_jsonable
+from anoneval.core.jsonable import to_jsonable
 from anoneval.core.plots import require_matplotlib, ru_map_figure, synthesis_figures
 from anoneval.core.report import MultiReport, Report, write_atomic
 

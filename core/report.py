@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +11,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.base import to_jsonable
+from anoneval.core.api import Direction
+from anoneval.core.atomic import write_atomic
+from anoneval.core.jsonable import to_jsonable
 
 
 class MeasureReport(BaseModel):
@@ -24,7 +23,7 @@ class MeasureReport(BaseModel):
     label: str
     kind: str
     value: float | None
-    direction: str
+    direction: Direction
     details: dict[str, Any] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
@@ -95,8 +94,8 @@ class RiskUtility(BaseModel):
 
     risk: str
     loss: str
-    risk_direction: str
-    loss_direction: str
+    risk_direction: Direction
+    loss_direction: Direction
     points: list[RUPoint] = Field(default_factory=list)
 
     @property
@@ -180,13 +179,13 @@ def format_summary(frame: pd.DataFrame) -> str:
 
 
 def higher_is_worse(direction: str) -> bool:
-    """Read a report's direction text ("higher = riskier", "higher = less loss", ...)."""
-    if direction in ("higher = riskier", "higher = more loss"):
-        return True
-    if direction in ("higher = safer", "higher = less loss"):
-        return False
-    raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
-                     "'higher = safer', 'higher = more loss' or 'higher = less loss'")
+    """Read a report's direction ("higher = riskier", "higher = less loss", ...)."""
+    try:
+        return Direction(direction).higher_is_worse
+    except ValueError:
+        raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
+                         "'higher = safer', 'higher = more loss' or 'higher = less loss'"
+                         ) from None
 
 
 def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:
@@ -220,8 +219,8 @@ def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
     r0, l0 = variants[0][risk], variants[0][loss]
     points = [RUPoint(variant=str(v.variant), risk=v[risk].value, loss=v[loss].value,
                       pareto=None) for v in variants]
-    sign_r = 1.0 if higher_is_worse(r0.direction) else -1.0
-    sign_l = 1.0 if higher_is_worse(l0.direction) else -1.0
+    sign_r = 1.0 if r0.direction.higher_is_worse else -1.0
+    sign_l = 1.0 if l0.direction.higher_is_worse else -1.0
     full = [i for i, p in enumerate(points) if p.risk is not None and p.loss is not None]
     marks = pareto_optimal([(sign_r * points[i].risk, sign_l * points[i].loss)  # type: ignore
                             for i in full])
@@ -246,62 +245,3 @@ def format_risk_utility(ru: RiskUtility) -> str:
              "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _umask_mode() -> int:
-    """The mode a plainly created file gets (mkstemp's temporary files are 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename.
-
-    Readers never see a half-written file, and on failure the old file (if any) survives and
-    the temporary file is removed. The new file gets the usual permissions (umask), not
-    mkstemp's 0600.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
-def write_frame_atomic(frame: pd.DataFrame, path: str | Path) -> None:
-    """Save a frame (CSV, Parquet or JSON lines by extension) atomically."""
-    from anoneval.core.data import infer_format
-
-    path = Path(path)
-    fmt = infer_format(path)
-    with atomic_path(path) as tmp:
-        if fmt == "parquet":
-            frame.to_parquet(tmp, index=False)
-        elif fmt == "jsonl":
-            frame.to_json(tmp, orient="records", lines=True)
-        else:
-            frame.to_csv(tmp, index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from anoneval.core.atomic import write_frame_atomic
 from anoneval.core.config import Input, Plan
 from anoneval.core.data import Dataset, load
 from anoneval.core.errors import DataError
 from anoneval.core.evaluator import Evaluator
-from anoneval.core.report import MultiReport, Report, write_frame_atomic
+from anoneval.core.outputs import check_outputs
+from anoneval.core.report import MultiReport, Report
 
 
 def load_input(item: Input) -> Dataset:
@@ -18,6 +21,20 @@ def load_input(item: Input) -> Dataset:
     except DataError as exc:
         where = f"anonymized variant {item.name!r}" if item.name else item.given
         raise DataError(f"{where}: {exc}") from exc
+
+
+def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
+    """The input files of a plan, named as in the config."""
+    out = [("original.path", plan.original.path)] if plan.original else []
+    for v in plan.anonymized:
+        out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
+    return out
+
+
+def plan_outputs(plan: Plan) -> list[tuple[str, Path]]:
+    """The files :func:`run_plan` writes (the report is its caller's)."""
+    return ([("synthesizer.output", plan.synthesizer_output)]
+            if plan.synthesizer_output is not None else [])
 
 
 def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input) -> Dataset:
@@ -35,14 +52,11 @@ def run_plan(plan: Plan, show_progress: bool = False,
     ``datasets``, when given, caches the inputs: those it holds are reused, the others are
     loaded into it, under "original", "control", "anonymized" (also a synthesizer's output) and
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
+    A synthesizer output that would overwrite an input is refused before anything runs.
     With ``report.timings: false`` the measures' run times are written as 0.
     """
-    report = _run(plan, show_progress, datasets)
-    if plan.config.report is not None and not plan.config.report.timings:
-        for r in report.variants if isinstance(report, MultiReport) else [report]:
-            for m in r.measures:
-                m.seconds = 0.0
-    return report
+    check_outputs(plan_inputs(plan), plan_outputs(plan))
+    return _run(plan, show_progress, datasets)
 
 
 def _run(plan: Plan, show_progress: bool,
@@ -50,7 +64,8 @@ def _run(plan: Plan, show_progress: bool,
     original = _cached(datasets, "original", plan.original) if plan.original else None
     control = _cached(datasets, "control", plan.control) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
-                          show_progress=show_progress, base_dir=plan.base_dir, control=control)
+                          show_progress=show_progress, base_dir=plan.base_dir, control=control,
+                          timings=plan.config.report is None or plan.config.report.timings)
     if plan.synthesizer is not None:
         synth = plan.synthesizer
         try:

@@ -1,4 +1,4 @@
-"""``anoneval sweep``: evaluate a config over a grid of one param and plot the curves.
+"""The parameter sweep: evaluate a config over a grid of one param and plot the curves.
 
     anoneval sweep CONFIG --param measures[0].params.gamma --values 0:1:0.05
 
@@ -15,13 +15,13 @@ value (with their cached group-bys); each value gets a fresh evaluator because i
 Outputs, next to ``--output PREFIX``: ``PREFIX.json`` (every report), ``PREFIX.csv`` (one row per
 value, variant and measure) and, unless ``--plot none``, ``PREFIX.png`` and a self-contained
 ``PREFIX.html`` with the curves (one panel per measure, or one for all with ``--overlay``).
-:func:`sweep` is the Python API. ``examples/rappor_sweep.json`` draws the RAPPOR leakage
+:func:`sweep` is the Python API; the ``anoneval sweep`` command is the built-in plugin
+``anoneval.plugins.workflows.sweep``. ``examples/rappor_sweep.json`` draws the RAPPOR leakage
 figure this way.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import html
 import json
@@ -34,18 +34,13 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.base import to_jsonable
+from anoneval.core.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
 from anoneval.core.config import json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
-from anoneval.core.progress import Progress, progress_wanted
-from anoneval.core.report import (
-    FRAME_COLUMNS,
-    MultiReport,
-    Report,
-    write_atomic,
-    write_bytes_atomic,
-)
+from anoneval.core.jsonable import to_jsonable
+from anoneval.core.progress import Progress
+from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report
 from anoneval.registry import Registry, default_registry, own_version
 
 MAX_POINTS = 10_000
@@ -304,85 +299,33 @@ def sweep_html(result: SweepReport, png: bytes | None) -> str:
             "</main></body></html>\n")
 
 
+def sweep_outputs(prefix: str | Path, plot: str = "both") -> list[Path]:
+    """The files :func:`write_sweep` writes: PREFIX.json, PREFIX.csv, then .png and .html
+    as ``plot`` (png, html, both or none) asks."""
+    prefix = Path(prefix)
+    curves = {"both": [".png", ".html"], "png": [".png"], "html": [".html"]}.get(plot, [])
+    suffixes = [".json", ".csv", *curves]
+    return [prefix.with_name(prefix.name + s) for s in suffixes]
+
+
 def write_sweep(result: SweepReport, prefix: str | Path, plot: str = "both",
                 overlay: bool = False) -> list[Path]:
     """Write PREFIX.json, PREFIX.csv and (``plot`` = png, html or both) the curves, one panel
     per measure or, with ``overlay``, all in one."""
-    from anoneval.core.report import write_frame_atomic
-
-    prefix = Path(prefix)
-    out = [prefix.with_name(prefix.name + ".json"), prefix.with_name(prefix.name + ".csv")]
+    out = sweep_outputs(prefix, plot)
     write_atomic(out[0], result.to_json() + "\n")
     write_frame_atomic(result.to_frame(), out[1])
     if plot != "none":
         from anoneval.core.plots import png_bytes, sweep_figure
 
         png = png_bytes(sweep_figure(result.to_frame(), result.param, overlay))
-        if plot in ("png", "both"):
-            out.append(prefix.with_name(prefix.name + ".png"))
-            write_bytes_atomic(out[-1], png)
-        if plot in ("html", "both"):
-            out.append(prefix.with_name(prefix.name + ".html"))
-            write_atomic(out[-1], sweep_html(result, png))
+        for path in out[2:]:
+            if path.suffix == ".png":
+                write_bytes_atomic(path, png)
+            else:
+                write_atomic(path, sweep_html(result, png))
     return out
 
 
-# -- the subcommand ----------------------------------------------------------------------------
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config")
-    p.add_argument("--param", required=True,
-                   help="JSON path of the param: measures[<i>].params.<name>, "
-                        "measures[*].params.<name> (every measure), "
-                        "synthesizer.params.<name> or seed")
-    p.add_argument("--values", required=True,
-                   help="start:stop:step (stop included), a,b,c or a JSON array")
-    p.add_argument("-o", "--output", metavar="PREFIX",
-                   help="output prefix (default: the config's name + _sweep, in its folder)")
-    p.add_argument("--plot", choices=["both", "png", "html", "none"], default="both",
-                   help="which curve files to write (default both)")
-    p.add_argument("--overlay", action="store_true",
-                   help="draw every measure's curve in one panel (same units)")
-    p.add_argument("--all-measures", action="store_true",
-                   help="for a measure's param, evaluate every measure of the config, not only "
-                        "the swept one")
-    p.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
-
-
-def run(args: argparse.Namespace) -> int:
-    from anoneval.core.cli import EXIT_MEASURE_FAILED, EXIT_OK, _registry
-
-    registry = _registry(args)
-    grid = parse_values(args.values)
-    parse_param(args.param)
-    if args.plot != "none":
-        from anoneval.core.plots import require_matplotlib
-
-        require_matplotlib()
-    result = sweep(args.config, args.param, grid, registry=registry,
-                   show_progress=progress_wanted(args.quiet), all_measures=args.all_measures)
-    config = Path(args.config)
-    prefix = Path(args.output) if args.output else config.with_name(config.stem + "_sweep")
-    written = write_sweep(result, prefix, args.plot, args.overlay)
-    if not args.quiet:
-        frame = result.to_frame()
-        cols = ["param_value", "variant", "label", "value", "error"]
-        if frame["variant"].isna().all():
-            cols.remove("variant")
-        print(frame[cols].to_string(index=False))
-        print("written: " + ", ".join(map(str, written)))
-    return EXIT_OK if result.ok else EXIT_MEASURE_FAILED
-
-
-def _register() -> None:
-    from anoneval.core.cli import SUBCOMMANDS
-
-    SUBCOMMANDS["sweep"] = ("evaluate a config over a grid of one param and plot the curves",
-                            add_arguments, run)
-
-
-_register()
-
 __all__ = ["SweepReport", "SweepRun", "parse_param", "parse_values", "set_param", "sweep",
-           "write_sweep"]
+           "sweep_outputs", "write_sweep"]

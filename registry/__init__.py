@@ -4,9 +4,12 @@ Sources, in load order:
 
 1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
    way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
-   imported lazily, the first time a name is used.
+   imported lazily, the first time a name is used. The hook plugins of
+   :data:`BUILTIN_PLUGINS` (workflows and their commands) are registered with them.
 2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
    object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
+   ``ANONEVAL_LOAD_PLUGINS`` set to a comma-separated list of distribution names loads only
+   those; set and empty, none (the test suite and the generated docs use that).
 3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
    ``config.json``; a class may be ``"path/to/file.py:Class"``, relative to that file.
 
@@ -31,16 +34,24 @@ from typing import Any
 import pluggy
 
 from anoneval.core import hookspecs
-from anoneval.core.base import KINDS, Context, Measure, MeasureResult, Plugin
+from anoneval.core.api import PLUGIN_KINDS, Context, Measure, MeasureResult, Plugin
 from anoneval.core.errors import PluginError, UnknownPluginError
 
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
+ENV_LOAD_PLUGINS = "ANONEVAL_LOAD_PLUGINS"
+#: Built-in pluggy plugins of the lifecycle and report hooks, in registration order: name →
+#: ``module:attribute`` (an object with hookimpls, or a class instantiated without arguments) or
+#: ``module`` (a module with hookimpls, e.g. a family's ``report_section``).
+BUILTIN_HOOK_PLUGINS = {
+    "anoneval.report": "anoneval.core.plots:BuiltinSections",
+    "anoneval.plugins.reidentification._report": "anoneval.plugins.reidentification._report",
+    "anoneval.plugins.attacks._report": "anoneval.plugins.attacks._report",
+    "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
+    "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
+}
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
 BUILTIN_SOURCE = "anoneval (built-in)"
-#: Modules of built-in plugin families holding ``report_section`` hookimpls.
-BUILTIN_SECTIONS = ("anoneval.plugins.reidentification._report",
-                    "anoneval.plugins.attacks._report")
 
 
 def own_version() -> str:
@@ -112,7 +123,7 @@ def import_class(path: str, base_dir: Path | None = None) -> type:
 
 
 def _check_class(cls: Any, kind: str, name: str, source: str) -> None:
-    from anoneval.core.base import Distance, LossMeasure, RiskMeasure, Synthesizer
+    from anoneval.core.api import Distance, LossMeasure, RiskMeasure, Synthesizer
 
     base = {"risk_measure": RiskMeasure, "loss_measure": LossMeasure, "distance": Distance,
             "synthesizer": Synthesizer}[kind]
@@ -143,16 +154,11 @@ class Registry:
     """Names → implementation classes per kind, with provenance, plus the pluggy manager."""
 
     def __init__(self) -> None:
-        self._entries: dict[str, dict[str, Entry]] = {k: {} for k in KINDS}
+        self._entries: dict[str, dict[str, Entry]] = {k: {} for k in PLUGIN_KINDS}
         self.load_errors: list[str] = []
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.pm.register(_Timing(), name="anoneval.timing")
-        from anoneval.core.plots import BuiltinSections  # the HTML report's built-in plots
-
-        self.pm.register(BuiltinSections(), name="anoneval.report")
-        for module in BUILTIN_SECTIONS:  # the families' own report sections
-            self.pm.register(importlib.import_module(module), name=module)
 
     # -- adding --------------------------------------------------------------------------------
 
@@ -160,7 +166,7 @@ class Registry:
         """Add one entry; a duplicate name within the kind is an error naming both sources."""
         if entry.kind not in self._entries:
             raise PluginError(f"{entry.source}: unknown plugin kind {entry.kind!r}; "
-                              f"allowed: {', '.join(KINDS)}")
+                              f"allowed: {', '.join(PLUGIN_KINDS)}")
         old = self._entries[entry.kind].get(entry.name)
         if old is not None:
             raise PluginError(f"duplicate {entry.kind} name {entry.name!r}: registered by "
@@ -171,8 +177,8 @@ class Registry:
                  version: str = "") -> None:
         """Register a class directly (tests, notebooks); ``cls.kind`` and ``cls.name`` decide."""
         kind = getattr(cls, "kind", None)
-        if kind not in KINDS:
-            raise PluginError(f"{cls!r} has no valid 'kind'; allowed: {', '.join(KINDS)}")
+        if kind not in PLUGIN_KINDS:
+            raise PluginError(f"{cls!r} has no valid 'kind'; allowed: {', '.join(PLUGIN_KINDS)}")
         name = getattr(cls, "name", None)
         if not isinstance(name, str) or not name:
             raise PluginError(f"{cls!r} has no 'name'")
@@ -194,8 +200,9 @@ class Registry:
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
-            if kind not in KINDS:
-                raise PluginError(f"{source}: unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
+            if kind not in PLUGIN_KINDS:
+                raise PluginError(f"{source}: unknown kind {kind!r}; "
+                                  f"allowed: {', '.join(PLUGIN_KINDS)}")
             if not isinstance(items, dict):
                 raise PluginError(f"{source}: {kind} must map names to {{\"class\": ...}}")
             for name, spec in items.items():
@@ -206,12 +213,24 @@ class Registry:
                                base_dir=path.parent))
 
     def load_builtins(self) -> None:
+        """The built-in plugins of ``config.json`` and the built-in hook plugins."""
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
+        for name, path in BUILTIN_HOOK_PLUGINS.items():
+            plugin = import_class(path) if ":" in path else importlib.import_module(path)
+            self.add_hook_plugin(plugin() if isinstance(plugin, type) else plugin,
+                                 BUILTIN_SOURCE, "anoneval", own_version(), name=name)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
-        """Register installed third-party plugins; a broken one is recorded, not fatal."""
+        """Register installed third-party plugins; a broken one is recorded, not fatal.
+
+        ``$ANONEVAL_LOAD_PLUGINS``, when set, lists the distributions to load (empty: none).
+        """
+        allowed = os.environ.get(ENV_LOAD_PLUGINS)
+        wanted = None if allowed is None else {d.strip() for d in allowed.split(",") if d.strip()}
         for ep in metadata.entry_points(group=group):
             dist = ep.dist.name if ep.dist is not None else "?"
+            if wanted is not None and dist not in wanted:
+                continue
             version = ep.dist.version if ep.dist is not None else "?"
             source = f"{dist} {version} (entry point {ep.name!r})"
             try:
@@ -229,7 +248,7 @@ class Registry:
         try:
             self.pm.check_pending()
             staged: list[Entry] = []
-            for kind in KINDS:
+            for kind in PLUGIN_KINDS:
                 caller = getattr(self.pm.hook, kind)
                 for impl in caller.get_hookimpls():
                     if impl.plugin is not plugin:
@@ -257,7 +276,7 @@ class Registry:
         return sorted(self._entries[kind])
 
     def entries(self, kind: str | None = None) -> Iterator[Entry]:
-        for k in (kind,) if kind else KINDS:
+        for k in (kind,) if kind else PLUGIN_KINDS:
             yield from (self._entries[k][n] for n in sorted(self._entries[k]))
 
     def entry(self, kind: str, name: str) -> Entry:
@@ -266,7 +285,7 @@ class Registry:
         except KeyError:
             raise UnknownPluginError(self.unknown_message(kind, name)) from None
 
-    def kinds_of(self, name: str, kinds: Iterable[str] = KINDS) -> list[str]:
+    def kinds_of(self, name: str, kinds: Iterable[str] = PLUGIN_KINDS) -> list[str]:
         return [k for k in kinds if name in self._entries[k]]
 
     def unknown_message(self, kind: str | Iterable[str], name: str) -> str:
@@ -304,7 +323,7 @@ def build_registry(*, builtins: bool = True, entry_points: bool = True,
     return registry
 
 
-_DEFAULT: dict[str | None, Registry] = {}
+_DEFAULT: dict[tuple[str | None, str | None], Registry] = {}
 
 
 def default_registry(user_file: str | Path | None = None) -> Registry:
@@ -312,9 +331,10 @@ def default_registry(user_file: str | Path | None = None) -> Registry:
 
     Built once per user file and reused, so an embedding benchmark pays for discovery once.
     """
-    key = str(user_file) if user_file else os.environ.get(ENV_REGISTRY) or None
+    user = str(user_file) if user_file else os.environ.get(ENV_REGISTRY) or None
+    key = (user, os.environ.get(ENV_LOAD_PLUGINS))
     if key not in _DEFAULT:
-        _DEFAULT[key] = build_registry(user_file=key)
+        _DEFAULT[key] = build_registry(user_file=user)
     return _DEFAULT[key]
 
 

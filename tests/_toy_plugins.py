@@ -7,19 +7,20 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     Context,
     Dataset,
+    Distance,
     LossMeasure,
     MeasureResult,
     Microdata,
     Params,
+    PluginRef,
     RiskMeasure,
     hookimpl,
     plugin_ref,
     released,
 )
-from anoneval.core.base import Distance, PluginRef
 
 
 class ShareBelowK(RiskMeasure):

@@ -32,3 +32,21 @@ def toy_registry():
     for cls in TOYS:
         registry.register(cls, source="tests")
     return registry
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "entry_points: the test loads installed third-party plugins (entry points)")
+
+
+@pytest.fixture(autouse=True)
+def _no_third_party_plugins(request: pytest.FixtureRequest,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Registries in tests hold the built-ins only, whatever anoneval plugins are installed
+    (subprocesses inherit this); a test marked ``entry_points`` loads installed plugins."""
+    from anoneval.registry import ENV_LOAD_PLUGINS
+
+    if request.node.get_closest_marker("entry_points") is None:
+        monkeypatch.setenv(ENV_LOAD_PLUGINS, "")
+    else:
+        monkeypatch.delenv(ENV_LOAD_PLUGINS, raising=False)

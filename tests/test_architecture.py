@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     ConfigError,
     Context,
     DataError,
@@ -24,14 +24,14 @@ from anoneval.core import (
 )
 from anoneval.core.cli import main
 from anoneval.core.plots import PlotDependencyError
-from anoneval.plugins.maxent._common import (
+from anoneval.plugins._continuous import (
     ColumnsParams,
     backward,
     forward,
     normal_entropy,
     select_columns,
 )
-from anoneval.plugins.maxent.architecture import run_architecture
+from anoneval.plugins.workflows.architecture import run_architecture
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,14 +245,15 @@ def test_cli_subcommand_exit_codes(tmp_path, mortgage, capsys):
 
 
 def test_example_config_is_valid_and_module_import_is_cheap():
-    from anoneval.plugins.maxent.architecture import load_architecture_config
+    from anoneval.plugins.workflows.architecture import load_architecture_config
 
     cfg, base = load_architecture_config(ROOT / "examples" / "architecture.json")
     assert (base / cfg.data).exists() and cfg.synthesizer.name == "MaxEntNormal"
-    code = ("import sys, anoneval.plugins.maxent.architecture as a; "
-            "from anoneval.core.cli import SUBCOMMANDS; "
+    code = ("import sys; from anoneval.registry import build_registry; "
+            "from anoneval.core.cli import build_cli; "
+            "cli = build_cli(build_registry(entry_points=False)); "
             "print('matplotlib' in sys.modules, 'scipy.spatial' in sys.modules, "
-            "'architecture' in SUBCOMMANDS)")
+            "'architecture' in cli.commands)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False", "True"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -135,5 +136,92 @@ def test_schema_covers_config_and_every_plugin(capsys) -> None:
 
 
 def test_console_script_is_installed() -> None:
-    proc = subprocess.run(["anoneval", "--version"], capture_output=True, text=True, check=True)
+    script = Path(sys.executable).with_name("anoneval")  # this interpreter's console script
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True,
+                          check=True)
     assert proc.stdout.startswith("anoneval ")
+
+
+def threshold_config(workdir: Path, max_: float) -> Path:
+    # ShareBelowK on a: classes {1: 2, 2: 1, 3: 3} -> 1/6
+    return write_config(workdir, [{**QI, "threshold": {"max": max_}}])
+
+
+def test_strict_exits_3_when_a_threshold_fails(workdir: Path, capsys) -> None:
+    reg = ["--registry", str(workdir / "toys.json")]
+    cfg = threshold_config(workdir, 0.1)
+    assert main(["run", str(cfg), "-q", *reg]) == 0  # FAIL is not an error without --strict
+    assert main(["run", str(cfg), "-q", "--strict", *reg]) == 3
+    err = capsys.readouterr().err
+    assert "threshold FAIL: ShareBelowK = 0.1666" in err and '"max": 0.1' in err
+    assert json.loads((workdir / "report.json").read_text())["measures"][0]["passed"] is False
+    assert main(["run", str(threshold_config(workdir, 0.5)), "--strict", *reg]) == 0
+    # a failed measure takes precedence: exit 1
+    cfg = write_config(workdir, [{**QI, "threshold": {"max": 0.1}}, "Boom"])
+    assert main(["run", str(cfg), "-q", "--strict", *reg]) == 1
+
+
+def test_quiet_still_prints_measure_errors_to_stderr(workdir: Path, capsys) -> None:
+    cfg = write_config(workdir, ["Boom", QI])
+    assert main(["run", str(cfg), "-q", "--registry", str(workdir / "toys.json")]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "error in Boom: RuntimeError: kaput" in err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    assert main(["run"]) == 2
+    assert "Missing argument 'CONFIG'" in capsys.readouterr().err
+    assert main(["run", "x.json", "--no-such-flag"]) == 2
+    assert main(["plugins", "--kind", "nonsense"]) == 2
+    assert main([]) == 2
+    assert main(["describe", "--all"]) == 2
+    assert "--all needs --markdown" in capsys.readouterr().err
+    assert main(["--help"]) == 0 and "sweep" in capsys.readouterr().out
+    assert main(["run", "--help"]) == 0 and "--strict" in capsys.readouterr().out
+
+
+def test_readme_documents_every_exit_code(root: Path) -> None:
+    from anoneval.core import commands
+
+    text = (root / "README.md").read_text()
+    section = text.split("### Exit codes")[1].split("\n## ")[0]
+    codes = {v for k, v in vars(commands).items() if k.startswith("EXIT_")}
+    documented = {int(c) for c in re.findall(r"^\| (\d+) \|", section, re.M)}
+    assert documented == codes
+
+
+def test_python_dash_m_anoneval_and_version() -> None:
+    import anoneval
+
+    proc = subprocess.run([sys.executable, "-m", "anoneval", "--version"], capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout == f"anoneval {anoneval.__version__}\n"
+    from importlib.metadata import version
+
+    assert anoneval.__version__ == version("anoneval")
+    assert anoneval.evaluate is __import__("anoneval.core").core.evaluate
+    assert {"evaluate", "evaluate_many", "Evaluator", "load", "__version__"} <= set(
+        anoneval.__all__)
+
+
+def test_describe_with_kind_and_plugins_by_kind(workdir: Path, capsys) -> None:
+    reg = ["--registry", str(workdir / "toys.json")]
+    assert main(["describe", "ShareBelowK", "--kind", "risk_measure", *reg]) == 0
+    assert capsys.readouterr().out.startswith("ShareBelowK (risk_measure, from registry file")
+    assert main(["plugins", "--kind", "distance", *reg]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("distance:\n") and "RowDistance" in out and "ShareBelowK" not in out
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    # `anoneval schema | head -c 10` (the schema is larger than a pipe's buffer): no
+    # traceback, exit 0
+    proc = subprocess.Popen([sys.executable, "-m", "anoneval", "schema"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=120) == 0
+    assert "Traceback" not in err

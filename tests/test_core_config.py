@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from anoneval.core import ConfigError
+from anoneval.core.api import ConfigError
 from anoneval.core.config import json_path, load_config, validate_config
 
 

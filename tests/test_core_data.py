@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anoneval.core import DataError, Microdata, load
+from anoneval.core import load
+from anoneval.core.api import DataError, Microdata
 from anoneval.core.data import Table, as_dataset, sniff_separator
 
 FRAME = pd.DataFrame({"sex": ["m", "f", "f"], "age": [30, 41, 41], "w": [1.5, 2.0, 0.5]})

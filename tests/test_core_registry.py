@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from _toy_plugins import TOYS, LifecycleRecorder, ShareBelowK
 
-from anoneval.core import PluginError, RiskMeasure, UnknownPluginError, evaluate
-from anoneval.core.base import KINDS
+from anoneval.core import evaluate
+from anoneval.core.api import PLUGIN_KINDS, PluginError, RiskMeasure, UnknownPluginError
 from anoneval.registry import BUILTIN_CONFIG, build_registry, import_class
 
 
 def test_builtins_come_from_config_json(root: Path) -> None:
     config = json.loads((root / "config.json").read_text())
     registry = build_registry(entry_points=False)
-    for kind in KINDS:
+    for kind in PLUGIN_KINDS:
         assert registry.names(kind) == sorted(config[kind])
     assert BUILTIN_CONFIG.resolve() == (root / "config.json").resolve()
 
@@ -91,12 +91,13 @@ def _plugin_package(site: Path, dist: str, module: str, source: str) -> None:
     _fake_distribution(site, dist, module.split("_")[0], module)
 
 
+@pytest.mark.entry_points
 def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
                                                               monkeypatch) -> None:
     site = tmp_path / "site"
     _fake_distribution(site, "broken-plugin", "broken", "no_such_module_xyz")
     _plugin_package(site, "good-plugin", "good_toy_plugin", """
-        from anoneval.core import hookimpl, RiskMeasure
+        from anoneval.core.api import hookimpl, RiskMeasure
 
         class GoodToy(RiskMeasure):
             name = "GoodToy"
@@ -117,10 +118,11 @@ def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
         registry.get("risk_measure", "Missing")
 
 
+@pytest.mark.entry_points
 def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkeypatch) -> None:
     site = tmp_path / "site"
     _plugin_package(site, "wrong-plugin", "wrong_kind_plugin", """
-        from anoneval.core import hookimpl, LossMeasure
+        from anoneval.core.api import hookimpl, LossMeasure
 
         class Wrong(LossMeasure):
             name = "Wrong"
@@ -137,10 +139,11 @@ def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkey
     assert "Wrong" not in registry.names("risk_measure")
 
 
+@pytest.mark.entry_points
 def test_misspelt_hookimpl_fails_loudly(tmp_path: Path, monkeypatch) -> None:
     site = tmp_path / "site"
     _plugin_package(site, "typo-plugin", "typo_plugin", """
-        from anoneval.core import hookimpl
+        from anoneval.core.api import hookimpl
 
         @hookimpl
         def risk_measures(register):
@@ -151,9 +154,35 @@ def test_misspelt_hookimpl_fails_loudly(tmp_path: Path, monkeypatch) -> None:
     assert any("typo-plugin" in e and "risk_measures" in e for e in registry.load_errors)
 
 
+@pytest.mark.entry_points
+def test_load_plugins_allow_list(tmp_path: Path, monkeypatch) -> None:
+    site = tmp_path / "site"
+    for dist, module in (("one-plugin", "one_toy_plugin"), ("two-plugin", "two_toy_plugin")):
+        cls = module.split("_")[0].title() + "Toy"
+        _plugin_package(site, dist, module, f"""
+            from anoneval.core.api import hookimpl, RiskMeasure
+
+            class {cls}(RiskMeasure):
+                name = "{cls}"
+                description = "A third-party measure."
+
+            @hookimpl
+            def risk_measure(register):
+                register({cls})
+        """)
+    monkeypatch.syspath_prepend(str(site))
+    assert {"OneToy", "TwoToy"} <= set(build_registry().names("risk_measure"))
+    monkeypatch.setenv("ANONEVAL_LOAD_PLUGINS", "two-plugin")
+    names = build_registry().names("risk_measure")
+    assert "TwoToy" in names and "OneToy" not in names
+    monkeypatch.setenv("ANONEVAL_LOAD_PLUGINS", "")
+    names = build_registry().names("risk_measure")
+    assert "OneToy" not in names and "TwoToy" not in names and "KAnonymity" in names
+
+
 def test_user_registry_file_with_a_local_class(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "my_measures.py").write_text(textwrap.dedent("""
-        from anoneval.core import MeasureResult, RiskMeasure
+        from anoneval.core.api import MeasureResult, RiskMeasure
 
         class Constant(RiskMeasure):
             name = "Constant"
@@ -189,7 +218,7 @@ def test_class_of_the_wrong_base_is_rejected(tmp_path: Path) -> None:
     reg_file.write_text(json.dumps(
         {"distance": {"ShareBelowK": {"class": "_toy_plugins:ShareBelowK"}}}))
     registry = build_registry(builtins=False, entry_points=False, user_file=reg_file)
-    expected = re.escape("not a subclass of anoneval.core.base.Distance")
+    expected = re.escape("not a subclass of anoneval.core.api.Distance")
     with pytest.raises(PluginError, match=expected):
         registry.get("distance", "ShareBelowK")
 

@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import mahalanobis as scipy_mahalanobis
 
-from anoneval.core.base import Context
-from anoneval.core.data import Microdata, Trajectories, load
-from anoneval.core.errors import DataError
+from anoneval.core import load
+from anoneval.core.api import Context, DataError, Microdata, Trajectories
 from anoneval.plugins.distances.dtw import DTW
 from anoneval.plugins.distances.euclidean import Euclidean
 from anoneval.plugins.distances.gower import Gower
@@ -154,7 +153,7 @@ def test_upstream_normalized(mock):
 
 
 def test_reference_note_values(mock):
-    # λ = 0 (spatial part only) and the speeds of T1, T2 (reference notes §A6)
+    # λ = 0 (spatial part only) and the speeds of T1, T2
     i, j = pos(mock, 1, 2)
     d = Martinez2021(p_lambda=0.0).fit(mock, Context())
     assert d.pairwise(mock, mock, [i], [j])[0, 0] == pytest.approx(874.5103076333572, rel=REL)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anoneval.core import Microdata
+from anoneval.core.api import Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._common import column
 from anoneval.plugins.microdata._hierarchy import (

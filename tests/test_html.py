@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core import evaluate, evaluate_many
+from anoneval.core.api import (
     Context,
     Dataset,
     LossMeasure,
@@ -30,8 +31,6 @@ from anoneval.core import (
     RiskMeasure,
     SynthesisResult,
     Synthesizer,
-    evaluate,
-    evaluate_many,
     hookimpl,
     released,
 )

@@ -14,18 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core import Evaluator, evaluate, evaluate_many
+from anoneval.core.api import (
     ConfigError,
     Context,
     Dataset,
-    Evaluator,
     LossMeasure,
     MeasureResult,
     Microdata,
     Params,
     RiskMeasure,
-    evaluate,
-    evaluate_many,
     released,
 )
 from anoneval.core.cli import main

@@ -6,7 +6,7 @@ import dcor
 import numpy as np
 import pytest
 
-from anoneval.plugins.maxent.energy_statistic import BLOCK, energy_statistic
+from anoneval.plugins.fidelity.energy_statistic import BLOCK, energy_statistic
 
 
 def test_multi_block_statistic_agrees_with_dcor() -> None:

@@ -18,10 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from anoneval.core import DataError, Microdata, evaluate
-from anoneval.plugins.maxent import _common as C
-from anoneval.plugins.maxent.close_pairs import close_pair_count
-from anoneval.plugins.maxent.energy_statistic import _labels, _sums_nd, energy_statistic
+from anoneval.core import evaluate
+from anoneval.core.api import DataError, Microdata
+from anoneval.plugins import _continuous as C
+from anoneval.plugins.fidelity.energy_statistic import _labels, _sums_nd, energy_statistic
+from anoneval.plugins.similarity.close_pairs import close_pair_count
 
 INSPECTIONS = ["EnergyStatistic", "KLDivergence", "MomentDiscrepancy", "KSDistance",
                "MutualInformationChange", "ClosePairs", "DistanceToClosestRecord"]
@@ -43,7 +44,7 @@ def lognormal_frame(n, seed, shift=0.0):
 
 
 # --------------------------------------------------------------------------------------------
-# closed forms (_common)
+# closed forms (_continuous)
 # --------------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """Maximum-entropy synthesizers (issue 7): MaxEntNormal, MaxEntLogistic, MaxEntMoments,
 MaxEntCategorical, GaussianCopula, and their helpers (_logistic, _dual, _ipf).
 
-Published values come from Pflughoeft, Soofi & Soyer (2022) (the seed), Tables 1, 3 and 6;
+Published values come from Pflughoeft, Soofi & Soyer (2022), Tables 1, 3 and 6;
 oracles are hand arithmetic (in comments), scipy quadrature and scipy.stats densities.
 """
 
@@ -17,17 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import ConfigError, Context, DataError, LossMeasure, MeasureResult, Microdata
 from anoneval.core.config import validate_config
-from anoneval.core.errors import ConfigError
 from anoneval.core.runner import run_plan
-from anoneval.plugins.maxent import _dual, _ipf, _logistic
-from anoneval.plugins.maxent._common import coin_index, m_index
-from anoneval.plugins.maxent.gaussian_copula import GaussianCopula, category_scores
-from anoneval.plugins.maxent.maxent_categorical import MaxEntCategorical
-from anoneval.plugins.maxent.maxent_logistic import MaxEntLogistic
-from anoneval.plugins.maxent.maxent_moments import MaxEntMoments
-from anoneval.plugins.maxent.maxent_normal import MaxEntNormal
+from anoneval.plugins._continuous import coin_index, m_index
+from anoneval.plugins.synthesizers import _dual, _ipf, _logistic
+from anoneval.plugins.synthesizers.gaussian_copula import GaussianCopula, category_scores
+from anoneval.plugins.synthesizers.maxent_categorical import MaxEntCategorical
+from anoneval.plugins.synthesizers.maxent_logistic import MaxEntLogistic
+from anoneval.plugins.synthesizers.maxent_moments import MaxEntMoments
+from anoneval.plugins.synthesizers.maxent_normal import MaxEntNormal
 from anoneval.registry import build_registry
 
 CTX = Context(seed=7)
@@ -43,7 +42,7 @@ def exact_moments(z: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.ndarra
 
 
 def mortgage(cov12: float, n: int = 400) -> pd.DataFrame:
-    """Dollar-scale data whose logs have the seed's Table 1 moments (log loan, log income)."""
+    """Dollar-scale data whose logs have Pflughoeft et al.'s Table 1 moments (loan, income)."""
     mean = np.array([11.117, 10.394])
     cov = np.array([[0.180, cov12], [cov12, 0.192]])
     x = exact_moments(np.random.default_rng(3).standard_normal((n, 2)), mean, cov)
@@ -54,10 +53,10 @@ def mortgage(cov12: float, n: int = 400) -> pd.DataFrame:
 # Published values
 # ------------------------------------------------------------------------------------------
 
-# The seed publishes moments and entropies rounded to 3 decimals, so a value computed from the
-# published moments can differ from a published entropy in the last digit. These helpers give
-# the range of a closed form over every moment vector that rounds to the published one (the
-# forms are monotone in each moment, so the range is reached at the corners of the box).
+# Pflughoeft et al. publish moments and entropies rounded to 3 decimals, so a value computed
+# from the published moments can differ from a published entropy in the last digit. These
+# helpers give the range of a closed form over every moment vector that rounds to the published
+# one (the forms are monotone in each moment, so the range is reached at the corners of the box).
 ROUND = 0.0005
 TWO_PI_E = 1 + math.log(2 * math.pi)
 
@@ -592,8 +591,8 @@ def test_maxent_moments_mckay_bivariate_gamma():
 @pytest.mark.parametrize(("kind", "lam"), [("identity", None), ("log", None), ("log1p", None),
                                            ("boxcox", 0.0), ("boxcox", 0.4), ("boxcox", -0.3)])
 def test_log_jacobian_matches_numeric_derivative(kind, lam):
-    from anoneval.plugins.maxent._common import FittedTransform
-    from anoneval.plugins.maxent._synth import log_jacobian
+    from anoneval.plugins._continuous import FittedTransform
+    from anoneval.plugins.synthesizers._synth import log_jacobian
 
     f = FittedTransform("a", kind, lam)
     x, h = np.array([-0.5, 0.3, 1.2]), 1e-6

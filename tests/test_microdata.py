@@ -1,13 +1,14 @@
 """Tests of the microdata family: DM, DMStar, AECS, NonUniformEntropy, KAnonymity, LDiversity.
 
 Oracles: hand computations on tiny tables (arithmetic in comments), ARX's own unit-test values
-on adult (``TestUtilityMetrics``/``TestRiskMetrics``, shared/reference/arx_pycanon.md §4b–4d),
-the seed's DM* example, pyCANON on random tables, brute-force loops written here.
+on adult (``TestUtilityMetrics``/``TestRiskMetrics``), the DM* example of El Emam et al. (2009),
+pyCANON on random tables, brute-force loops written here.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +16,25 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pycanon import anonymity, metrics
 
-from anoneval.core import Evaluator, Microdata, evaluate
-from anoneval.core.base import Context
-from anoneval.core.errors import ConfigError
-from anoneval.plugins.microdata.aecs import AECS
-from anoneval.plugins.microdata.dm import DM
-from anoneval.plugins.microdata.dmstar import DMStar
+from anoneval.core import Evaluator, evaluate
+from anoneval.core.api import ConfigError, Context, Microdata
+from anoneval.plugins.generalization.aecs import AECS
+from anoneval.plugins.generalization.dm import DM
+from anoneval.plugins.generalization.dmstar import DMStar
+from anoneval.plugins.generalization.nonuniform_entropy import NonUniformEntropy
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
-from anoneval.plugins.microdata.nonuniform_entropy import NonUniformEntropy
+
+#: pyCANON pins numpy 2.0.2, which has no Python 3.13 build: the test extra installs it on
+#: 3.10-3.12 only, and its comparisons cannot run on 3.13.
+PYCANON = sys.version_info < (3, 13)
+if PYCANON:
+    from pycanon import anonymity, metrics
+needs_pycanon = pytest.mark.skipif(not PYCANON,
+                                   reason="pycanon (the oracle) pins numpy 2.0.2, which has no "
+                                          "Python 3.13 build")
+
 
 HERE = Path(__file__).resolve().parent / "data" / "microdata"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
@@ -231,6 +240,7 @@ def test_ldiversity_hand():
     assert ld(l=3, variant="recursive", c=3)[0] == pytest.approx(3 / 7)
 
 
+@needs_pycanon
 def test_ldiversity_equal_counts_are_not_rounded_away():
     # Two equal counts: H = ln 2 exactly in theory; exp(H) evaluates to 1.9999999999999998,
     # which pyCANON floors to 1. Entropy 2-diversity holds here (ties satisfy).
@@ -349,6 +359,7 @@ def random_table(rng, n):
     })
 
 
+@needs_pycanon
 def test_pycanon_agreement():
     """k, distinct l and entropy l agree with pyCANON 1.3.x on random tables.
 
@@ -379,6 +390,7 @@ def test_pycanon_agreement():
         assert d["pycanon_form"] == pytest.approx(metrics.average_ecsize(df, df, qi))
 
 
+@needs_pycanon
 def test_pycanon_dm_with_deleted_records():
     rng = np.random.default_rng(3)
     raw = random_table(rng, 60).assign(pid=np.arange(60))
@@ -416,7 +428,8 @@ def test_k_and_l_values_brute_force():
             expected = sum(len(rows) for rows in classes.values() if len(rows) < k) / n
             v = run(KAnonymity(quasi_identifiers=qi, k=k), df)[0]
             assert v == pytest.approx(expected, abs=1e-15)
-            if not (df[qi] == "*").all(axis=1).any():  # pyCANON knows no suppression
+            if PYCANON and not (df[qi] == "*").all(axis=1).any():
+                # pyCANON knows no suppression
                 assert (v == 0) == (k <= anonymity.k_anonymity(df, qi))
         for variant, l_, c in [("distinct", 2, None), ("distinct", 3, None),
                                ("entropy", 1.5, None), ("entropy", 2, None),
@@ -686,6 +699,7 @@ def test_public_api_all_measures_json_friendly(adult):
     assert isinstance(rep.to_json(), str)
 
 
+@needs_pycanon
 def test_pycanon_has_no_suppression():
     # pyCANON groups '*' records like any others (reference §3: k with 2 '*' rows kept = 2);
     # here they are suppressed, in no class, so the achieved k stays 3.

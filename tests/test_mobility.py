@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anoneval.core import Evaluator, evaluate
+from anoneval.core import Evaluator, evaluate, load
+from anoneval.core.api import ConfigError, DataError, Microdata, Trajectories
 from anoneval.core.cli import main
 from anoneval.core.config import validate_params
-from anoneval.core.data import Microdata, Trajectories, load
-from anoneval.core.errors import ConfigError, DataError
 from anoneval.plugins.linkage.record_linkage import RecordLinkage, window_bounds
 from anoneval.registry import default_registry
 

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 SOURCE_DIRS = ("core", "plugins", "registry")
 BARE = {"core", "plugins", "registry"}
 
 
-def setuptools_config(root: Path) -> dict:
-    return tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+def package_dirs(root: Path) -> dict[str, str]:
+    """setup.py's ``PACKAGE_DIR`` (import name → source folder), read without running it."""
+    tree = ast.parse((root / "setup.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "PACKAGE_DIR":
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no PACKAGE_DIR")
 
 
 def package_of(directory: Path, root: Path, package_dir: dict[str, str]) -> str:
@@ -32,14 +32,6 @@ def package_of(directory: Path, root: Path, package_dir: dict[str, str]) -> str:
     name = next(p for p, d in package_dir.items() if d == best)
     rest = rel[len(best):].strip("/")
     return name + ("." + rest.replace("/", ".") if rest else "")
-
-
-def test_every_subpackage_on_disk_is_listed(root: Path) -> None:
-    cfg = setuptools_config(root)
-    on_disk = {package_of(init.parent, root, cfg["package-dir"])
-               for top in SOURCE_DIRS for init in (root / top).rglob("__init__.py")
-               if "__pycache__" not in init.parts}
-    assert on_disk == set(cfg["packages"])
 
 
 def test_no_bare_imports_of_the_source_folders(root: Path) -> None:
@@ -69,28 +61,34 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path
     shutil.copytree(root, src, ignore=shutil.ignore_patterns(
         ".git", "build", "*.egg-info", "__pycache__", "examples", "benchmarks", "tests"))
     (src / "tests").mkdir()
+    # a new family needs no edit of the build configuration to ship
+    (src / "plugins" / "newfamily").mkdir()
+    (src / "plugins" / "newfamily" / "__init__.py").write_text('"""A new family."""\n')
+    (src / "plugins" / "newfamily" / "measure.py").write_text('"""A new measure."""\n')
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(tmp_path / "dist"), str(src)], check=True,
                    capture_output=True)
     wheel = next((tmp_path / "dist").glob("anoneval-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    cfg = setuptools_config(root)
-    expected = set()
+    package_dir = package_dirs(root)
+    expected = {"anoneval/plugins/newfamily/__init__.py", "anoneval/plugins/newfamily/measure.py"}
     for top in SOURCE_DIRS:
         for py in (root / top).rglob("*.py"):
             if "__pycache__" in py.parts:
                 continue
-            pkg = package_of(py.parent, root, cfg["package-dir"])
+            pkg = package_of(py.parent, root, package_dir)
             expected.add(pkg.replace(".", "/") + "/" + py.name)
     assert expected <= names, sorted(expected - names)
     assert "anoneval/registry/config.json" in names
+    assert {"anoneval/__init__.py", "anoneval/__main__.py", "anoneval/py.typed"} <= names
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read("anoneval/registry/config.json")
     assert shipped == (root / "config.json").read_bytes()
+    assert not any(n.startswith("anoneval/core/testing/") for n in names)
 
 
-@pytest.mark.parametrize("module", ["anoneval.core", "anoneval.registry", "anoneval.plugins",
-                                    "anoneval.testing"])
+@pytest.mark.parametrize("module", ["anoneval", "anoneval.core", "anoneval.registry",
+                                    "anoneval.plugins", "anoneval.testing"])
 def test_import_names(module: str) -> None:
     __import__(module)
 
@@ -103,3 +101,35 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_non_editable_install_has_the_top_level_package(root: Path, tmp_path: Path) -> None:
+    # pip install . into a private target, then import from there (not from the worktree)
+    src = tmp_path / "src"
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "examples", "benchmarks"))
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                    "-q", "--target", str(site), str(src)], check=True, capture_output=True)
+    assert (site / "anoneval" / "py.typed").is_file()
+    assert not (site / "anoneval" / "core" / "_root").exists()
+    code = ("import anoneval, anoneval.core, anoneval.registry, anoneval.plugins.workflows; "
+            "print(anoneval.__file__); print(anoneval.core.__file__); "
+            "print(anoneval.evaluate is anoneval.core.evaluate)")
+    env = {**__import__("os").environ, "PYTHONPATH": str(site)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env, cwd=tmp_path).stdout.split()
+    assert out[0] == str(site / "anoneval" / "__init__.py")
+    assert out[1] == str(site / "anoneval" / "core" / "__init__.py") and out[2] == "True"
+    proc = subprocess.run([sys.executable, "-m", "anoneval", "--help"], capture_output=True,
+                          text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0 and "architecture" in proc.stdout and "sweep" in proc.stdout
+
+
+def test_the_editable_install_maps_the_top_level_package(root: Path) -> None:
+    import anoneval
+    import anoneval.core
+
+    assert Path(anoneval.__file__) == root / "core" / "_root" / "__init__.py"
+    assert Path(anoneval.core.__file__) == root / "core" / "__init__.py"
+    assert (root / "core" / "_root" / "py.typed").is_file()

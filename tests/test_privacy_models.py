@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from pycanon import anonymity
 from pydantic import ValidationError
 
-from anoneval.core import Microdata, evaluate
-from anoneval.core.base import Context
+from anoneval.core import evaluate
+from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._hierarchy import generalize, read_hierarchy
 from anoneval.plugins.microdata.alpha_kanonymity import AlphaKAnonymity

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anoneval.core import Context, Microdata, evaluate
-from anoneval.core.errors import ConfigError, DataError
-from anoneval.plugins.rappor import _channels as ch
-from anoneval.plugins.rappor.mi_leakage import MILeakage
-from anoneval.plugins.rappor.randomized_response import RandomizedResponse
+from anoneval.core import evaluate
+from anoneval.core.api import ConfigError, Context, DataError, Microdata
+from anoneval.plugins.perturbation import _channels as ch
+from anoneval.plugins.perturbation.mi_leakage import MILeakage
+from anoneval.plugins.perturbation.randomized_response import RandomizedResponse
 
 # -- brute-force oracle ------------------------------------------------------------------------
 

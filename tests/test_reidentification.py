@@ -20,8 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from anoneval.core import Microdata
-from anoneval.core.base import Context
+from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core import runner as runner_module
+from anoneval.core.api import (
     ConfigError,
     Context,
     Dataset,
@@ -24,9 +25,8 @@ from anoneval.core import (
     RiskMeasure,
     SynthesisResult,
     Synthesizer,
+    released,
 )
-from anoneval.core import runner as runner_module
-from anoneval.core.base import released
 from anoneval.core.cli import main
 from anoneval.core.plots import sweep_figure
 from anoneval.core.report import FRAME_COLUMNS

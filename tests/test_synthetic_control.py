@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from anoneval.core import ConfigError, Evaluator, evaluate, evaluate_many
+from anoneval.core import ConfigError, Evaluator, api, evaluate, evaluate_many
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
 from anoneval.core.config import load_config, validate_config
 from anoneval.core.data import Microdata
 from anoneval.core.evaluator import control_overlap
@@ -129,3 +130,36 @@ def test_attack_rates_section_in_the_html_report() -> None:
     html = "".join(plugin_fragments(registry, entry, {}))
     assert "attack success rates" in html and "data:image/png;base64," in html
     assert "".join(plugin_fragments(registry, {**entry, "details": {}}, {})) == ""
+
+
+class _ControlVandal(RiskMeasure):
+    """Writes into the control set it is given, then reports what is left of it."""
+
+    name = "ControlVandal"
+    description = "Modifies the control set in place."
+    uses_control = "required"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert isinstance(ctx.control, Microdata)
+        ctx.control.frame.loc[0, "a"] = -100
+        ids, _ = ctx.control.group_ids(["a"])
+        with pytest.raises(ValueError, match="read-only"):
+            ids[0] = 99
+        return MeasureResult(value=float(ctx.control.frame["a"].sum()))
+
+
+def test_the_control_set_is_read_only_for_plugins() -> None:
+    from anoneval.registry import build_registry
+
+    registry = build_registry(entry_points=False)
+    registry.register(_ControlVandal, source="tests")
+    ori = pd.DataFrame({"a": [1, 2, 3]})
+    ctl = Microdata(pd.DataFrame({"a": [4, 5, 6]}))
+    report = evaluate(ori, ori, ["ControlVandal", {"name": "ControlVandal", "label": "again"}],
+                      control=ctl,
+                      registry=registry)
+    assert [m.error for m in report.measures] == [None, None]
+    assert [m.value for m in report.measures] == [-100 + 11, -100 + 11]  # each saw a fresh view
+    assert ctl.frame["a"].tolist() == [4, 5, 6]
+    assert "ControlUse" in api.__all__

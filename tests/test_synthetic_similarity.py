@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, evaluate
-from anoneval.plugins.maxent.distance_to_closest_record import sdm_dcr
 from anoneval.plugins.similarity._mixed import encode, nearest, nearest_distances
+from anoneval.plugins.similarity.distance_to_closest_record import sdm_dcr
 
 sdmetrics = pytest.importorskip("sdmetrics")
 from sdmetrics.single_table import (  # noqa: E402

@@ -19,15 +19,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from scipy.stats.contingency import association
 
-from anoneval.core import (
-    ConfigError,
-    Context,
-    DataError,
-    Microdata,
-    Table,
-    evaluate,
-    evaluate_many,
-)
+from anoneval.core import evaluate, evaluate_many
+from anoneval.core.api import ConfigError, Context, DataError, Microdata, Table
 from anoneval.plugins.tabular._cells import _sum_per_pair, top_units
 from anoneval.plugins.tabular.cramers_v_change import CramersVChange
 from anoneval.plugins.tabular.dominance import Dominance
@@ -560,7 +553,7 @@ def test_table_kind_through_public_api():
         {"name": "PPercent", "params": {"p": 70, "cells": ["region", "gender"],
                                         "count_column": "freq", "total_column": "val",
                                         "contribution_columns": ["top1", "top2"]}}],
-        kind="table")
+        data_kind="table")
     assert report.measures[0].error is None
     assert report.measures[0].value == pytest.approx(2 / 3)
 

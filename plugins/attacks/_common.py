@@ -30,9 +30,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.stats import norm
 
-from anoneval.core.base import MeasureResult, Params, RiskMeasure
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, RiskMeasure
 
 
 class AttackParams(Params):

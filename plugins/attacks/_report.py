@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from anoneval.core import hookimpl
-from anoneval.core.plots import figure_block, new_figure
+from anoneval.core.api import hookimpl
 
 RATES = (("attack_rate", "main attack (original)", "#d62728"),
          ("control_rate", "control attack", "#1f77b4"),
@@ -19,6 +18,8 @@ def attack_section(measure: Mapping[str, Any]) -> str | None:
     if not isinstance(details, Mapping) or not all(
             isinstance(details.get(k), Mapping) for k, _, _ in RATES):
         return None
+    from anoneval.core.plots import figure_block, new_figure
+
     rows = [(label, float(details[k]["value"]), float(details[k]["error"]), color)
             for k, label, color in RATES]
     ci = details.get("risk_ci")

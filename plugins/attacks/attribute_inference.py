@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core import Context, MeasureResult, hookimpl
-from anoneval.core.base import repeated
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, MeasureResult, repeated
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
@@ -110,7 +108,3 @@ class AttributeInference(AttackMeasure):
                                       "aux_cols": p.aux_cols},
                              warnings=warnings)
 
-
-@hookimpl
-def risk_measure(register):
-    register(AttributeInference)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core import Context, MeasureResult, hookimpl
-from anoneval.core.base import repeated
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, MeasureResult, repeated
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
@@ -98,7 +96,3 @@ class Linkability(AttackMeasure):
                              details={"n_neighbors": k, "aux_cols": [cols_a, cols_b]},
                              warnings=warnings)
 
-
-@hookimpl
-def risk_measure(register):
-    register(Linkability)

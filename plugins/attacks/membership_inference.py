@@ -6,7 +6,7 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import rankdata
 
-from anoneval.core import Context, DataError, MeasureResult, Params, hookimpl
+from anoneval.core.api import Context, DataError, MeasureResult, Params
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     check_not_all_missing,
@@ -69,7 +69,3 @@ class MembershipInference(AttackMeasure):
             "n_non_members": len(d_o), "member_dcr_median": float(np.median(d_m)),
             "non_member_dcr_median": float(np.median(d_o))})
 
-
-@hookimpl
-def risk_measure(register):
-    register(MembershipInference)

@@ -9,8 +9,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.stats import hypergeom
 
-from anoneval.core import Context, MeasureResult, hookimpl
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, MeasureResult
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
@@ -408,7 +407,3 @@ def _random_queries(X: np.ndarray, numeric: np.ndarray, n: int, n_cols: int,
                 ops[i, t] = (EQ, NE)[rng.integers(2)]
     return Queries(cols, ops, vals)
 
-
-@hookimpl
-def risk_measure(register):
-    register(SinglingOut)

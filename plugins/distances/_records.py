@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Self
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
 
-from anoneval.core.base import Context, Distance
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata
 
 #: Pair-column elements per chunk of a distance matrix.
 CHUNK_ELEMENTS = 1 << 21
@@ -19,7 +17,7 @@ CHUNK_ELEMENTS = 1 << 21
 
 def as_microdata(data: Dataset, role: str) -> Microdata:
     if not isinstance(data, Microdata):
-        raise DataError(f"the {role} data must be microdata, got {data.kind}")
+        raise DataError(f"the {role} data must be microdata, got {data.data_kind}")
     return data
 
 
@@ -75,6 +73,9 @@ def rows_cols(data_x: Microdata, data_y: Microdata, rows: np.ndarray | None,
     return rows, cols
 
 
+_Fitted = TypeVar("_Fitted", bound="LinearMapDistance")
+
+
 class LinearMapDistance(Distance):
     """Euclidean distance between numeric records after a linear map fitted on the reference.
 
@@ -89,7 +90,7 @@ class LinearMapDistance(Distance):
     def _fit_map(self, values: np.ndarray) -> None:
         raise NotImplementedError
 
-    def fit(self, reference: Dataset, ctx: Context) -> Self:
+    def fit(self: _Fitted, reference: Dataset, ctx: Context) -> _Fitted:
         data = as_microdata(reference, "reference")
         self.columns_ = choose_columns(data, self.params.columns, self.name, numeric=True)
         self._fit_map(numeric_matrix(data, self.columns_, self.name, "reference"))

@@ -16,9 +16,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from anoneval.core.base import Distance
-from anoneval.core.data import Dataset, Trajectories
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError, Dataset, Distance, Trajectories
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,7 +29,7 @@ CHUNK_ELEMENTS = 1 << 19
 def as_trajectories(data: Dataset, role: str) -> Trajectories:
     """``data`` as trajectories, or a clear error naming the role and the kind received."""
     if not isinstance(data, Trajectories):
-        raise DataError(f"the {role} data must be trajectories, got {data.kind}")
+        raise DataError(f"the {role} data must be trajectories, got {data.data_kind}")
     return data
 
 

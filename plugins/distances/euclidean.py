@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Params
+from anoneval.core.api import Params
 from anoneval.plugins.distances._records import LinearMapDistance
 
 

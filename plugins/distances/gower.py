@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context, Distance, Params
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, Params
 from anoneval.plugins.distances._records import (
     CHUNK_ELEMENTS,
     as_microdata,

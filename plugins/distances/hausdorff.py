@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.base import Params
-from anoneval.core.data import Trajectories
+from anoneval.core.api import Params, Trajectories
 from anoneval.plugins.distances._traj import TrajectoryDistance, point_tensor
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Params
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError, Params
 from anoneval.plugins.distances._records import LinearMapDistance
 
 

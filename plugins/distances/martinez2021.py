@@ -9,9 +9,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Context, Params
-from anoneval.core.data import Dataset, Trajectories
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Params, Trajectories
 from anoneval.plugins.distances._traj import (
     EARTH_RADIUS_KM,
     TrajectoryDistance,

@@ -1,1 +1,1 @@
-"""Distributional fidelity of a release: marginals, pairs, propensity and ML utility."""
+"""Distributional fidelity: how far the released data's distribution is from the original's."""

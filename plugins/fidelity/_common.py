@@ -16,9 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import DataError, MeasureResult, Params
-from anoneval.core.base import repeated
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, repeated
 from anoneval.plugins.similarity._mixed import is_numeric
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from anoneval.core import PluginError
+from anoneval.core.api import PluginError
 from anoneval.plugins.fidelity._common import as_number
 from anoneval.plugins.similarity._mixed import is_numeric
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     choose,
@@ -49,7 +49,3 @@ class CategoryCoverageLoss(LossMeasure):
             rows.append(row)
         return result(rows, "columns", warnings)
 
-
-@hookimpl
-def loss_measure(register):
-    register(CategoryCoverageLoss)

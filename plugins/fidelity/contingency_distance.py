@@ -7,7 +7,7 @@ from itertools import combinations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     binned,
@@ -65,7 +65,3 @@ class ContingencyDistance(LossMeasure):
         return result(rows, "pairs", [],
                       {"num_discrete_bins": self.params.num_discrete_bins})
 
-
-@hookimpl
-def loss_measure(register):
-    register(ContingencyDistance)

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import rankdata
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     as_number,
@@ -83,7 +83,3 @@ class CorrelationDifference(LossMeasure):
             rows.append(row)
         return result(rows, "pairs", warnings, {"coefficient": p.coefficient})
 
-
-@hookimpl
-def loss_measure(register):
-    register(CorrelationDifference)

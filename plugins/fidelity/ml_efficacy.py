@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, LossMeasure, MeasureResult, Params, hookimpl
-from anoneval.core.data import Microdata
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, Microdata, Params
 from anoneval.plugins.fidelity._common import pair
 from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
 from anoneval.plugins.similarity._mixed import is_numeric
@@ -146,7 +145,3 @@ def _score(model, X, y: pd.Series, X_test, y_test: pd.Series, task: str, metric:
         return float(metrics.mean_absolute_error(y_test, pred))
     return float(np.sqrt(metrics.mean_squared_error(y_test, pred)))
 
-
-@hookimpl
-def loss_measure(register):
-    register(MLEfficacy)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair
 from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
 
@@ -97,7 +97,3 @@ class PropensityMSE(LossMeasure):
         warnings = [] if null > 0 else ["the null expectation is 0: no ratio"]
         return MeasureResult(value=value, details=details, warnings=warnings)
 
-
-@hookimpl
-def loss_measure(register):
-    register(PropensityMSE)

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     as_number,
@@ -60,7 +60,3 @@ class StatisticDifference(LossMeasure):
             rows.append(row)
         return result(rows, "columns", warnings, {"statistic": stat})
 
-
-@hookimpl
-def loss_measure(register):
-    register(StatisticDifference)

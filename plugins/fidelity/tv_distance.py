@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.core import Context, LossMeasure, MeasureResult, hookimpl
+from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     choose,
@@ -52,7 +52,3 @@ class TVDistance(LossMeasure):
             rows.append({"column": c, "tv": d, "score": 1 - d})
         return result(rows, "columns", warnings)
 
-
-@hookimpl
-def loss_measure(register):
-    register(TVDistance)

@@ -10,17 +10,19 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.base import (
+from anoneval.core.api import (
     Context,
+    DataError,
+    Dataset,
     Distance,
     MeasureResult,
+    Microdata,
     Params,
     PluginRef,
     RiskMeasure,
+    Trajectories,
     plugin_ref,
 )
-from anoneval.core.data import Dataset, Microdata, Trajectories
-from anoneval.core.errors import DataError
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22
@@ -121,9 +123,9 @@ class RecordLinkage(RiskMeasure):
             return None
         distance = ctx.create("distance", self.params.distance)
         assert isinstance(distance, Distance)
-        if original.kind not in distance.accepts:
+        if original.data_kind not in distance.accepts:
             raise DataError(f"distance {distance.name} accepts {', '.join(distance.accepts)} "
-                            f"data, the original is {original.kind}; for microdata use "
+                            f"data, the original is {original.data_kind}; for microdata use "
                             "Euclidean, Mahalanobis or Gower")
         if isinstance(original, Trajectories) and self.params.id is not None:
             raise DataError("the 'id' param is for microdata; trajectories link by trajectory_id")
@@ -159,9 +161,9 @@ class RecordLinkage(RiskMeasure):
         assert original is not None and anonymized is not None
         prep: Prepared | None = ctx.prepared or self.prepare(original, ctx)
         assert prep is not None
-        if anonymized.kind != original.kind:
-            raise DataError(f"the anonymized data is {anonymized.kind}, the original "
-                            f"{original.kind}: record linkage needs one kind")
+        if anonymized.data_kind != original.data_kind:
+            raise DataError(f"the anonymized data is {anonymized.data_kind}, the original "
+                            f"{original.data_kind}: record linkage needs one kind")
         if not isinstance(original, Trajectories) and self.params.percen_window_size is not None:
             raise DataError("percen_window_size applies to trajectories only; microdata are "
                             "always searched exhaustively")

@@ -1,1 +1,1 @@
-"""El Emam et al.'s DM, DM*, AECS, non-uniform entropy, and the k-anonymity family."""
+"""Equivalence-class privacy models (k-anonymity, l-diversity) and the shared class machinery."""

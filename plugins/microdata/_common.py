@@ -29,9 +29,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.base import Context, Params, released, repeated
-from anoneval.core.data import Dataset, Microdata, sniff_separator
-from anoneval.core.errors import DataError
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Microdata,
+    Params,
+    released,
+    repeated,
+    sniff_separator,
+)
 
 #: How ARX writes a missing value (``DataType.NULL_VALUE``); hierarchies list it under that text.
 NULL_TEXT = "NULL"
@@ -172,7 +179,7 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
     """The released dataset and its equivalence classes over ``p.quasi_identifiers``."""
     data = released(original, anonymized)
     if not isinstance(data, Microdata):
-        raise DataError(f"expected microdata, got {data.kind}")
+        raise DataError(f"expected microdata, got {data.data_kind}")
     qi = list(p.quasi_identifiers)
     data.require(qi, "quasi-identifier")
     deleted = 0

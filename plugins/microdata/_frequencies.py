@@ -22,9 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from anoneval.core.base import Context
-from anoneval.core.data import Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Microdata
 from anoneval.plugins.microdata._common import Classes
 
 

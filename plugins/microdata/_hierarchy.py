@@ -29,9 +29,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context
-from anoneval.core.data import Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Microdata
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,

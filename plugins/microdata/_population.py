@@ -15,9 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context
-from anoneval.core.data import Dataset, Microdata, load
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Microdata, load
 from anoneval.plugins.microdata._common import Classes, column
 from anoneval.plugins.microdata._hierarchy import (
     HierarchyParams,

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.base import Context, MeasureResult
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata
 from anoneval.plugins.microdata._common import (
     Classes,
     QIParams,

@@ -8,8 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.microdata._sensitive import (
     SensitiveParams,
     class_key,

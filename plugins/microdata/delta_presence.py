@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure, released
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+    released,
+)
 from anoneval.plugins.microdata._common import released_classes
 from anoneval.plugins.microdata._population import (
     PopulationParams,

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._common import (
     Classes,
     QIParams,
@@ -44,7 +43,7 @@ class KAnonymity(RiskMeasure):
     ``per_record`` adds a table of each record's fk, Fk and violation, aligned with the rows.
 
     details, after ARX's sample risk models (``RiskModelSampleRisks``/``...Summary``/
-    ``...Uniqueness``, reference notes §2). Like ARX, these risks are taken over the released
+    ``...Uniqueness``). Like ARX, these risks are taken over the released
     (non-suppressed) records only: their denominator is ``released_records``, not n.
 
     * ``achieved_k``: the smallest class size (null when every record is suppressed);

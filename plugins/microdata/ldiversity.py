@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.microdata._common import QIParams, pair_counts, released_classes
 from anoneval.plugins.microdata._frequencies import sampling_weights
 

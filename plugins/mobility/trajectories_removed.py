@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult, Params
-from anoneval.core.data import Dataset, Trajectories
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Params, Trajectories
 
 
 class TrajectoriesRemoved(LossMeasure):

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.base import (
+from anoneval.core.api import (
     Context,
+    DataError,
+    Dataset,
     Distance,
     LossMeasure,
     MeasureResult,
     Params,
     PluginRef,
+    Trajectories,
     plugin_ref,
 )
-from anoneval.core.data import Dataset, Trajectories
-from anoneval.core.errors import DataError
 
 
 class TrajectoryRMSE(LossMeasure):

@@ -13,9 +13,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from anoneval.core.base import Context, Params, repeated
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, Microdata, Params, repeated
 from anoneval.plugins.microdata._common import alignment
 
 

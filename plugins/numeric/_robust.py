@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import gammainc
 from scipy.stats import chi2
 
-from anoneval.core.errors import PluginError
+from anoneval.core.api import PluginError
 
 
 def consistency_factor(p: int, share: float) -> float:

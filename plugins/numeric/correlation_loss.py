@@ -7,9 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.numeric._common import NumericParams, column_sd, complete_rows, numeric_pairs
 
 #: Reciprocal condition number below which a correlation matrix is taken as singular.

@@ -6,9 +6,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.numeric._common import (
     NumericParams,
     complete_rows,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.numeric._common import NumericParams, column_sd, numeric_pairs
 
 

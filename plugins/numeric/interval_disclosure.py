@@ -7,9 +7,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.numeric._common import NumericParams, numeric_pairs, standardize
 from anoneval.plugins.numeric._robust import mcd_covariance
 

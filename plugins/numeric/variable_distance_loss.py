@@ -8,9 +8,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context, LossMeasure, MeasureResult, Params, repeated
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    Params,
+    repeated,
+)
 from anoneval.plugins.numeric._common import as_float, is_numeric, matched_rows
 
 VarType = Literal["numeric", "ordinal", "nominal"]

@@ -8,8 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, Dataset, Microdata
 from anoneval.plugins.microdata._common import Classes, QIParams, released_classes
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from anoneval.core.hookspecs import hookimpl
+from anoneval.core.api import hookimpl
 
 #: Measure name → (details key of the histogram, what the x axis shows).
 HISTOGRAMS = {

@@ -179,10 +179,12 @@ def pitman(h: Histogram, max_iterations: int = 100, total_iterations: int = 1500
     and keeps ARX's start α. Not available when no start converges, α = 0, or the estimate is
     outside [0, N] (as ARX's ``ModelPitman``).
     """
-    c1, c2, u, n = h.classes_of_size(1), h.classes_of_size(2), h.u, h.n
+    # numpy scalars: a zero denominator below gives inf/nan (rejected starts), not an error
+    c1, c2, u, n = (np.float64(v) for v in (h.classes_of_size(1), h.classes_of_size(2), h.u,
+                                            h.n))
     if c1 == 0:
         return Estimate(0.0)
-    c2 = c2 if c2 != 0 else 1.0
+    c2 = c2 if c2 != 0 else np.float64(1.0)
     c = c1 * (c1 - 1) / c2
     with np.errstate(all="ignore"):
         t0 = (n * u * c - c1 * (n - 1) * (2 * u + c)) / (2 * c1 * u + c1 * c - n * c)

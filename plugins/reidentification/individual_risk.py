@@ -10,9 +10,7 @@ import pandas as pd
 from pydantic import Field, model_validator
 from scipy import special
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._frequencies import (
     frequencies,
     note_wildcard,

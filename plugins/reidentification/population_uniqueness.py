@@ -7,9 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.microdata._common import QIParams, released_classes
 from anoneval.plugins.reidentification._uniqueness import (
     Estimate,

@@ -10,9 +10,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.base import Context, MeasureResult, RiskMeasure
-from anoneval.core.data import Dataset, Microdata
-from anoneval.core.errors import DataError
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._common import Classes, column
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
 from anoneval.plugins.reidentification._report import risk_histogram

@@ -1,1 +1,1 @@
-"""Record similarity risk: distances from released records to the original records."""
+"""Record similarity risk: released records too close to original ones."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from anoneval.core.errors import DataError
+from anoneval.core.api import DataError
 
 #: Elements of one chunk's query × reference distance matrix (32 MB of float64).
 CHUNK_ELEMENTS = 1 << 22

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, MeasureResult, Params, RiskMeasure, hookimpl
-from anoneval.core.data import Microdata
+from anoneval.core.api import Context, DataError, MeasureResult, Microdata, Params, RiskMeasure
 from anoneval.plugins.similarity._mixed import _as_float, is_numeric
 
 #: (released, original) candidate pairs checked per chunk.
@@ -120,7 +119,3 @@ class CopiedRows(RiskMeasure):
             "score": 1 - share, "num_new_rows": len(anonymized) - n_copied,
             "num_matched_rows": n_copied, "tolerance": self.params.tolerance})
 
-
-@hookimpl
-def risk_measure(register):
-    register(CopiedRows)

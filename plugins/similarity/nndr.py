@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import (
+from anoneval.core.api import (
     Context,
     DataError,
+    Dataset,
     Distance,
     MeasureResult,
+    Microdata,
     Params,
     PluginRef,
     RiskMeasure,
-    hookimpl,
     plugin_ref,
 )
-from anoneval.core.data import Dataset, Microdata
 
 #: Distances computed per chunk of query records.
 CHUNK_ELEMENTS = 1 << 22
@@ -94,7 +94,3 @@ class NNDR(RiskMeasure):
             details["control"] = summary(nndr(distance, ctx.control, original), t)
         return MeasureResult(value=released["share_below"], details=details)
 
-
-@hookimpl
-def risk_measure(register):
-    register(NNDR)

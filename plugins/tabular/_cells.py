@@ -52,9 +52,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from anoneval.core import Context, DataError, MeasureResult, Params, Table
-from anoneval.core.base import repeated
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    Table,
+    repeated,
+)
 
 #: Relative tolerance of the rule comparisons (see the module docstring).
 RTOL = 1e-10
@@ -554,7 +561,7 @@ def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magni
     if isinstance(data, Table):
         return _table_cells(data, p, depths, need_magnitude, owner)
     if not isinstance(data, Microdata):
-        raise DataError(f"{owner} accepts microdata or table data, not {data.kind}")
+        raise DataError(f"{owner} accepts microdata or table data, not {data.data_kind}")
     if "holding" in depths and not p.contributor:
         raise DataError(f"{owner}: holding-level rules need the 'contributor' param")
     return _microdata_cells(data, p, depths, need_magnitude, owner, ctx)

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anoneval.core import Context, DataError, LossMeasure, Table
-from anoneval.core.data import Dataset, Microdata
+from anoneval.core.api import Context, DataError, Dataset, FrameData, LossMeasure, Microdata, Table
 from anoneval.plugins.tabular._cells import (
     SpanParams,
     _first_rows,
@@ -40,7 +39,7 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
                             f"{count_col!r} holds {_show(counts[row])}")
         return data.frame[keys].reset_index(drop=True), counts
     if not isinstance(data, Microdata):
-        raise DataError(f"{owner} accepts microdata or table data, not {data.kind}")
+        raise DataError(f"{owner} accepts microdata or table data, not {data.data_kind}")
     if not p.cells:
         raise DataError(f"{owner}: 'cells' (the spanning variables) is required for microdata")
     if p.count_column:
@@ -61,7 +60,7 @@ def product_size(data: Dataset, keys: pd.DataFrame) -> int:
     """
     size = 1
     for col in keys.columns:
-        s = data.frame[col] if isinstance(data, Microdata) else keys[col]
+        s = data.frame[col] if isinstance(data, FrameData) else keys[col]
         if isinstance(s.dtype, pd.CategoricalDtype):
             card = len(s.cat.categories) + int(s.isna().any())
         else:

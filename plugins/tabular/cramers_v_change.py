@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core import Context, DataError, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult
 from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 

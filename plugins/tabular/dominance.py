@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core import Context, MeasureResult, RiskMeasure, released
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
 from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
 
 
@@ -13,8 +12,8 @@ class Dominance(RiskMeasure):
     """Share of non-empty cells whose n largest contributions exceed k % of the cell total.
 
     A cell is unsafe when Σ_{i<=n} x_i > (k/100)·X, with x_1 >= x_2 >= ... its contributions and
-    X its total (sdcTable ``domRule``; tau-Argus ``NK(n,k)``). Equality is safe. The seed's
-    default n = 1, k = 75 is used; the seed also combines dominance with k-anonymity, so a cell
+    X its total (sdcTable ``domRule``; tau-Argus ``NK(n,k)``). Equality is safe. Defaults:
+    n = 1, k = 75. Dominance is combined with a minimum number of contributors, so a cell
     with fewer than ``min_contributors`` contributors (0 < count < min) is unsafe too. Cells,
     weights, holdings and negative values follow :mod:`anoneval.plugins.tabular._cells`.
     ``value``: unsafe cells / non-empty cells; details: per-cell table and the share of the total

@@ -8,16 +8,15 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core import Context, DataError, MeasureResult, RiskMeasure, released
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure, released
 from anoneval.plugins.tabular._freq import FreqParams, frequency_table, product_size
 
 
 class EntropyRisk(RiskMeasure):
     """1 − H / log K for a frequency table, H = −Σ (c_i/N) log(c_i/N) (natural log, 0 log 0 = 0).
 
-    Antal, Shlomo & Elliot (2014), quoted in the seed (4.6.1): high entropy means counts spread
-    evenly (low risk), low entropy means few non-zero cells (attribute disclosure). The seed's n is
+    Antal, Shlomo & Elliot (2014): high entropy means counts spread
+    evenly (low risk), low entropy means few non-zero cells (attribute disclosure). Their n is
     ambiguous; by default (``normalize="cells"``) the normalizer is log K with K the number of
     cells *including zero cells*, so more zero cells mean more risk (property c) and the value lies
     in [0, 1], as in Antal et al.'s combined measure below; ``normalize="units"`` uses log N

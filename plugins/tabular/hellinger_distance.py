@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 
-from anoneval.core import Context, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 

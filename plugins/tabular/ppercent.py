@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core import Context, MeasureResult, RiskMeasure, released
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
 from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
 
 

@@ -7,16 +7,15 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core import Context, MeasureResult
-from anoneval.core.data import Dataset
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.tabular._freq import FreqParams, FrequencyLoss
 
 
 class RelativeAbsoluteDistance(FrequencyLoss):
     """RAD = Σ_c |x'_c − x_c| / x_c over the cells with x_c > 0 (Shlomo, Antal & Elliot 2015).
 
-    A sum over cells, as the ESSnet SDC handbook §4.7 (the section the seed is taken from, citing
-    Shlomo, Antal & Elliot 2015) defines it: RAD(A) = Σ_{c∈A} |T_1(c) − T_0(c)| / T_0(c), with
+    A sum over cells, as the ESSnet SDC handbook §4.7 (citing Shlomo, Antal &
+    Elliot 2015) defines it: RAD(A) = Σ_{c∈A} |T_1(c) − T_0(c)| / T_0(c), with
     T_0 the original and T_1 the perturbed table. ``aggregate="mean"`` divides RAD by the number
     of cells used; the handbook's AD(A) = Σ_{c∈A} |T_1(c) − T_0(c)| / n_A over all aligned cells
     is ``details["mean_absolute_distance"]``. The relative distance is undefined for original

@@ -6,9 +6,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from anoneval.core import Context, DataError, MeasureResult, Params, RiskMeasure, released
-from anoneval.core.base import repeated
-from anoneval.core.data import Dataset
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Params,
+    RiskMeasure,
+    released,
+    repeated,
+)
 from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
 
 LEVEL_DESCRIPTION = ("'record' or 'holding' (contributions summed per 'contributor'); default: "

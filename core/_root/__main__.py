@@ -1,0 +1,7 @@
+"""``python -m anoneval`` is the ``anoneval`` command."""
+
+import sys
+
+from anoneval.core.cli import main
+
+sys.exit(main())

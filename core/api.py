@@ -1,0 +1,290 @@
+"""The public contract for plugin authors: import everything a plugin needs from here.
+
+A plugin is a class with a ``name``, a one-line ``description``, a nested pydantic ``Params``
+model and a typed compute method. Four plugin kinds exist: risk measures, loss measures,
+distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :class:`Table`,
+:class:`Trajectories`) read-only. Every other module of ``anoneval`` is private.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from anoneval.core.data import (
+    DATA_KINDS,
+    DataKind,
+    Dataset,
+    FrameData,
+    Microdata,
+    Table,
+    Trajectories,
+    load,
+    sniff_separator,
+)
+from anoneval.core.duplicates import repeated
+from anoneval.core.errors import (
+    AnonevalError,
+    ConfigError,
+    DataError,
+    PluginError,
+    UnknownPluginError,
+)
+from anoneval.core.hookspecs import hookimpl
+from anoneval.core.inputs import ControlUse, Inputs, released
+from anoneval.core.progress import Progress
+
+if TYPE_CHECKING:
+    from anoneval.registry import Registry
+
+#: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
+PluginKind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
+PLUGIN_KINDS: tuple[PluginKind, ...] = ("risk_measure", "loss_measure", "distance", "synthesizer")
+
+
+class Direction(str, Enum):
+    """Which way a measure's value gets worse, as the report states it."""
+
+    RISKIER = "higher = riskier"
+    SAFER = "higher = safer"
+    MORE_LOSS = "higher = more loss"
+    LESS_LOSS = "higher = less loss"
+
+    def __str__(self) -> str:  # the text, on every Python version (3.12 changed the default)
+        return self.value
+
+    @property
+    def higher_is_worse(self) -> bool:
+        """True when a higher value is worse (more risk or more loss)."""
+        return self in (Direction.RISKIER, Direction.MORE_LOSS)
+
+
+class Params(BaseModel):
+    """Base of every plugin's ``Params``: unknown keys are errors, assignments are validated."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class PluginRef(BaseModel):
+    """A parameter that names another plugin, e.g. ``{"name": "Martinez2021", "params": {}}``.
+
+    Declare it with :func:`plugin_ref`, which records the kind the name is resolved in.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Registered name of the plugin.")
+    params: dict[str, Any] = Field(default_factory=dict, description="That plugin's params.")
+
+
+def plugin_ref(kind: PluginKind, default: str, description: str) -> Any:
+    """A ``Field`` for a :class:`PluginRef` param resolved and validated in ``kind``."""
+    return Field(
+        default_factory=lambda: PluginRef(name=default),
+        description=description,
+        json_schema_extra={"plugin_kind": kind},
+    )
+
+
+class MeasureResult(BaseModel):
+    """What a measure returns: the headline ``value`` and secondary ``details``.
+
+    ``details`` may hold numbers, strings, lists, dicts, numpy values and DataFrames (per-cell or
+    per-class tables); the report turns them into JSON.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    value: float | None = Field(description="The headline number.")
+    details: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class SynthesisResult(BaseModel):
+    """What a synthesizer returns: the generated dataset and details of the fitted model."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    data: Any = Field(description="The generated dataset (a Dataset of the original's kind).")
+    details: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """What the evaluator hands a plugin besides the data.
+
+    ``seed`` is the evaluation seed; :meth:`rng` gives a fresh generator from it, so a measure's
+    result does not depend on its position in the config. ``prepared`` holds what the measure's
+    :meth:`Measure.prepare` returned for the original (computed once per evaluator).
+    ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
+    ``control`` is the control set (original records not used to make the release), when given.
+    """
+
+    seed: int = 0
+    registry: Registry | None = None
+    base_dir: Path | None = None
+    show_progress: bool = False
+    prepared: Any = None
+    control: Dataset | None = None
+    warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def path(self, value: str | Path) -> Path:
+        """A file path from a param, relative to the config file's folder when there is one."""
+        p = Path(value)
+        return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
+
+    def rng(self, *salt: int) -> np.random.Generator:
+        """A generator seeded by the evaluation seed, plus optional non-zero integer salt for
+        independent streams (numpy ignores trailing zeros: ``rng(0)`` is ``rng()``)."""
+        return np.random.default_rng([self.seed, *salt]) if salt else np.random.default_rng(
+            self.seed
+        )
+
+    def progress(self, total: int, desc: str = "") -> Progress:
+        """A progress counter, drawn on stderr when the evaluator shows progress."""
+        return Progress(total, desc, enabled=self.show_progress)
+
+    def warn(self, message: str) -> None:
+        """Record a warning; it appears in the measure's report entry."""
+        self.warnings.append(message)
+
+    def create(self, kind: PluginKind, ref: PluginRef | Mapping[str, Any]) -> Plugin:
+        """Instantiate a plugin named by a :class:`PluginRef` (nested params) from
+        :attr:`registry`, which the evaluator sets (in a test: ``Context(registry=...)``)."""
+        if self.registry is None:
+            raise PluginError(f"cannot create {kind} plugins: this Context has no registry "
+                              "(the evaluator sets one; in a test pass "
+                              "Context(registry=anoneval.registry.build_registry()))")
+        ref = ref if isinstance(ref, PluginRef) else PluginRef.model_validate(ref)
+        return self.registry.create(kind, ref.name, ref.params)
+
+
+class Plugin:
+    """Common part of all plugins: identity, params and construction."""
+
+    kind: ClassVar[PluginKind]
+    name: ClassVar[str]
+    description: ClassVar[str]
+    #: Data kinds the plugin accepts ("microdata", "table", "trajectories").
+    accepts: ClassVar[tuple[DataKind, ...]] = ("microdata",)
+
+    class Params(Params):
+        pass
+
+    def __init__(self, params: Params | Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        if isinstance(params, BaseModel):
+            if not isinstance(params, self.Params):
+                raise TypeError(f"{self.name}: expected {self.Params.__qualname__}")
+            if kwargs:
+                params = params.model_copy(update=kwargs)
+                params = self.Params.model_validate(params.model_dump())
+        else:
+            params = self.Params.model_validate({**dict(params or {}), **kwargs})
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.params!r})"
+
+
+class Measure(Plugin):
+    """A risk or loss measure: ``compute(original, anonymized, ctx) -> MeasureResult``."""
+
+    inputs: ClassVar[Inputs] = "both"
+    #: Whether the measure uses the control set (see :meth:`control_use`).
+    uses_control: ClassVar[ControlUse] = "none"
+    #: True when a higher value is worse (riskier, or more loss), as for most measures.
+    higher_is_worse: ClassVar[bool] = True
+
+    def required_inputs(self) -> Inputs:
+        """Which datasets this instance needs; params may change it (analytic vs empirical)."""
+        return self.inputs
+
+    def control_use(self) -> ControlUse:
+        """Whether this instance uses the control set; params may change it."""
+        return self.uses_control
+
+    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
+        """Work that depends on the original alone; the result reaches ``ctx.prepared``.
+
+        An evaluator reused over many anonymized variants calls this once per measure.
+        """
+        return None
+
+    def compute(
+        self, original: Dataset | None, anonymized: Dataset | None, ctx: Context
+    ) -> MeasureResult:
+        raise NotImplementedError
+
+    def direction(self) -> Direction:
+        """Which way the value gets worse, from :attr:`higher_is_worse`."""
+        raise NotImplementedError
+
+
+class RiskMeasure(Measure):
+    """Disclosure risk: how well the data protects people."""
+
+    kind: ClassVar[PluginKind] = "risk_measure"
+
+    def direction(self) -> Direction:
+        return Direction.RISKIER if self.higher_is_worse else Direction.SAFER
+
+
+class LossMeasure(Measure):
+    """Information loss: how much the data no longer tells analysts."""
+
+    kind: ClassVar[PluginKind] = "loss_measure"
+
+    def direction(self) -> Direction:
+        return Direction.MORE_LOSS if self.higher_is_worse else Direction.LESS_LOSS
+
+
+class Distance(Plugin):
+    """A distance between records (or trajectories) of two datasets of one kind.
+
+    ``fit`` learns data-dependent constants from the reference (original) data, e.g. scales or
+    Martinez2021's λ; ``pairwise`` returns the ``len(rows) × len(cols)`` matrix between records
+    ``rows`` of ``x`` and ``cols`` of ``y`` (all records when None). Callers chunk ``rows`` to
+    bound memory.
+    """
+
+    kind: ClassVar[PluginKind] = "distance"
+
+    def fit(self, reference: Dataset, ctx: Context) -> Distance:
+        return self
+
+    def pairwise(
+        self,
+        x: Dataset,
+        y: Dataset,
+        rows: np.ndarray | None = None,
+        cols: np.ndarray | None = None,
+    ) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Synthesizer(Plugin):
+    """Produces the anonymized side (a replica) from the original."""
+
+    kind: ClassVar[PluginKind] = "synthesizer"
+
+    def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
+        raise NotImplementedError
+
+
+__all__ = [
+    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "ControlUse",
+    "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
+    "LossMeasure", "Measure",
+    "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
+    "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
+    "UnknownPluginError", "hookimpl",
+    "load",  # helper: read a plugin's own data file (e.g. a population)
+    "plugin_ref", "released",
+    "repeated",  # helper: values listed twice
+    "sniff_separator",  # helper: the separator of a plugin's own delimited file
+]

@@ -1,0 +1,1 @@
+"""Information loss of generalization and suppression (DM, DM*, AECS, non-uniform entropy)."""

@@ -1,0 +1,54 @@
+"""Average equivalence class size (LeFevre et al. 2006; El Emam et al. 2009)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.plugins.microdata._common import QIParams, released_classes
+
+
+class AECS(LossMeasure):
+    """Average equivalence class size: n / (#classes of size ≥ k + 1 if any record is suppressed).
+
+    Source: ARX ``MetricSDAECS``: all suppressed records (all
+    quasi-identifiers equal to the token, deleted records, and the records of classes smaller
+    than ``k``, strict ``<``) count as one extra class; n counts all records. Not divided by k,
+    as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details
+    (``normalized``), with ``released_mean`` = the mean size of the classes of size ≥ k
+    alone (ARX's output-analysis AECS) and pyCANON's ``average_ecsize`` = released records /
+    (#classes · achieved k) over all non-suppressed classes (``pycanon_form``; pyCANON deletes
+    suppressed records and divides by the smallest class size, not by the k asked for).
+    Missing quasi-identifier values are a value of their own (with a warning), or suppressed
+    cells with ``missing="suppressed"``.
+    """
+
+    name = "AECS"
+    description = "Average equivalence class size (suppressed records form one class)."
+    accepts = ("microdata",)
+    inputs = "either"
+
+    class Params(QIParams):
+        k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed; "
+                                            "also the divisor of the normalized form.")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        p = self.params
+        _, cl = released_classes(original, anonymized, p, ctx)
+        n = cl.records
+        f = cl.sizes
+        kept = f[f >= p.k]
+        suppressed = n - int(kept.sum())
+        classes = len(kept) + (1 if suppressed else 0)
+        value = n / classes if classes else 0.0
+        released_mean = float(kept.mean()) if len(kept) else 0.0
+        return MeasureResult(value=value, details={
+            "k": p.k,
+            "records": n,
+            "classes": classes,
+            "suppressed_records": suppressed,
+            "normalized": value / p.k,
+            "released_mean": released_mean,
+            "pycanon_form": (int(f.sum()) / (len(f) * int(f.min()))) if len(f) else 0.0,
+        })

@@ -1,1 +1,0 @@
-"""Maximum-entropy synthesizers and the information architecture's inspections."""

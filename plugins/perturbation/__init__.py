@@ -1,0 +1,1 @@
+"""Perturbation: randomized response (RAPPOR), its synthesizer and its MI leakage."""

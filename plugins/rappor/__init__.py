@@ -1,1 +1,0 @@
-"""Mutual-information leakage of randomized response (RAPPOR) and its synthesizer."""

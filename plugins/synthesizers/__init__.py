@@ -1,0 +1,1 @@
+"""Synthesizers: generators of a replica of the original (maximum entropy, Gaussian copula)."""

@@ -1,0 +1,868 @@
+"""The information architecture for data disclosure: a workflow, ``anoneval architecture CONFIG``.
+
+Pflughoeft, Soofi & Soyer (2022), Section 2 and Figure 1: sixteen tasks and six decision nodes.
+An ME model is fitted to the actual data, a statistical replica is drawn from it, and the replica
+is released only when every inspection passes:
+
+==== ====== ===============================================================================
+node task   decision (thresholds from the config's ``thresholds``)
+==== ====== ===============================================================================
+1    7      the kernel density f̃ keeps the data's information moments: |θ_j − θ̃_j| ≤ tol
+2    9      the ME model f* fits f̃: K(f̃ : f*) ≤ ``model_kl`` (grid, eqs. 22-25)
+3    11     the replica looks drawn from f*: energy-test p-values ≥ ``energy_alpha``
+4    12     replica points are not near actual points: π_d < ``close_pairs_epsilon``
+5    14     the replica keeps the information moments: |θ_j − θ*_j| ≤ tol
+6    16     the replica's ME model f** stays close to f*: K(f* : f**) ≤ ``replica_kl``
+==== ====== ===============================================================================
+
+Nodes 1-2 judge the model: when they fail, no replica is drawn (the model must be revised).
+Nodes 3-6 judge the replica: when one fails, a new replica is drawn with seed + attempt, up to
+``max_attempts`` times. The released data are written (atomically) only when all six pass; the
+report (JSON) lists each task's figures and each node's decision, and names the failing node
+otherwise. Plots of Pflughoeft et al.'s Figures 2-5 are PNG files (matplotlib, the ``report``
+extra).
+
+The synthesizer is any registered one taking ``columns`` and ``transform`` (the ME family);
+its model density f* is exact for MaxEntNormal (normal) and MaxEntLogistic (Gumbel logistic)
+and otherwise a kernel density of a large draw from the model (``model_sample`` rows).
+The config is :class:`ArchitectureConfig` (``"workflow": "architecture"`` marks it for
+``anoneval validate``); this module registers it and the ``architecture`` command through the
+``workflow`` and ``register_commands`` hooks. It is imported whenever a registry is built: it
+imports numpy/pandas/pydantic/click only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from anoneval.core.api import (
+    ConfigError,
+    Context,
+    DataError,
+    Microdata,
+    PluginRef,
+    hookimpl,
+    load,
+)
+from anoneval.core.commands import (
+    EXIT_MEASURE_FAILED,
+    EXIT_OK,
+    command_registry,
+    quiet_option,
+    registry_option,
+)
+from anoneval.core.jsonable import to_jsonable
+from anoneval.core.outputs import collisions
+from anoneval.plugins._continuous import Transform
+from anoneval.plugins.fidelity.moment_discrepancy import Moment
+
+TASKS = {
+    1: "exploratory data analysis", 2: "transformation x = g(y)",
+    3: "information moments T", 4: "nonparametric density f̃ (kernel)",
+    5: "data information moments θ", 6: "kernel information moments θ̃",
+    7: "inspect |θ − θ̃|", 8: "ME model f*", 9: "inspect K(f̃ : f*)",
+    10: "generate the replica x*", 11: "inspect the energy statistic E(x, x*)",
+    12: "inspect close pairs π_d", 13: "replica information moments θ*",
+    14: "inspect |θ − θ*|", 15: "ME model f** of the replica", 16: "inspect K(f* : f**)",
+}
+NODE_TASK = {1: 7, 2: 9, 3: 11, 4: 12, 5: 14, 6: 16}
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+# ---------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataSpec(_Model):
+    path: str = Field(description="The actual data (relative to the config file).")
+    format: Literal["csv", "parquet", "jsonl"] | None = Field(
+        default=None, description="File format; null = from the extension.")
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    description="Reader options (sep, encoding, na_values).")
+
+
+class Thresholds(_Model):
+    """The six decision nodes' thresholds."""
+
+    kde_moment_tolerance: float = Field(
+        default=0.2, ge=0, description="Node 1: largest |θ_j − θ̃_j| (see kde_moment_kind).")
+    kde_moment_kind: Literal["absolute", "relative", "standardized"] = Field(
+        default="standardized",
+        description="Node 1: absolute, relative (|θ − θ̃|/|θ|) or standardized (over the sd "
+                    "of T_j(x); the kernel adds h² to variances, eq. 30).")
+    model_kl: float = Field(default=0.1, ge=0,
+                            description="Node 2: largest K(f̃ : f*) in nats.")
+    energy_alpha: float = Field(
+        default=0.05, ge=0, le=1,
+        description="Node 3: smallest permutation p-value of the energy test (joint and "
+                    "each column); 0 disables the test.")
+    energy_max: float | None = Field(default=None, ge=0,
+                                     description="Node 3: optional largest joint E(x, x*).")
+    close_pairs_d0: float = Field(default=0.01, ge=0,
+                                  description="Node 4: the distance d0 of π_d.")
+    close_pairs_epsilon: float = Field(default=0.01, ge=0, le=1,
+                                       description="Node 4: π_d (joint) must be below this.")
+    dcr_max: float | None = Field(
+        default=None, ge=0, le=1,
+        description="Node 4: optional largest share of replica rows closer to an actual row "
+                    "than the 5th percentile of actual-to-actual NN distances.")
+    moment_tolerance: float = Field(
+        default=3.0, ge=0,
+        description="Node 5: largest |θ_j − θ*_j| in moment_kind's units (default: three "
+                    "standard errors).")
+    moment_kind: Literal["absolute", "relative", "standard_error", "standardized"] = Field(
+        default="standard_error",
+        description="Node 5: absolute, relative, in two-sample standard errors, or "
+                    "standardized (over the sd of T_j(x)).")
+    replica_kl: float = Field(default=0.05, ge=0,
+                              description="Node 6: largest K(f* : f**) in nats.")
+
+
+class OutputSpec(_Model):
+    released: str = Field(description="Where the released replica goes (csv/parquet/jsonl).")
+    report: str = Field(description="The architecture report (JSON).")
+    plots: str | None = Field(default="plots",
+                              description="Folder for the Figure 2-5 PNGs; null = no plots.")
+
+
+class ArchitectureConfig(_Model):
+    """A run of the information architecture (``anoneval architecture CONFIG``)."""
+
+    workflow: Literal["architecture"] = Field(
+        default="architecture", description="Marks the config as this workflow's (for "
+                                            "'anoneval validate').")
+    data: str | DataSpec = Field(description="The actual data: a path or {path, format}.")
+    columns: list[str] | None = Field(default=None, min_length=1,
+                                      description="Columns to protect; null = all numeric.")
+    transform: Transform | dict[str, Transform] = Field(
+        default="identity", description="Task 2's transform, one for all or per column.")
+    synthesizer: PluginRef = Field(
+        description="The ME synthesizer by registered name, e.g. {'name': 'MaxEntNormal'}; "
+                    "columns and transform come from the top level.")
+    moments: list[Moment] = Field(
+        default_factory=lambda: ["mean", "variance", "covariance"], min_length=1,
+        description="Task 3's information moments (names as in MomentDiscrepancy).")
+    seed: int = Field(default=0, ge=0, description="Seed of the first replica.")
+    max_attempts: int = Field(default=5, ge=1, le=1000,
+                              description="Replicas drawn at most (seed, seed + 1, …).")
+    energy_resamples: int = Field(default=199, ge=0, le=100_000,
+                                  description="Permutations of the energy test.")
+    grid: int | None = Field(default=None, ge=16, le=4096,
+                             description="Grid points per dimension (default by dimension).")
+    model_sample: int = Field(default=20_000, ge=1000,
+                              description="Draws for a model density without a closed form.")
+    plot_columns: list[str] | None = Field(
+        default=None, min_length=1, max_length=2,
+        description="The one or two columns of the scatter/contour plots (default: first two).")
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+    output: OutputSpec
+
+
+def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
+    out = []
+    for e in exc.errors():
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
+        out.append(((prefix + loc).lstrip("."), e["msg"]))
+    return out
+
+
+def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
+        ArchitectureConfig, Path]:
+    """Validate a config (file or dict); returns it and the folder paths are relative to."""
+    if isinstance(source, dict):
+        raw, base = source, Path.cwd()
+    else:
+        path = Path(source)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError([("", f"cannot read {path}: {exc}")]) from exc
+        except json.JSONDecodeError as exc:
+            raise ConfigError([("", f"{path} is not valid JSON: {exc}")]) from exc
+        base = path.resolve().parent
+    try:
+        cfg = ArchitectureConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc)) from exc
+    check_paths(cfg, base, None if isinstance(source, dict) else Path(source))
+    return cfg, base
+
+
+def synthesizer_class(ref: PluginRef, registry: Any) -> type:
+    """The registered synthesizer ``ref`` names; it must take ``columns`` and ``transform``."""
+    try:
+        cls = registry.get("synthesizer", ref.name)
+    except KeyError as exc:
+        raise ConfigError([("synthesizer.name", str(exc))]) from exc
+    fields = getattr(cls, "Params", None)
+    names = set(getattr(fields, "model_fields", {}))
+    if not {"columns", "transform"} <= names:
+        raise ConfigError([("synthesizer.name",
+                            f"{ref.name} does not take 'columns' and 'transform'; the "
+                            f"architecture needs an ME synthesizer (MaxEntNormal, "
+                            f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
+    return cls  # type: ignore[no-any-return]
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None) -> None:
+    """Refuse outputs (released data, report, plots) that would overwrite the data, the config
+    or each other; the data file must exist."""
+    spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
+    data = _resolve(base, spec.path)
+    problems = [] if data.is_file() else [("data", f"file not found: {data}")]
+    inputs = [("data", data)] + ([("config", config_path)] if config_path else [])
+    outputs = [("output.released", _resolve(base, cfg.output.released)),
+               ("output.report", _resolve(base, cfg.output.report))]
+    if cfg.output.plots is not None:
+        from anoneval.plugins.workflows._architecture_plots import FIGURES
+
+        folder = _resolve(base, cfg.output.plots)
+        outputs += [("output.plots", folder / f"{name}.png") for name in FIGURES]
+    problems += collisions(inputs, outputs)
+    if problems:
+        raise ConfigError(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# model densities f* and f**
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ModelView:
+    """A fitted model on the transformed scale: exact normal / logistic, or a large sample."""
+
+    kind: Literal["normal", "logistic", "sampled"]
+    columns: list[str]
+    mean: np.ndarray | None = None
+    cov: np.ndarray | None = None
+    loc: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    sample: np.ndarray | None = None
+
+    def logpdf(self, axes: Sequence[np.ndarray], cols: Sequence[int]) -> np.ndarray:
+        """log density of the marginal over ``cols`` at the grid points."""
+        from anoneval.plugins._continuous import (
+            log_kde_on_grid,
+            normal_logpdf_on_grid,
+            rule_of_thumb_bandwidth,
+        )
+
+        cols = list(cols)
+        if self.kind == "normal":
+            assert self.mean is not None and self.cov is not None
+            return normal_logpdf_on_grid(self.mean[cols], self.cov[np.ix_(cols, cols)], axes)
+        if self.kind == "logistic":
+            from anoneval.plugins.synthesizers import _logistic
+
+            assert self.loc is not None and self.scale is not None
+            mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+            flat = mesh.reshape(-1, len(cols))
+            return _logistic.logpdf(flat, self.loc[cols], self.scale[cols]).reshape(
+                mesh.shape[:-1])
+        assert self.sample is not None
+        s = self.sample[:, cols]
+        return log_kde_on_grid(s, rule_of_thumb_bandwidth(s), axes)
+
+    def marginal_cdf(self, j: int, t: np.ndarray) -> np.ndarray:
+        """CDF of column ``j`` at ``t`` (the model's, or the sample's ECDF)."""
+        from scipy import stats
+
+        if self.kind == "normal":
+            assert self.mean is not None and self.cov is not None
+            return stats.norm.cdf(t, self.mean[j], math.sqrt(self.cov[j, j]))
+        if self.kind == "logistic":
+            assert self.loc is not None and self.scale is not None
+            return stats.logistic.cdf(t, self.loc[j], self.scale[j])
+        assert self.sample is not None
+        s = np.sort(self.sample[:, j])
+        return np.searchsorted(s, t, side="right") / len(s)
+
+    def mutual_information(self, grid: Callable[[], float]) -> float:
+        """Total correlation Σ H(f_k) − H(f): closed form, or ``grid()`` for a sample."""
+        from anoneval.plugins._continuous import normal_mutual_information
+
+        if self.kind == "normal":
+            assert self.cov is not None
+            return normal_mutual_information(self.cov, self.columns)
+        if self.kind == "logistic":
+            from anoneval.plugins.synthesizers import _logistic
+
+            return float(_logistic.total_correlation(len(self.columns)))
+        return grid()
+
+    def parameters(self) -> dict[str, Any]:
+        if self.kind == "normal":
+            return {"mean": self.mean, "covariance": self.cov}
+        if self.kind == "logistic":
+            return {"location": self.loc, "scale": self.scale}
+        return {"sample_rows": len(self.sample) if self.sample is not None else 0}
+
+
+# ---------------------------------------------------------------------------------------------
+# the run
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Node:
+    node: int
+    passed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "task": NODE_TASK[self.node], "passed": self.passed,
+                "reason": self.reason}
+
+
+class Architecture:
+    """One run of tasks 1-16; :meth:`run` returns the report as a dict."""
+
+    def __init__(self, config: ArchitectureConfig, base_dir: Path, registry: Any = None,
+                 show_progress: bool = False, plots: bool | None = None) -> None:
+        from anoneval.registry import default_registry
+
+        check_paths(config, base_dir)
+        self.cfg = config
+        self.base = base_dir
+        self.registry = registry or default_registry()
+        self.show_progress = show_progress
+        self.plots_dir = (self._path(config.output.plots)
+                          if config.output.plots is not None and plots is not False else None)
+        if self.plots_dir is not None:
+            from anoneval.core.plots import require_matplotlib
+
+            require_matplotlib()
+        self.tasks: dict[int, dict[str, Any]] = {}
+        self.nodes: list[Node] = []
+        self.warnings: list[str] = []
+        self.attempts: list[dict[str, Any]] = []
+        self.moments: list[str] = list(config.moments)
+
+    def _path(self, value: str) -> Path:
+        p = Path(value)
+        return p if p.is_absolute() else self.base / p
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def _synthesizer(self, columns: list[str]) -> Any:
+        from anoneval.core.config import validate_params
+
+        ref = self.cfg.synthesizer
+        cls = synthesizer_class(ref, self.registry)
+        for key in ("columns", "transform", "n"):
+            if key in ref.params:
+                raise ConfigError([(f"synthesizer.params.{key}",
+                                    f"set {key!r} at the top level of the architecture config "
+                                    f"(it is shared by the model and every inspection)"
+                                    if key != "n" else "the replica has as many rows as the "
+                                    "actual data; remove 'n'")])
+        params = {**ref.params, "columns": columns, "transform": self.cfg.transform}
+        problems: list[tuple[str, str]] = []
+        synth = validate_params(cls, params, "synthesizer.params", self.registry, problems)
+        if problems or synth is None:
+            raise ConfigError(problems)
+        return synth
+
+    def _generate(self, synth: Any, data: Microdata, seed: int, n: int | None = None) -> Any:
+        if n is not None:
+            synth = type(synth)(synth.params, n=n)
+        ctx = Context(seed=seed, registry=self.registry, base_dir=self.base,
+                      show_progress=self.show_progress)
+        result = synth.generate(data, ctx)
+        self.warnings += [f"{synth.name} (seed {seed}): {w}" for w in
+                          [*result.warnings, *ctx.warnings]]
+        return result
+
+    # -- grids ------------------------------------------------------------------------------
+
+    def _axes(self, arrays: Sequence[np.ndarray], cols: Sequence[int]) -> list[np.ndarray]:
+        """Grid over the data ± 3 sd per dimension (the supports of eq. 21)."""
+        from anoneval.plugins._continuous import grid_axes
+        from anoneval.plugins.fidelity.kl_divergence import DEFAULT_GRID
+
+        cols = list(cols)
+        allx = np.concatenate([a[:, cols] for a in arrays])
+        sd = arrays[0][:, cols].std(axis=0, ddof=1)
+        points = self.cfg.grid or DEFAULT_GRID[len(cols)]
+        return grid_axes(allx.min(axis=0) - 3 * sd, allx.max(axis=0) + 3 * sd, points)
+
+    def _kde_probs(self, X: np.ndarray, cols: Sequence[int], axes: Sequence[np.ndarray]
+                   ) -> np.ndarray:
+        from anoneval.plugins._continuous import (
+            grid_probabilities,
+            kde_on_grid,
+            rule_of_thumb_bandwidth,
+        )
+
+        x = X[:, list(cols)]
+        return grid_probabilities(kde_on_grid(x, rule_of_thumb_bandwidth(x), axes), axes)
+
+    def _grid_moments(self, X: np.ndarray, columns: list[str]) -> list[dict[str, Any]]:
+        """θ̃_j of the kernel density on 1-D (per column) or 2-D (per pair) grids, eq. (24)."""
+        from anoneval.plugins.fidelity.moment_discrepancy import moment_targets, moment_terms
+
+        out = []
+        cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        for moment, cols in moment_targets(self.moments, len(columns), columns):
+            if cols not in cache:
+                axes = self._axes([X], cols)
+                P = self._kde_probs(X, cols, axes)
+                mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+                cache[cols] = (mesh.reshape(-1, len(cols)), P.reshape(-1))
+            pts, w = cache[cols]
+            local = tuple(range(len(cols)))
+            names = [columns[j] for j in cols]
+            t = moment_terms(moment, pts, local, names, "kernel-grid", weights=w)
+            out.append({"moment": moment, "columns": " × ".join(names), "value": float(w @ t)})
+        return out
+
+    def _data_moments(self, X: np.ndarray, columns: list[str]
+                      ) -> list[tuple[dict[str, Any], np.ndarray]]:
+        """θ_j = (1/n)·Σ T_j(x_i) (eq. 2) and the terms (for standard errors)."""
+        from anoneval.plugins.fidelity.moment_discrepancy import moment_targets, moment_terms
+
+        out = []
+        for moment, cols in moment_targets(self.moments, len(columns), columns):
+            t = moment_terms(moment, X, cols, columns, "actual")
+            out.append(({"moment": moment, "columns": " × ".join(columns[j] for j in cols),
+                         "value": float(t.mean())}, t))
+        return out
+
+    def _model_view(self, details: dict[str, Any], columns: list[str], synth: Any,
+                    data: Microdata, fitted: Any, seed: int, data_X: np.ndarray | None = None
+                    ) -> ModelView:
+        """f* from a synthesizer's details (normal, logistic) or a large draw from it.
+
+        With ``data_X`` (the replica, for f**), the closed-form families are refitted to it on
+        the actual's scale as the synthesizer fits them; other models are refitted by running
+        the synthesizer on ``data``.
+        """
+        from anoneval.plugins._continuous import forward
+
+        par = details.get("parameters", {}) if isinstance(details, dict) else {}
+        ddof = int(getattr(synth.params, "ddof", 0) or 0)
+        if "covariance" in par and "mean" in par:
+            if data_X is not None:
+                return ModelView("normal", columns, mean=data_X.mean(axis=0),
+                                 cov=np.atleast_2d(np.cov(data_X, rowvar=False, ddof=ddof)))
+            return ModelView("normal", columns,
+                             mean=np.array([par["mean"][c] for c in columns], dtype=float),
+                             cov=np.atleast_2d(np.asarray(par["covariance"], dtype=float)))
+        if "location" in par and "scale" in par:
+            if data_X is not None:
+                from anoneval.plugins.synthesizers import _logistic
+
+                loc, scale = _logistic.fit_moments(data_X, ddof)
+                if getattr(synth.params, "fit", "moments") == "ml":
+                    loc, scale, _ = _logistic.fit_ml(data_X, (loc, scale), columns)
+                return ModelView("logistic", columns, loc=np.asarray(loc),
+                                 scale=np.asarray(scale))
+            return ModelView("logistic", columns,
+                             loc=np.array([par["location"][c] for c in columns], dtype=float),
+                             scale=np.array([par["scale"][c] for c in columns], dtype=float))
+        big = self._generate(synth, data, seed + 7919, n=self.cfg.model_sample)
+        S, _ = forward(big.data.frame, columns, fitted)
+        return ModelView("sampled", columns, sample=S)
+
+    # -- the plan ---------------------------------------------------------------------------
+
+    def run(self) -> dict[str, Any]:
+        from scipy import stats
+
+        from anoneval.plugins._continuous import (
+            divergence_summary,
+            forward,
+            grid_entropy,
+            grid_kl,
+            log_grid_probabilities,
+            rule_of_thumb_bandwidth,
+            select_columns,
+        )
+        from anoneval.plugins.fidelity.moment_discrepancy import PAIR_MOMENTS, scaled_discrepancy
+
+        cfg, thr = self.cfg, self.cfg.thresholds
+        started = time.perf_counter()
+        spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
+        actual = load(self._path(spec.path), "microdata", spec.format, spec.options)
+        assert isinstance(actual, Microdata)
+        columns = select_columns(actual, cfg.columns, "architecture")
+        synth = self._synthesizer(columns)
+        d = len(columns)
+        self.moments = [m for m in cfg.moments if d > 1 or m not in PAIR_MOMENTS]
+        if not self.moments:
+            raise ConfigError([("moments", f"{list(cfg.moments)} need two or more columns; "
+                                           f"one column ({columns[0]!r}) is modelled")])
+        if len(self.moments) < len(cfg.moments):
+            self.warnings.append("pair moments (covariance, correlation) skipped: one column")
+        joint_cols = list(range(d)) if d <= 3 else None
+
+        # Task 1: exploratory analysis of the raw data
+        raw = actual.frame[columns].to_numpy(dtype=float, na_value=np.nan)
+        self._task(1, {"rows": len(raw), "columns": {
+            c: {"mean": float(np.nanmean(raw[:, j])), "sd": float(np.nanstd(raw[:, j], ddof=1)),
+                "min": float(np.nanmin(raw[:, j])), "median": float(np.nanmedian(raw[:, j])),
+                "max": float(np.nanmax(raw[:, j])),
+                "skewness": float(stats.skew(raw[:, j], nan_policy="omit"))}
+            for j, c in enumerate(columns)}})
+        # Task 2: transformation
+        X, fitted = forward(actual.frame, columns, cfg.transform)
+        self._task(2, {"transforms": [f.to_dict() for f in fitted],
+                       "skewness_after": {c: float(stats.skew(X[:, j]))
+                                          for j, c in enumerate(columns)}})
+        # Task 3: information moments
+        self._task(3, {"moments": self.moments, "synthesizer": synth.name})
+        # Task 4: kernel density
+        h = rule_of_thumb_bandwidth(X)
+        zero = [c for c, v in zip(columns, h, strict=True) if not v > 0]
+        if zero:
+            raise DataError(f"column(s) {', '.join(map(repr, zero))} are constant on the "
+                            f"transformed scale: nothing to model")
+        self._task(4, {"kernel": "product Gaussian", "bandwidth_rule": "1.06·sd·n^(-1/5)",
+                       "bandwidths": dict(zip(columns, h.tolist(), strict=True)),
+                       "kernel_variance": {c: float(X[:, j].var() + h[j] ** 2)
+                                           for j, c in enumerate(columns)}})
+        # Tasks 5-7: data moments, kernel moments, node 1
+        theta = self._data_moments(X, columns)
+        theta_k = self._grid_moments(X, columns)
+        rows1 = []
+        for (t, terms), tk in zip(theta, theta_k, strict=True):
+            disc = scaled_discrepancy(t["value"], tk["value"], thr.kde_moment_kind,
+                                      sd=float(terms.std()))
+            rows1.append({"moment": t["moment"], "columns": t["columns"], "data": t["value"],
+                          "kernel": tk["value"], "discrepancy": disc,
+                          "passed": disc <= thr.kde_moment_tolerance})
+        self._task(5, {"theta": [t for t, _ in theta]})
+        self._task(6, {"theta_kernel": theta_k})
+        bad = [f"{r['moment']} of {r['columns']}" for r in rows1 if not r["passed"]]
+        node1 = Node(1, not bad, "every kernel moment within tolerance" if not bad else
+                     f"kernel density f̃ does not keep {', '.join(bad)} "
+                     f"({thr.kde_moment_kind} discrepancy > {thr.kde_moment_tolerance}); "
+                     f"revise the kernel (bandwidth, grid) or the transform")
+        self._task(7, {"moments": rows1}, node1)
+        if not node1.passed:
+            return self._finish(started, None, columns, X, fitted, None, None)
+
+        # Task 8: the ME model f* (its first draw is the first replica)
+        first = self._generate(synth, actual, cfg.seed)
+        model = self._model_view(first.details, columns, synth, actual, fitted, cfg.seed)
+        self._task(8, {"model": model.kind, "parameters": model.parameters(),
+                       "synthesizer_details": _without_big(first.details)})
+        # Task 9: K(f̃ : f*), node 2
+        kl9: dict[str, Any] = {}
+        targets = ([("joint", joint_cols)] if joint_cols is not None else
+                   [(f"{columns[a]} × {columns[b]}", [a, b]) for a in range(d)
+                    for b in range(a + 1, d)])
+        if d > 1:
+            targets += [(c, [j]) for j, c in enumerate(columns)]
+        for label, cols in targets:
+            axes = self._axes([X], cols)
+            P = self._kde_probs(X, cols, axes)
+            logq = log_grid_probabilities(model.logpdf(axes, cols), axes)
+            k = grid_kl(P, logq)
+            kl9[label] = {**divergence_summary(k), "entropy_kernel": grid_entropy(P, axes),
+                          "entropy_model": grid_entropy(np.exp(logq), axes)}
+        head = targets[0][0] if joint_cols is not None or d == 1 else max(
+            (lab for lab, c in targets if len(c) == 2), key=lambda lab: kl9[lab]["kl"])
+        k9 = kl9[head]["kl"]
+        node2 = Node(2, k9 <= thr.model_kl,
+                     f"K(f̃ : f*) = {k9:.4g} ≤ {thr.model_kl} ({head})" if k9 <= thr.model_kl
+                     else f"the ME model does not fit the data: K(f̃ : f*) = {k9:.4g} > "
+                          f"{thr.model_kl} ({head}); revise the transform or the information "
+                          f"moments")
+        self._task(9, {"divergences": kl9, "judged": head}, node2)
+        if not node2.passed:
+            return self._finish(started, None, columns, X, fitted, model, None)
+
+        # Tasks 10-16, regenerating the replica on failure
+        attempts = []
+        replica = None
+        Y = None
+        for attempt in range(cfg.max_attempts):
+            seed = cfg.seed + attempt
+            for k in range(10, 17):  # the report shows the last attempt's tasks 10-16
+                self.tasks.pop(k, None)
+            result = first if attempt == 0 else self._generate(synth, actual, seed)
+            out, Y, replica_model = self._inspect_replica(result, X, columns, fitted, synth,
+                                                          model, seed)
+            attempts.append({"attempt": attempt + 1, "seed": seed,
+                             "nodes": [n.to_dict() for n in out]})
+            if all(n.passed for n in out):
+                replica = result.data.frame
+                break
+        final_nodes = attempts[-1]["nodes"]
+        for n in final_nodes:
+            self.nodes.append(Node(n["node"], n["passed"], n["reason"]))
+        self.attempts = attempts
+        if replica is None:
+            self.warnings.append(f"no replica passed nodes 3-6 in {cfg.max_attempts} attempts")
+        return self._finish(started, replica, columns, X, fitted, model, Y, replica_model)
+
+    def _inspect_replica(self, result: Any, X: np.ndarray, columns: list[str], fitted: Any,
+                         synth: Any, model: ModelView, seed: int
+                         ) -> tuple[list[Node], np.ndarray | None, ModelView | None]:
+        """Tasks 10-16 for one replica; stops at the first failing node."""
+        from anoneval.plugins._continuous import (
+            divergence_summary,
+            forward,
+            grid_kl,
+            grid_mutual_information,
+            information_summary,
+            log_grid_probabilities,
+            normal_kl,
+            scale_pair,
+        )
+        from anoneval.plugins.fidelity.energy_statistic import energy_statistic, energy_summary
+        from anoneval.plugins.fidelity.moment_discrepancy import compare_moments
+        from anoneval.plugins.similarity.close_pairs import close_pair_count
+        from anoneval.plugins.similarity.distance_to_closest_record import dcr_share
+
+        cfg, thr = self.cfg, self.cfg.thresholds
+        d = len(columns)
+        nodes: list[Node] = []
+        # Task 10
+        try:
+            Y, _ = forward(result.data.frame, columns, fitted)
+        except DataError as exc:
+            self._task(10, {"seed": seed, "error": str(exc)})
+            nodes.append(Node(3, False, f"the replica cannot be put on the transformed scale: "
+                                        f"{exc}"))
+            return nodes, None, None
+        self._task(10, {"seed": seed, "rows": len(Y),
+                        "replica_mean": dict(zip(columns, Y.mean(axis=0).tolist(),
+                                                 strict=True))})
+        # Task 11, node 3
+        ctx = Context(seed=seed)
+        energy = {}
+        rng = ctx.rng(11)
+        targets = [("joint", list(range(d)))] + ([(c, [j]) for j, c in enumerate(columns)]
+                                                 if d > 1 else [])
+        for label, cols in targets:
+            energy[label] = energy_summary(
+                energy_statistic(X[:, cols], Y[:, cols], cfg.energy_resamples, rng))
+        low = [lab for lab, e in energy.items()
+               if e["pvalue"] is not None and thr.energy_alpha > 0
+               and e["pvalue"] < thr.energy_alpha]
+        too_big = thr.energy_max is not None and energy["joint"]["statistic"] > thr.energy_max
+        ok3 = not low and not too_big
+        reason = ("energy test does not reject (p ≥ α)" if ok3 else
+                  f"the replica differs from the actual data: energy-test p-value < "
+                  f"{thr.energy_alpha} for {', '.join(low)}" if low else
+                  f"E(x, x*) = {energy['joint']['statistic']:.4g} > {thr.energy_max}")
+        nodes.append(Node(3, ok3, reason))
+        self._task(11, {"energy": energy}, nodes[-1])
+        if not ok3:
+            return nodes, Y, None
+        # Task 12, node 4
+        n, m = len(X), len(Y)
+        pi = close_pair_count(X, Y, thr.close_pairs_d0) / (n * m)
+        per = ({c: close_pair_count(X[:, [j]], Y[:, [j]], thr.close_pairs_d0) / (n * m)
+                for j, c in enumerate(columns)} if d > 1 else {})
+        # DistanceToClosestRecord's value (standardized, 5th percentile); task 4 already
+        # rejected constant columns, so every sd is positive
+        dcr = dcr_share(*scale_pair(X, Y, "std", columns)[:2])[0]
+        ok4 = pi < thr.close_pairs_epsilon and (thr.dcr_max is None or dcr <= thr.dcr_max)
+        reason = (f"π_d = {pi:.4g} < {thr.close_pairs_epsilon}" if ok4 else
+                  f"replica points sit on actual points: π_d = {pi:.4g} ≥ "
+                  f"{thr.close_pairs_epsilon} (d0 = {thr.close_pairs_d0})"
+                  if pi >= thr.close_pairs_epsilon else
+                  f"replica rows too close to actual rows: DCR share {dcr:.4g} > {thr.dcr_max}")
+        nodes.append(Node(4, ok4, reason))
+        self._task(12, {"pi_d": pi, "columns": per, "d0": thr.close_pairs_d0,
+                        "dcr_share": dcr}, nodes[-1])
+        if not ok4:
+            return nodes, Y, None
+        # Tasks 13-14, node 5
+        rows = compare_moments(X, Y, columns, self.moments, thr.moment_kind,
+                               thr.moment_tolerance, ("actual", "replica"))
+        self._task(13, {"theta_replica": [{k: r[k] for k in ("moment", "columns", "replica")}
+                                          for r in rows]})
+        bad = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]
+        nodes.append(Node(5, not bad, "every replica moment within tolerance" if not bad else
+                          f"the replica does not keep {', '.join(bad)} ({thr.moment_kind} "
+                          f"discrepancy > {thr.moment_tolerance})"))
+        self._task(14, {"moments": rows}, nodes[-1])
+        if bad:
+            return nodes, Y, None
+        # Task 15: f** of the replica
+        rep_data = Microdata(result.data.frame)
+        rmodel = self._model_view(result.details, columns, synth, rep_data, fitted, seed,
+                                  data_X=Y)
+        self._task(15, {"model": rmodel.kind, "parameters": rmodel.parameters()})
+        # Task 16, node 6
+        divs: dict[str, Any] = {}
+        labels = [("joint", list(range(d)))] + ([(c, [j]) for j, c in enumerate(columns)]
+                                                if d > 1 else [])
+        for label, cols in labels:
+            if model.kind == "normal" and rmodel.kind == "normal":
+                assert model.mean is not None and model.cov is not None
+                assert rmodel.mean is not None and rmodel.cov is not None
+                ix = np.ix_(cols, cols)
+                k = normal_kl(model.mean[cols], model.cov[ix], rmodel.mean[cols],
+                              rmodel.cov[ix], [columns[j] for j in cols])
+            elif len(cols) <= 3:
+                axes = self._axes([X, Y], cols)
+                P = np.exp(log_grid_probabilities(model.logpdf(axes, cols), axes))
+                k = grid_kl(P, log_grid_probabilities(rmodel.logpdf(axes, cols), axes))
+            else:
+                continue
+            divs[label] = divergence_summary(k)
+        info: dict[str, Any] = {}
+        if d > 1:
+            for name, mv in (("actual_model", model), ("replica_model", rmodel)):
+                def by_grid(mv: ModelView = mv) -> float:
+                    if d > 3:
+                        return float("nan")
+                    axes = self._axes([X, Y], list(range(d)))
+                    P = np.exp(log_grid_probabilities(mv.logpdf(axes, range(d)), axes))
+                    return grid_mutual_information(P)
+                info[name] = information_summary(mv.mutual_information(by_grid))
+        head = "joint" if "joint" in divs else max(divs, key=lambda k: divs[k]["kl"])
+        k16 = divs[head]["kl"]
+        ok6 = k16 <= thr.replica_kl
+        nodes.append(Node(6, ok6, f"K(f* : f**) = {k16:.4g} ≤ {thr.replica_kl}" if ok6 else
+                          f"the replica's ME model drifts from the actual's: K(f* : f**) = "
+                          f"{k16:.4g} > {thr.replica_kl}"))
+        self._task(16, {"divergences": divs, "information": info}, nodes[-1])
+        return nodes, Y, rmodel
+
+    # -- report -----------------------------------------------------------------------------
+
+    def _task(self, k: int, figures: dict[str, Any], node: Node | None = None) -> None:
+        self.tasks[k] = {"task": k, "name": TASKS[k], "figures": figures,
+                         "decision": node.to_dict() if node is not None else None}
+        if node is not None and k <= 9:
+            self.nodes.append(node)
+
+    def _finish(self, started: float, replica: pd.DataFrame | None, columns: list[str],
+                X: np.ndarray, fitted: Any, model: ModelView | None, Y: np.ndarray | None,
+                replica_model: ModelView | None = None) -> dict[str, Any]:
+        from anoneval.core.atomic import write_atomic, write_frame_atomic
+
+        failed = next((n for n in self.nodes if not n.passed), None)
+        released_path = self._path(self.cfg.output.released)
+        released = None
+        if replica is not None and failed is None:
+            write_frame_atomic(replica, released_path)
+            released = str(released_path)
+        elif released_path.exists():
+            self.warnings.append(f"nothing released; the existing {released_path} (from an "
+                                 f"earlier run) was left untouched")
+        plots: dict[str, str] = {}
+        if self.plots_dir is not None:
+            from anoneval.plugins.workflows import _architecture_plots as figs
+
+            plots = figs.draw_all(self.plots_dir, self.cfg, columns, X, fitted, model, Y,
+                                  replica_model, self._axes, self._kde_probs)
+        report = {
+            "status": "released" if released else "rejected",
+            "released": released,
+            "failed_node": failed.to_dict() if failed else None,
+            "message": (f"released {released}" if released else
+                        f"nothing released: node {failed.node} (task {NODE_TASK[failed.node]}) "
+                        f"failed: {failed.reason}" if failed else "nothing released"),
+            "synthesizer": self.cfg.synthesizer.model_dump(),
+            "columns": columns, "seed": self.cfg.seed,
+            "thresholds": self.cfg.thresholds.model_dump(),
+            "nodes": [n.to_dict() for n in sorted(self.nodes, key=lambda n: n.node)],
+            "attempts": self.attempts,
+            "tasks": [self.tasks[k] for k in sorted(self.tasks)],
+            "plots": plots,
+            "warnings": self.warnings,
+            "seconds": time.perf_counter() - started,
+        }
+        report = to_jsonable(report)
+        write_atomic(self._path(self.cfg.output.report),
+                     json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+        return report
+
+
+def _without_big(details: dict[str, Any]) -> dict[str, Any]:
+    """The synthesizer's details without per-row arrays (kept out of the report)."""
+    return {k: v for k, v in details.items()
+            if not (isinstance(v, (list, np.ndarray)) and len(v) > 1000)}
+
+
+def run_architecture(config: str | Path | dict[str, Any], *, registry: Any = None,
+                     show_progress: bool = False, plots: bool | None = None) -> dict[str, Any]:
+    """Run tasks 1-16 of a config (path or dict) and return the report (also written)."""
+    cfg, base = load_architecture_config(config)
+    return Architecture(cfg, base, registry, show_progress, plots).run()
+
+
+# ---------------------------------------------------------------------------------------------
+# the workflow and its command
+# ---------------------------------------------------------------------------------------------
+
+
+def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
+           config_path: Path | None) -> None:
+    """``anoneval validate``: the paths and the synthesizer."""
+    problems = []
+    for check in (lambda: check_paths(cfg, base, config_path),
+                  lambda: synthesizer_class(cfg.synthesizer, registry)):
+        try:
+            check()
+        except ConfigError as exc:
+            problems += exc.problems
+    if problems:
+        raise ConfigError(problems)
+
+
+@click.command("architecture")
+@click.argument("config")
+@click.option("--no-plots", is_flag=True, help="skip the Figure 2-5 PNGs")
+@quiet_option
+@registry_option
+def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
+    """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
+    release it only when all six inspections pass."""
+    from anoneval.core.progress import progress_wanted
+
+    report = run_architecture(config, registry=command_registry(registry),
+                              show_progress=progress_wanted(quiet),
+                              plots=False if no_plots else None)
+    if not quiet:
+        for n in report["nodes"]:
+            print(f"node {n['node']} (task {n['task']:>2}): "
+                  f"{'pass' if n['passed'] else 'FAIL'}  {n['reason']}")
+        print(report["message"])
+        for w in report["warnings"]:
+            print(f"warning: {w}")
+    return EXIT_OK if report["status"] == "released" else EXIT_MEASURE_FAILED
+
+
+class ArchitecturePlugin:
+    """The built-in hook plugin of the workflow: its config model and its command."""
+
+    @hookimpl
+    def workflow(self, register: Callable[..., None]) -> None:
+        register("architecture", ArchitectureConfig, _check)
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        cli.add_command(architecture_command)
+
+
+__all__ = ["Architecture", "ArchitectureConfig", "ArchitecturePlugin", "ModelView", "Thresholds",
+           "check_paths", "load_architecture_config", "run_architecture"]

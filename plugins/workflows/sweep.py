@@ -1,0 +1,80 @@
+"""The ``anoneval sweep`` command: a built-in command plugin over :mod:`anoneval.core.sweep`.
+
+    anoneval sweep CONFIG --param measures[0].params.gamma --values 0:1:0.05
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from anoneval.core.commands import (
+    EXIT_MEASURE_FAILED,
+    EXIT_OK,
+    command_registry,
+    quiet_option,
+    registry_option,
+)
+from anoneval.core.hookspecs import hookimpl
+
+
+@click.command("sweep")
+@click.argument("config")
+@click.option("--param", required=True,
+              help="JSON path of the param: measures[<i>].params.<name>, "
+                   "measures[*].params.<name> (every measure), "
+                   "synthesizer.params.<name> or seed")
+@click.option("--values", required=True,
+              help="start:stop:step (stop included), a,b,c or a JSON array")
+@click.option("-o", "--output", metavar="PREFIX",
+              help="output prefix (default: the config's name + _sweep, in its folder)")
+@click.option("--plot", type=click.Choice(["both", "png", "html", "none"]), default="both",
+              help="which curve files to write (default both)")
+@click.option("--overlay", is_flag=True,
+              help="draw every measure's curve in one panel (same units)")
+@click.option("--all-measures", is_flag=True,
+              help="for a measure's param, evaluate every measure of the config, not only the "
+                   "swept one")
+@quiet_option
+@registry_option
+def sweep_command(config: str, param: str, values: str, output: str | None, plot: str,
+                  overlay: bool, all_measures: bool, quiet: bool, registry: str | None) -> int:
+    """Evaluate a config over a grid of one param and plot the curves."""
+    from anoneval.core.config import load_config
+    from anoneval.core.outputs import check_outputs
+    from anoneval.core.progress import progress_wanted
+    from anoneval.core.runner import plan_inputs
+    from anoneval.core.sweep import parse_param, parse_values, sweep, sweep_outputs, write_sweep
+
+    reg = command_registry(registry)
+    grid = parse_values(values)
+    parse_param(param)
+    config_path = Path(config)
+    prefix = Path(output) if output else config_path.with_name(config_path.stem + "_sweep")
+    plan = load_config(config_path, reg)
+    check_outputs([("config", config_path), *plan_inputs(plan)],
+                  [(f"sweep output (-o {prefix})", p) for p in sweep_outputs(prefix, plot)])
+    if plot != "none":
+        from anoneval.core.plots import require_matplotlib
+
+        require_matplotlib()
+    result = sweep(config, param, grid, registry=reg, show_progress=progress_wanted(quiet),
+                   all_measures=all_measures)
+    written = write_sweep(result, prefix, plot, overlay)
+    if not quiet:
+        frame = result.to_frame()
+        cols = ["param_value", "variant", "label", "value", "error"]
+        if frame["variant"].isna().all():
+            cols.remove("variant")
+        print(frame[cols].to_string(index=False))
+        print("written: " + ", ".join(map(str, written)))
+    return EXIT_OK if result.ok else EXIT_MEASURE_FAILED
+
+
+class SweepPlugin:
+    """The built-in hook plugin of the sweep: its command."""
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        cli.add_command(sweep_command)

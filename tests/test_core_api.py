@@ -1,0 +1,42 @@
+"""The public contract module: what it exports, and the two meanings of "kind" kept apart."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+import anoneval.core.api as api
+
+
+def test_all_names_exist_and_are_the_contract() -> None:
+    assert sorted(api.__all__) == sorted(set(api.__all__))
+    for name in api.__all__:
+        assert getattr(api, name) is not None
+    for name in ("Plugin", "Measure", "RiskMeasure", "LossMeasure", "Distance", "Synthesizer",
+                 "Params", "PluginRef", "plugin_ref", "MeasureResult", "SynthesisResult",
+                 "Context", "hookimpl", "ConfigError", "DataError", "PluginError",
+                 "UnknownPluginError", "Dataset", "Microdata", "Table", "Trajectories"):
+        assert name in api.__all__
+
+
+def test_the_old_base_module_is_gone() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("anoneval.core.base")
+
+
+def test_table_is_not_microdata() -> None:
+    assert not issubclass(api.Table, api.Microdata)
+    assert issubclass(api.Table, api.FrameData) and issubclass(api.Microdata, api.FrameData)
+
+
+def test_plugin_kind_and_data_kind_are_distinct_names(root: Path) -> None:
+    assert api.Microdata.data_kind == "microdata" and api.Table.data_kind == "table"
+    assert api.Trajectories.data_kind == "trajectories"
+    assert not hasattr(api.Microdata, "kind")
+    assert api.RiskMeasure.kind == "risk_measure"
+    assert set(api.DATA_KINDS) == {"microdata", "table", "trajectories"}
+    config = json.loads((root / "config.json").read_text())
+    assert [k for k in config if k != "description"] == list(api.PLUGIN_KINDS)

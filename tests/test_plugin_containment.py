@@ -1,0 +1,286 @@
+"""Plugins that misbehave: sys.exit(), in-place writes to the data, hanging, and timings."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import Evaluator, evaluate, load
+from anoneval.core.api import (
+    ConfigError,
+    Context,
+    Dataset,
+    Direction,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+    Trajectories,
+    released,
+)
+from anoneval.core.config import load_config
+from anoneval.core.runner import run_plan
+from anoneval.registry import build_registry
+
+FRAME = pd.DataFrame({"age": [30, 30, 40, 40, 50], "zip": ["a", "a", "b", "b", "c"]})
+RELEASE = threading.Event()  # lets the hanging plugin's thread end when the test is done
+
+
+class Exits(RiskMeasure):
+    name = "Exits"
+    description = "Calls sys.exit()."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        sys.exit(3)
+
+
+class ExitsInPrepare(RiskMeasure):
+    name = "ExitsInPrepare"
+    description = "Calls sys.exit() while preparing."
+
+    def prepare(self, original: Dataset | None, ctx: Context) -> None:
+        sys.exit("bye")
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return MeasureResult(value=0.0)
+
+
+class Vandal(RiskMeasure):
+    """Writes into everything it is handed, every way pandas and numpy allow."""
+
+    name = "Vandal"
+    description = "Modifies the data in place."
+    inputs = "either"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        written = 0
+        for data in (original, anonymized):
+            assert isinstance(data, Microdata)
+            frame = data.frame
+            frame.loc[0, "age"] = -1
+            frame.iloc[1, 1] = "HACKED"
+            frame["zip"] = "z"
+            frame.drop(index=4, inplace=True)
+            written += 1
+            ids, _ = data.group_ids(["age"])
+            with pytest.raises(ValueError, match="read-only"):
+                ids[0] = 99
+        return MeasureResult(value=float(written))
+
+
+class Reader(RiskMeasure):
+    """Reports what it sees, to show the vandal's writes did not reach it."""
+
+    name = "Reader"
+    description = "Sums the age column."
+    inputs = "either"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        data = released(original, anonymized)
+        assert isinstance(data, Microdata)
+        frame = data.frame
+        return MeasureResult(value=float(frame["age"].sum()),
+                             details={"zips": sorted(frame["zip"].unique()), "rows": len(frame),
+                                      "groups": int(data.group_ids(["age"])[1])})
+
+
+class Hangs(LossMeasure):
+    name = "Hangs"
+    description = "Never returns (until the test releases it)."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        RELEASE.wait(60)
+        return MeasureResult(value=1.0)
+
+
+class Quick(LossMeasure):
+    name = "Quick"
+    description = "Returns at once."
+    higher_is_worse = False
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return MeasureResult(value=0.5)
+
+
+class TrajectoryVandal(LossMeasure):
+    name = "TrajectoryVandal"
+    description = "Writes into trajectory arrays."
+    accepts = ("trajectories",)
+    inputs = "either"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert isinstance(original, Trajectories)
+        with pytest.raises(ValueError, match="read-only"):
+            original.lon[0] = 0.0
+        return MeasureResult(value=0.0)
+
+
+@pytest.fixture
+def registry():
+    registry = build_registry(entry_points=False)
+    for cls in (Exits, ExitsInPrepare, Vandal, Reader, Hangs, Quick, TrajectoryVandal):
+        registry.register(cls, source="tests")
+    return registry
+
+
+def test_sys_exit_in_a_plugin_is_the_measure_error_and_the_run_goes_on(registry) -> None:
+    report = evaluate(FRAME, FRAME, ["Exits", "ExitsInPrepare", "Reader"], registry=registry)
+    assert report["Exits"].error == "RuntimeError: Exits called sys.exit(3)"
+    assert report["ExitsInPrepare"].error == ("RuntimeError: ExitsInPrepare.prepare called "
+                                              "sys.exit('bye')")
+    assert report["Reader"].error is None and report["Reader"].value == 190.0
+
+
+def test_keyboard_interrupt_is_not_contained(registry) -> None:
+    class Interrupted(RiskMeasure):
+        name = "Interrupted"
+        description = "Ctrl-C while computing."
+
+        def compute(self, original, anonymized, ctx):
+            raise KeyboardInterrupt
+
+    registry.register(Interrupted, source="tests")
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(FRAME, FRAME, ["Interrupted"], registry=registry)
+
+
+def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> None:
+    original, anonymized = Microdata(FRAME.copy()), Microdata(FRAME.copy())
+    before = original.summary()["hash"], anonymized.summary()["hash"]
+    ev = Evaluator(original, ["Vandal", "Reader"], registry=registry)
+    report = ev.evaluate(anonymized)
+    assert report["Vandal"].error is None and report["Vandal"].value == 2.0
+    assert report["Reader"].value == 190.0
+    assert report["Reader"].details == {"zips": ["a", "b", "c"], "rows": 5, "groups": 3}
+    assert (original.summary()["hash"], anonymized.summary()["hash"]) == before
+    assert report.inputs["original"]["hash"] == before[0]
+    pd.testing.assert_frame_equal(original.frame, FRAME)
+    pd.testing.assert_frame_equal(anonymized.frame, FRAME)
+
+
+@pytest.mark.skipif(int(pd.__version__.split(".")[0]) >= 3,
+                    reason="pandas >= 3 always copies on write; there is no option to restore")
+def test_copy_on_write_is_only_on_inside_plugin_calls(registry) -> None:
+    evaluate(FRAME, FRAME, ["Vandal"], registry=registry)
+    assert pd.get_option("mode.copy_on_write") in (False, "warn")
+
+
+def test_trajectory_arrays_are_read_only_for_plugins(registry, data_dir: Path) -> None:
+    traj = load(data_dir / "mobility" / "mock_dataset.csv", "trajectories")
+    report = evaluate(traj, None, ["TrajectoryVandal"], registry=registry,
+                      data_kind="trajectories")
+    assert report["TrajectoryVandal"].error is None
+    assert traj.lon.flags.writeable
+
+
+def test_a_hanging_measure_times_out_and_the_others_complete(registry) -> None:
+    RELEASE.clear()
+    try:
+        start = time.perf_counter()
+        report = evaluate(FRAME, FRAME, [{"name": "Hangs", "timeout": 0.3}, "Quick"],
+                          registry=registry)
+        assert time.perf_counter() - start < 5
+        assert report["Hangs"].value is None
+        assert report["Hangs"].error.startswith("MeasureTimeout: Hangs timed out after 0.3 s")
+        assert report["Quick"].value == 0.5 and report["Quick"].error is None
+    finally:
+        RELEASE.set()
+
+
+def test_a_timeout_that_is_not_reached_changes_nothing(registry) -> None:
+    report = evaluate(FRAME, FRAME, [{"name": "Exits", "timeout": 10}, {"name": "Quick",
+                                                                         "timeout": 10}],
+                      registry=registry)
+    assert report["Exits"].error == "RuntimeError: Exits called sys.exit(3)"
+    assert report["Quick"].value == 0.5
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, "5", float("nan")])
+def test_timeout_must_be_positive_seconds(registry, bad) -> None:
+    with pytest.raises(ConfigError, match=r"measures\[0\]\.timeout"):
+        evaluate(FRAME, FRAME, [{"name": "Quick", "timeout": bad}], registry=registry)
+
+
+def test_timeout_in_a_config_file(registry, tmp_path: Path) -> None:
+    FRAME.to_csv(tmp_path / "o.csv", index=False)
+    config = {"original": {"path": "o.csv"}, "anonymized": {"path": "o.csv"},
+              "measures": [{"name": "Hangs", "timeout": 0.2}, {"name": "Quick"}]}
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    RELEASE.clear()
+    try:
+        report = run_plan(load_config(tmp_path / "c.json", registry))
+    finally:
+        RELEASE.set()
+    assert "timed out after 0.2 s" in report["Hangs"].error
+    assert report["Quick"].value == 0.5
+
+
+def test_direction_is_one_enum_end_to_end(registry) -> None:
+    report = evaluate(FRAME, FRAME, ["Reader", "Quick"], registry=registry)
+    assert report["Reader"].direction is Direction.RISKIER
+    assert report["Quick"].direction is Direction.LESS_LOSS
+    assert not report["Quick"].direction.higher_is_worse
+    assert report.to_dict()["measures"][1]["direction"] == "higher = less loss"
+    assert f"{Direction.MORE_LOSS}" == "higher = more loss"
+
+
+def test_timings_off_are_never_measured(registry, tmp_path: Path) -> None:
+    seen: list[float] = []
+
+    class Spy:
+        from anoneval.core.api import hookimpl
+
+        @hookimpl(trylast=True)
+        def after_measure(self, measure, result, ctx):
+            seen.append(ctx.extra.get("seconds"))
+
+    registry.pm.register(Spy())
+    off = Evaluator(FRAME, ["Quick"], registry=registry, timings=False).evaluate(FRAME)
+    assert off["Quick"].seconds == 0.0
+    on = Evaluator(FRAME, ["Quick"], registry=registry).evaluate(FRAME)
+    assert on["Quick"].seconds > 0.0
+    assert all(s is not None and s > 0 for s in seen)  # the hook saw the real time both times
+
+
+def test_a_validated_config_is_not_checked_again(registry, tmp_path: Path,
+                                                 monkeypatch) -> None:
+    FRAME.to_csv(tmp_path / "o.csv", index=False)
+    (tmp_path / "c.json").write_text(json.dumps(
+        {"original": {"path": "o.csv"}, "anonymized": {"path": "o.csv"},
+         "measures": [{"name": "Quick"}]}))
+    plan = load_config(tmp_path / "c.json", registry)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("checked twice")
+
+    monkeypatch.setattr(Evaluator, "_check_inputs", fail)
+    monkeypatch.setattr("anoneval.core.evaluator.repeated", fail)
+    assert run_plan(plan)["Quick"].value == 0.5
+    # the Python API, which has no config, still checks
+    monkeypatch.undo()
+    calls: list[str] = []
+    monkeypatch.setattr(Evaluator, "_check_inputs", lambda self, m, a: calls.append(m.name))
+    evaluate(FRAME, FRAME, ["Quick"], registry=registry)
+    assert calls == ["Quick"]
+
+
+def test_cached_arrays_are_read_only() -> None:
+    data = Microdata(FRAME.copy())
+    ids, _ = data.group_ids(["age"])
+    codes, _ = data.codes("zip")
+    assert not ids.flags.writeable and not codes.flags.writeable
+    assert np.array_equal(ids, [0, 0, 1, 1, 2])
