@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anoneval.core.data import (
     DATA_KINDS,
@@ -66,9 +66,22 @@ class Direction(str, Enum):
 
 
 class Params(BaseModel):
-    """Base of every plugin's ``Params``: unknown keys are errors, assignments are validated."""
+    """Base of every plugin's ``Params``: unknown keys are errors, assignments are validated.
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    Types are strict: a count takes an integer (not ``true``, ``2.5`` or ``"3"``), a flag a
+    boolean, a number an integer or a float (not a string); NaN and infinities are refused.
+    numpy scalars given through the Python API count as the Python values they hold.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True,
+                              allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numpy_scalars(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {k: _plain_value(v) for k, v in data.items()}
+        return data
 
 
 class PluginRef(BaseModel):
@@ -80,6 +93,17 @@ class PluginRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(description="Registered name of the plugin.")
     params: dict[str, Any] = Field(default_factory=dict, description="That plugin's params.")
+
+
+def _plain_value(value: Any) -> Any:
+    """numpy scalars (also inside lists and dicts) as the Python values they hold."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, list):
+        return [_plain_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain_value(v) for k, v in value.items()}
+    return value
 
 
 def plugin_ref(kind: PluginKind, default: str, description: str) -> Any:

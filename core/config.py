@@ -1,20 +1,34 @@
-"""The evaluation config (JSON): validated in full before anything runs.
+"""The evaluation config (JSON): pydantic models that carry every rule, checked in one pass.
 
-All problems are collected into one :class:`~anoneval.core.errors.ConfigError`, each with its
-JSON path (``measures[1].params.k: ...``). Paths in the config resolve relative to its file.
+Validating :class:`EvalConfig` resolves the inputs, plugins and params and checks the rules
+between them (data kinds, labels, thresholds, the risk–utility map); every problem comes back
+at once in one :class:`~anoneval.core.errors.ConfigError`, each with its JSON path
+(``measures[1].params.k: ...``). The Python API builds the same models. Paths in the config
+resolve relative to its file.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
@@ -26,17 +40,96 @@ if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avo
 MEASURE_KINDS = ("risk_measure", "loss_measure")
 
 
+Problem = tuple[str, str]
+_PROBLEMS = "anoneval_problems"
+
+
+def _fail(problems: list[Problem]) -> NoReturn:
+    """Raise several problems from one validator; their paths are relative to its place."""
+    raise PydanticCustomError(_PROBLEMS, "{first}",
+                              {"problems": problems, "first": problems[0][1]})
+
+
+def _join(base: str, sub: str) -> str:
+    """A JSON path ``base`` extended by a relative one (``params.k`` or ``[2].name``)."""
+    if not sub:
+        return base
+    if not base or sub.startswith("["):
+        return base + sub
+    return f"{base}.{sub}"
+
+
+def _context(info: ValidationInfo) -> dict[str, Any]:
+    return info.context if isinstance(info.context, dict) else {}
+
+
+def _registry(info: ValidationInfo) -> Registry:
+    from anoneval.registry import default_registry
+
+    return _context(info).get("registry") or default_registry()
+
+
+@dataclass
+class Input:
+    """A resolved input file; ``side`` names it in messages ("original", ...)."""
+
+    name: str | None
+    path: Path
+    given: str
+    kind: str
+    format: str
+    options: ReadOptions
+    side: str = "anonymized"
+
+
+@dataclass
+class PlannedMeasure:
+    """A validated measure; ``inputs_checked`` once the config matched it with its inputs."""
+
+    measure: Measure
+    label: str
+    threshold: Threshold | None
+    timeout: float | None = None
+    inputs_checked: bool = False
+
+
 class DataSpec(BaseModel):
     """One input file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     path: str = Field(description="File path, relative to the config file.")
     kind: Literal["microdata", "table", "trajectories"] = Field(
         "microdata", description="Data kind: " + ", ".join(DATA_KINDS) + ".")
     format: Literal["csv", "parquet", "jsonl"] | None = Field(
         None, description="File format; inferred from the extension when null.")
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="Reading options of the data kind.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Reading options of the data kind. The anonymized "
+        "side takes those of the original, key by key, unless it sets its own.")
+    _input: Input | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> DataSpec:
+        ctx = _context(info)
+        problems: list[Problem] = []
+        file = Path(self.path)
+        if not file.is_absolute():
+            file = Path(ctx.get("base_dir", ".")) / file
+        if ctx.get("check_files", True) and not file.is_file():
+            problems.append(("path", f"file not found: {file}"))
+        fmt = self.format or infer_format(file)
+        if fmt is None:
+            problems.append(("format", f"cannot tell the format of {self.path!r} from its "
+                                       f"extension; set one of {', '.join(FORMATS)}"))
+        opts: ReadOptions | None = None
+        try:
+            opts = OPTIONS[self.kind].model_validate(self.options)
+        except ValidationError as exc:
+            problems.extend(_pydantic_problems(exc, "options", self.options, OPTIONS[self.kind]))
+        if problems:
+            _fail(problems)
+        assert fmt is not None and opts is not None
+        self._input = Input(None, file, self.path, self.kind, fmt, opts)
+        return self
 
 
 class VariantSpec(DataSpec):
@@ -46,15 +139,24 @@ class VariantSpec(DataSpec):
 
 
 class Threshold(BaseModel):
-    """Pass/fail bounds on a measure's value (inclusive)."""
+    """Pass/fail bounds on a measure's value (inclusive, finite, min <= max)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
     max: float | None = Field(None, description="The value passes when it is <= max.")
     min: float | None = Field(None, description="The value passes when it is >= min.")
 
+    @model_validator(mode="after")
+    def _ordered(self) -> Threshold:
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g}): no value "
+                             "can pass")
+        return self
+
 
 class MeasureSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """One measure: a registered name, its params, an optional label and threshold."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(description="Registered measure name.")
     kind: Literal["risk_measure", "loss_measure"] | None = Field(
         None, description="Only needed when a risk and a loss measure share the name.")
@@ -65,19 +167,64 @@ class MeasureSpec(BaseModel):
         None, gt=0, allow_inf_nan=False,
         description="Seconds the measure may run; after that it is reported as timed out and "
                     "the run goes on.")
+    _planned: PlannedMeasure | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        return {"name": data} if isinstance(data, str) else data  # "DM" is {"name": "DM"}
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> MeasureSpec:
+        registry = _registry(info)
+        kinds = [self.kind] if self.kind else list(MEASURE_KINDS)
+        found = registry.kinds_of(self.name, kinds)
+        if not found:
+            _fail([("name", registry.unknown_message(kinds, self.name))])
+        if len(found) > 1:
+            _fail([("name", f"{self.name!r} is both a risk and a loss measure; add "
+                            '"kind": "risk_measure" or "loss_measure"')])
+        try:
+            cls = registry.get(found[0], self.name)
+        except PluginError as exc:
+            _fail([("name", str(exc))])
+        problems: list[Problem] = []
+        made = validate_params(cls, self.params, "params", registry, problems)
+        if problems:
+            _fail(problems)
+        assert isinstance(made, Measure)
+        self._planned = PlannedMeasure(made, self.label or made.name, self.threshold,
+                                       self.timeout)
+        return self
 
 
 class SynthesizerSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str = Field(description="Registered synthesizer name.")
     params: dict[str, Any] = Field(default_factory=dict, description="The synthesizer's params.")
     output: str | None = Field(None, description="Where to save the generated data (optional).")
+    _synthesizer: Synthesizer | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> SynthesizerSpec:
+        registry = _registry(info)
+        try:
+            cls = registry.get("synthesizer", self.name)
+        except (UnknownPluginError, PluginError) as exc:
+            _fail([("name", str(exc))])
+        problems: list[Problem] = []
+        made = validate_params(cls, self.params, "params", registry, problems)
+        if problems:
+            _fail(problems)
+        assert isinstance(made, Synthesizer)
+        self._synthesizer = made
+        return self
 
 
 class RUMapSpec(BaseModel):
     """Which measures the risk–utility map of a many-variant report plots."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     risk: str = Field(description="Label of a risk measure of 'measures' (x axis).")
     loss: str = Field(description="Label of a loss measure of 'measures' (y axis).")
 
@@ -85,7 +232,7 @@ class RUMapSpec(BaseModel):
 class ReportSpec(BaseModel):
     """Options of the report (JSON and HTML)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     ru_map: RUMapSpec | None = Field(
         None, description="Risk and loss measure of the risk–utility table and map; default: "
                           "the first risk and the first loss measure.")
@@ -95,15 +242,90 @@ class ReportSpec(BaseModel):
                                             "the same inputs and seed give byte-identical JSON.")
 
 
-class EvalConfig(BaseModel):
-    """The whole evaluation config."""
+def _items(value: list[Any], model: type[BaseModel], info: ValidationInfo,
+           problems: list[Problem]) -> list[tuple[int, Any]]:
+    """Validate each list item on its own, so one bad item hides no other problem."""
+    out = []
+    for i, item in enumerate(value):
+        try:
+            out.append((i, model.model_validate(item, context=info.context)))
+        except ValidationError as exc:
+            problems.extend(_pydantic_problems(exc, f"[{i}]", item, model))
+    return out
 
-    model_config = ConfigDict(extra="forbid")
+
+def input_problems(measure: Measure, original: str | EllipsisType | None,
+                   anonymized: set[str] | EllipsisType,
+                   control: str | EllipsisType | None = ...) -> list[str]:
+    """What keeps ``measure`` from running on these inputs: ``original`` is the original's
+    data kind (None when absent), ``anonymized`` the anonymized side's kinds (empty when
+    absent), ``control`` the control set's kind (None when absent); ``...`` for a side that
+    is unknown (invalid) skips the checks it would need. The config and the Python API share
+    this rule."""
+    need = measure.required_inputs()
+    name = type(measure).name
+    out = []
+    uses_control = measure.control_use()
+    if uses_control == "required" and control is None:
+        out.append(f"{name} needs the 'control' data (original records not used to make the "
+                   "release)")
+    if need == "both":
+        if original is None:
+            out.append(f"{name} needs the 'original' data")
+        if anonymized == set():
+            out.append(f"{name} needs 'anonymized' data or a synthesizer")
+    elif need == "either" and original is None and anonymized == set():
+        out.append(f"{name} needs 'original' or 'anonymized' data")
+    if need != "none":
+        kinds = {original} if isinstance(original, str) else set()
+        kinds |= anonymized if isinstance(anonymized, set) else set()
+        if uses_control != "none" and isinstance(control, str):
+            kinds.add(control)
+        bad = sorted(k for k in kinds if k not in measure.accepts)
+        if bad:
+            out.append(f"{name} accepts {', '.join(measure.accepts)} data, not {', '.join(bad)}")
+    return out
+
+
+def _label(item: Any) -> str | None:
+    """The report label a measure item asks for (a failed item's too, so that a repeated
+    label is reported with its other problems)."""
+    if isinstance(item, PlannedMeasure):
+        return item.label
+    if isinstance(item, Measure):
+        return item.name
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        label = item.get("label") or item.get("name")
+        return label if isinstance(label, str) else None
+    return None
+
+
+def label_problems(items: Sequence[Any]) -> list[Problem]:
+    """Each label once: the second use of a label is a problem at its ``[i].label``."""
+    seen: set[str] = set()
+    out = []
+    for i, item in enumerate(items):
+        label = _label(item)
+        if label is None:
+            continue
+        if label in seen:
+            out.append((f"[{i}].label", f"two measures are labelled {label!r}; give one of "
+                                        "them a distinct 'label'"))
+        seen.add(label)
+    return out
+
+
+class EvalConfig(BaseModel):
+    """The whole evaluation config; validating it checks every rule at once."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
     schema_: str | None = Field(None, alias="$schema", description="Optional schema URL.")
     description: str | None = Field(None, description="Free text for humans.")
     original: DataSpec | None = Field(None, description="The original data.")
     anonymized: DataSpec | list[VariantSpec] | None = Field(
-        None, description="The anonymized data, or a list of named variants.")
+        None, description="The anonymized data, or a non-empty list of named variants.")
     control: DataSpec | None = Field(
         None, description="Control set: original records not used to make the release "
                           "(attack baselines, overfitting checks).")
@@ -114,27 +336,133 @@ class EvalConfig(BaseModel):
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _inherit(cls, data: Any) -> Any:
+        """The anonymized side and the control set take the original's kind and, when of that
+        kind, its options (key by key) unless they set their own."""
+        orig = data.get("original") if isinstance(data, dict) else None
+        if not isinstance(orig, dict):
+            return data
+        kind = orig.get("kind", "microdata")
+        options = orig.get("options")
 
-@dataclass
-class Input:
-    """A resolved input file."""
+        def fill(spec: Any) -> Any:
+            if not isinstance(spec, dict):
+                return spec
+            out = {"kind": kind, **spec}
+            own = spec.get("options", {})
+            if out["kind"] == kind and isinstance(options, dict) and isinstance(own, dict):
+                out["options"] = {**options, **own}
+            return out
 
-    name: str | None
-    path: Path
-    given: str
-    kind: str
-    format: str
-    options: ReadOptions
+        if isinstance(data.get("control"), dict):
+            data = {**data, "control": fill(data["control"])}
+        anon = data.get("anonymized")
+        if isinstance(anon, dict):
+            return {**data, "anonymized": fill(anon)}
+        if isinstance(anon, list):
+            return {**data, "anonymized": [fill(a) for a in anon]}
+        return data
 
+    @field_validator("anonymized", mode="wrap")
+    @classmethod
+    def _variants(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                  info: ValidationInfo) -> Any:
+        if not isinstance(value, list):
+            return handler(value)
+        if not value:
+            _fail([("", "give at least one anonymized variant (an empty list evaluates "
+                        "nothing)")])
+        problems: list[Problem] = []
+        items = _items(value, VariantSpec, info, problems)
+        seen: set[str] = set()
+        for i, v in enumerate(value):
+            name = v.get("name") if isinstance(v, dict) else None
+            if isinstance(name, str) and name in seen:
+                problems.append((f"[{i}].name", f"duplicate variant name {name!r}"))
+            seen.add(name)
+        if problems:
+            _fail(problems)
+        return [v for _, v in items]
 
-@dataclass
-class PlannedMeasure:
-    """A validated measure of a config or of the Python API, ready to run."""
+    @field_validator("synthesizer", mode="wrap")
+    @classmethod
+    def _synthesizer_inputs(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                            info: ValidationInfo) -> Any:
+        if value is None:
+            return None
+        problems: list[Problem] = []
+        spec: SynthesizerSpec | None = None
+        try:
+            spec = handler(value)
+        except ValidationError as exc:
+            problems.extend(_pydantic_problems(exc, "", value, SynthesizerSpec))
+        if info.data.get("anonymized", None) is not None:
+            problems.append(("", "give either 'anonymized' or 'synthesizer', not both"))
+        if "original" in info.data:
+            original = info.data["original"]
+            if original is None:
+                problems.append(("", "a synthesizer needs the 'original' data"))
+            elif spec is not None and spec._synthesizer is not None:
+                accepts = type(spec._synthesizer).accepts
+                if original.kind not in accepts:
+                    problems.append(("name", f"{spec.name} accepts {', '.join(accepts)} data, "
+                                             f"not {original.kind}"))
+        if problems:
+            _fail(problems)
+        return spec
 
-    measure: Measure
-    label: str
-    threshold: Threshold | None
-    timeout: float | None = None
+    @field_validator("measures", mode="wrap")
+    @classmethod
+    def _measures(cls, value: Any, handler: ValidatorFunctionWrapHandler,
+                  info: ValidationInfo) -> Any:
+        if not isinstance(value, list) or not value:
+            return handler(value)
+        problems: list[Problem] = []
+        items = _items(value, MeasureSpec, info, problems)
+        planned = [(i, m._planned) for i, m in items]
+        original: str | EllipsisType | None = ...  # unknown when invalid
+        if "original" in info.data:
+            original = info.data["original"].kind if info.data["original"] else None
+        control: str | EllipsisType | None = ...
+        if "control" in info.data:
+            control = info.data["control"].kind if info.data["control"] else None
+        kinds: set[str] | EllipsisType = ...
+        if "anonymized" in info.data and "synthesizer" in info.data:
+            anon = info.data["anonymized"]
+            specs = anon if isinstance(anon, list) else [anon] if anon is not None else []
+            kinds = {s.kind for s in specs}
+            if info.data["synthesizer"] is not None and isinstance(original, str):
+                kinds.add(original)
+        for i, p in planned:
+            found = input_problems(p.measure, original, kinds, control)
+            problems.extend((f"[{i}]", msg) for msg in found)
+            p.inputs_checked = (not found and original is not ... and kinds is not ...
+                                and control is not ...)
+        problems.extend(label_problems(value))
+        if problems:
+            _fail(problems)
+        return [m for _, m in items]
+
+    @field_validator("report")
+    @classmethod
+    def _ru_map(cls, value: ReportSpec | None, info: ValidationInfo) -> ReportSpec | None:
+        """The risk–utility map names a risk and a loss measure of the config by label."""
+        if value is None or value.ru_map is None or "measures" not in info.data:
+            return value
+        planned = [m._planned for m in info.data["measures"]]
+        problems: list[Problem] = []
+        for axis, kind in (("risk", "risk_measure"), ("loss", "loss_measure")):
+            label = getattr(value.ru_map, axis)
+            allowed = [p.label for p in planned if p.measure.kind == kind]
+            if label not in allowed:
+                what = kind.replace("_", " ")
+                problems.append((f"ru_map.{axis}", f"{label!r} is not the label of a {what}; "
+                                                   f"allowed: {', '.join(allowed) or '(none)'}"))
+        if problems:
+            _fail(problems)
+        return value
 
 
 @dataclass
@@ -254,6 +582,13 @@ def _pydantic_problems(exc: ValidationError, prefix: str, raw: Any,
                 msg += f" Allowed: {', '.join(allowed)}"
         elif err["type"] == "literal_error":
             msg = f"{msg} (got {err.get('input')!r})"
+        elif err["type"] == _PROBLEMS:
+            base = json_path(loc, prefix)
+            (fitting if fits else other).extend(
+                (_join(base, sub), m) for sub, m in err["ctx"]["problems"])
+            continue
+        elif err["type"] == "value_error":
+            msg = msg.removeprefix("Value error, ")
         (fitting if fits else other).append((json_path(loc, prefix), msg))
     return list(dict.fromkeys(fitting or other))
 
@@ -287,75 +622,32 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
     return cls(parsed) if ok else None
 
 
-def plan_measure(spec: Mapping[str, Any], path: str, registry: Registry,
-                 problems: list[tuple[str, str]]) -> PlannedMeasure | None:
-    """Resolve a measure spec (``name``, ``kind``, ``params``, ``label``, ``threshold``) into a
-    validated measure, appending every problem (with its JSON path) to ``problems``."""
-    name = spec.get("name")
-    if not isinstance(name, str):
-        problems.append((f"{path}.name", "a measure needs a 'name' string"))
-        return None
-    kinds = [spec["kind"]] if spec.get("kind") in MEASURE_KINDS else list(MEASURE_KINDS)
-    found = registry.kinds_of(name, kinds)
-    if not found:
-        problems.append((f"{path}.name", registry.unknown_message(kinds, name)))
-        return None
-    if len(found) > 1:
-        problems.append((f"{path}.name", f"{name!r} is both a risk and a loss measure; add "
-                                          '"kind": "risk_measure" or "loss_measure"'))
-        return None
-    try:
-        cls = registry.get(found[0], name)
-    except PluginError as exc:
-        problems.append((f"{path}.name", str(exc)))
-        return None
-    made = validate_params(cls, spec.get("params", {}), f"{path}.params", registry, problems)
-    threshold = None
-    if spec.get("threshold") is not None:
-        try:
-            threshold = Threshold.model_validate(spec["threshold"])
-        except ValidationError as exc:
-            problems.extend(_pydantic_problems(exc, f"{path}.threshold", spec["threshold"],
-                                               Threshold))
-            return None
-    timeout = spec.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not math.isfinite(timeout) or timeout <= 0):
-        problems.append((f"{path}.timeout", f"must be a number of seconds > 0, not {timeout!r}"))
-        return None
-    if not isinstance(made, Measure):
-        return None
-    return PlannedMeasure(made, spec.get("label") or made.name, threshold,
-                          None if timeout is None else float(timeout))
-
-
-def _resolve_input(raw: Any, path: str, base_dir: Path, name: str | None,
-                   problems: list[tuple[str, str]], check_exists: bool = True) -> Input | None:
-    try:
-        spec = (VariantSpec if name is not None else DataSpec).model_validate(raw)
-    except ValidationError:
-        return None  # the envelope reports it
-    file = Path(spec.path)
-    if not file.is_absolute():
-        file = base_dir / file
-    ok = True
-    if check_exists and not file.is_file():
-        problems.append((f"{path}.path", f"file not found: {file}"))
-        ok = False
-    fmt = spec.format or infer_format(file)
-    if fmt is None:
-        problems.append((f"{path}.format", f"cannot tell the format of {spec.path!r} from its "
-                                            f"extension; set one of {', '.join(FORMATS)}"))
-        ok = False
-    try:
-        opts = OPTIONS[spec.kind].model_validate(spec.options)
-    except ValidationError as exc:
-        problems.extend(_pydantic_problems(exc, f"{path}.options", spec.options,
-                                           OPTIONS[spec.kind]))
-        ok = False
-    if not ok:
-        return None
-    return Input(name, file, spec.path, spec.kind, str(fmt), opts)
+def plan_measures(measures: Sequence[Measure | PlannedMeasure | str | Mapping[str, Any]],
+                  registry: Registry) -> list[PlannedMeasure]:
+    """The Python API's measures as the config validates them: instances pass as they are,
+    names and ``{"name", "params", "label", "threshold"}`` dicts become :class:`MeasureSpec`;
+    every problem (labels included) comes back in one :class:`ConfigError`."""
+    if not measures:
+        raise ConfigError([("measures", "give at least one measure")])
+    problems: list[Problem] = []
+    planned: list[tuple[int, PlannedMeasure]] = []
+    for i, m in enumerate(measures):
+        if isinstance(m, PlannedMeasure):
+            planned.append((i, m))
+        elif isinstance(m, Measure):
+            planned.append((i, PlannedMeasure(m, m.name, None)))
+        else:
+            try:
+                spec = MeasureSpec.model_validate(m, context={"registry": registry})
+            except ValidationError as exc:
+                problems.extend(_pydantic_problems(exc, f"measures[{i}]", m, MeasureSpec))
+            else:
+                assert spec._planned is not None
+                planned.append((i, spec._planned))
+    problems.extend((f"measures{p}", msg) for p, msg in label_problems(measures))
+    if problems:
+        raise ConfigError(problems)
+    return [p for _, p in planned]
 
 
 def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | None = None,
@@ -365,164 +657,54 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
 
     registry = registry or default_registry()
     base_dir = Path(base_dir)
-    problems: list[tuple[str, str]] = []
     if not isinstance(raw, dict):
         raise ConfigError([("", "the config must be a JSON object")])
-    if isinstance(raw.get("measures"), list):  # "DM" is short for {"name": "DM"}
-        raw = {**raw, "measures": [{"name": m} if isinstance(m, str) else m
-                                   for m in raw["measures"]]}
-    kind = raw["original"].get("kind") if isinstance(raw.get("original"), dict) else None
-    if kind is not None:  # the other inputs are of the original's kind unless they say so
-        if isinstance(raw.get("control"), dict):
-            raw = {**raw, "control": {"kind": kind, **raw["control"]}}
-        anon = raw.get("anonymized")
-        if isinstance(anon, dict):
-            raw = {**raw, "anonymized": {"kind": kind, **anon}}
-        elif isinstance(anon, list):
-            raw = {**raw, "anonymized": [{"kind": kind, **a} if isinstance(a, dict) else a
-                                         for a in anon]}
-    config: EvalConfig | None = None
+    context = {"registry": registry, "base_dir": base_dir, "check_files": check_files}
     try:
-        config = EvalConfig.model_validate(raw)
+        config = EvalConfig.model_validate(raw, context=context)
     except ValidationError as exc:
-        problems.extend(_pydantic_problems(exc, "", raw, EvalConfig))
-
-    # inputs
+        raise ConfigError(_pydantic_problems(exc, "", raw, EvalConfig)) from None
+    except RecursionError:
+        raise ConfigError([("", "the config is nested too deeply")]) from None
     original = None
-    if isinstance(raw.get("original"), dict):
-        original = _resolve_input(raw["original"], "original", base_dir, None, problems,
-                                  check_files)
+    if config.original is not None:
+        original = replace(config.original._input, side="original")  # type: ignore[type-var]
     control = None
-    if isinstance(raw.get("control"), dict):
-        control = _resolve_input(raw["control"], "control", base_dir, None, problems,
-                                 check_files)
+    if config.control is not None:
+        control = replace(config.control._input, side="control")  # type: ignore[type-var]
     variants: list[Input] = []
-    anon = raw.get("anonymized")
-    if isinstance(anon, dict):
-        got = _resolve_input(anon, "anonymized", base_dir, None, problems, check_files)
-        variants = [got] if got else []
-    elif isinstance(anon, list):
-        seen: set[str] = set()
-        for i, item in enumerate(anon):
-            name = item.get("name") if isinstance(item, dict) else None
-            if isinstance(name, str):
-                if name in seen:
-                    problems.append((f"anonymized[{i}].name", f"duplicate variant name {name!r}"))
-                seen.add(name)
-            got = _resolve_input(item, f"anonymized[{i}]", base_dir, name or "", problems,
-                                 check_files)
-            if got:
-                variants.append(got)
-    has_original = raw.get("original") is not None
-    has_anonymized = anon is not None or raw.get("synthesizer") is not None
-    original_kind = raw["original"].get("kind", "microdata") if isinstance(
-        raw.get("original"), dict) else None
-    anon_kinds = {v.kind for v in variants}
-
-    # synthesizer
-    synth: Synthesizer | None = None
-    synth_out: Path | None = None
-    sraw = raw.get("synthesizer")
-    if isinstance(sraw, dict) and isinstance(sraw.get("name"), str):
-        if anon is not None:
-            problems.append(("synthesizer", "give either 'anonymized' or 'synthesizer', not both"))
-        if not has_original:
-            problems.append(("synthesizer", "a synthesizer needs the 'original' data"))
-        try:
-            scls = registry.get("synthesizer", sraw["name"])
-        except (UnknownPluginError, PluginError) as exc:
-            problems.append(("synthesizer.name", str(exc)))
-        else:
-            made = validate_params(scls, sraw.get("params", {}), "synthesizer.params", registry,
-                                   problems)
-            synth = made if isinstance(made, Synthesizer) else None
-            if original_kind and original_kind not in scls.accepts:
-                problems.append(("synthesizer.name", f"{scls.name} accepts "
-                                 f"{', '.join(scls.accepts)} data, not {original_kind}"))
-            if original_kind:
-                anon_kinds = {original_kind}
-        if isinstance(sraw.get("output"), str):
-            synth_out = base_dir / sraw["output"]
-
-    # measures
-    planned: list[PlannedMeasure] = []
-    labels: set[str] = set()
-    mraw = raw.get("measures")
-    for i, spec in enumerate(mraw if isinstance(mraw, list) else []):
-        path = f"measures[{i}]"
-        if not isinstance(spec, dict):
-            continue
-        if not isinstance(spec.get("name"), str):
-            continue  # the envelope reports it
-        plan = plan_measure(spec, path, registry, problems)
-        if plan is None:
-            continue
-        made = plan.measure
-        cls = type(made)
-        need = made.required_inputs()
-        if need == "both":
-            if not has_original:
-                problems.append((path, f"{cls.name} needs the 'original' data"))
-            if not has_anonymized:
-                problems.append((path, f"{cls.name} needs 'anonymized' data or a synthesizer"))
-        elif need == "either" and not (has_original or has_anonymized):
-            problems.append((path, f"{cls.name} needs 'original' or 'anonymized' data"))
-        if made.control_use() == "required" and raw.get("control") is None:
-            problems.append((path, f"{cls.name} needs the 'control' data (original records not "
-                                   "used to make the release)"))
-        if need != "none":
-            kinds = ({original_kind} if original_kind else set()) | anon_kinds
-            bad = sorted(k for k in kinds if k not in cls.accepts)
-            if bad:
-                problems.append((path, f"{cls.name} accepts {', '.join(cls.accepts)} data, "
-                                       f"not {', '.join(bad)}"))
-        if plan.label in labels:
-            problems.append((f"{path}.label", f"two measures are labelled {plan.label!r}; "
-                                              "give one of them a distinct 'label'"))
-        labels.add(plan.label)
-        planned.append(plan)
-
-    _check_ru_map(raw.get("report"), planned, problems)
-
-    if problems:
-        raise ConfigError(problems)
-    assert config is not None
+    if isinstance(config.anonymized, list):
+        variants = [replace(v._input, name=v.name,  # type: ignore[type-var]
+                            side=f"anonymized variant {v.name!r}") for v in config.anonymized]
+    elif config.anonymized is not None:
+        variants = [config.anonymized._input]  # type: ignore[list-item]
+    synth = config.synthesizer
     return Plan(config=config, base_dir=base_dir, original=original, anonymized=variants,
-                control=control,
-                synthesizer=synth, synthesizer_output=synth_out, measures=planned,
+                control=control, synthesizer=synth._synthesizer if synth else None,
+                synthesizer_output=base_dir / synth.output if synth and synth.output else None,
+                measures=[m._planned for m in config.measures],  # type: ignore[misc]
                 seed=config.seed, output=base_dir / config.output if config.output else None,
-                registry=registry, raw=raw)
-
-
-def _check_ru_map(raw: Any, planned: list[PlannedMeasure],
-                  problems: list[tuple[str, str]]) -> None:
-    """The risk–utility map must name a risk and a loss measure of the config by label."""
-    ru = raw.get("ru_map") if isinstance(raw, dict) else None
-    if not isinstance(ru, dict):
-        return
-    for axis, kind in (("risk", "risk_measure"), ("loss", "loss_measure")):
-        label = ru.get(axis)
-        if not isinstance(label, str):
-            continue  # the envelope reports it
-        allowed = [p.label for p in planned if p.measure.kind == kind]
-        if label not in allowed:
-            what = kind.replace("_", " ")
-            problems.append((f"report.ru_map.{axis}", f"{label!r} is not the label of a {what}; "
-                             f"allowed: {', '.join(allowed) or '(none)'}"))
+                registry=registry, raw={**raw, "measures": [
+                    {"name": m} if isinstance(m, str) else m for m in raw["measures"]]})
 
 
 def load_config(path: str | Path, registry: Registry | None = None) -> Plan:
     """Read and validate a config file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise ConfigError([("", f"cannot read config {path}: {exc.strerror or exc}")]) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError([("", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                "save the config as UTF-8")]) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError([("", f"{path}: invalid JSON at line {exc.lineno}, column "
                                 f"{exc.colno}: {exc.msg}")]) from exc
+    except RecursionError:
+        raise ConfigError([("", f"{path}: the JSON is nested too deeply")]) from None
     return validate_config(raw, path.parent, registry)
 
 

@@ -8,15 +8,18 @@ computes the original's once. Inputs are never modified: measures must not mutat
 
 from __future__ import annotations
 
+import codecs
+import copy
 import csv
 import hashlib
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
 
@@ -26,6 +29,17 @@ FORMATS = ("csv", "parquet", "jsonl")
 DataKind = Literal["microdata", "table", "trajectories"]
 DATA_KINDS: tuple[DataKind, ...] = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
+SEPARATORS = (",", ";", "\t", "|")
+DTYPE_HINT = ("; an anonymized side takes the original's dtype unless its own options set "
+              '"dtype" (null for none)')
+TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
+#: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
+EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
+
+
+def data_row(i: int) -> str:
+    """How messages name the record at 0-based position ``i``: 1-based, header not counted."""
+    return f"data row {i + 1} (1-based, header not counted)"
 
 
 def _frozen(value: T) -> T:
@@ -86,9 +100,18 @@ class FrameData(Dataset):
             raise TypeError(f"{self.data_kind} needs a pandas DataFrame, "
                             f"got {type(frame).__name__}")
         if frame.columns.duplicated().any():
-            dup = sorted(map(str, frame.columns[frame.columns.duplicated()]))
-            raise DataError(f"duplicate column names: {dup}")
+            dup = sorted(map(str, frame.columns[frame.columns.duplicated()].unique()))
+            raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                            f"{', '.join(map(repr, dup))}{f' in {source}' if source else ''}; "
+                            "every column needs a distinct name")
         self._frame = frame
+
+    def with_columns(self, columns: dict[str, pd.Series]) -> FrameData:
+        """A copy of this dataset (same kind and metadata) with some columns replaced."""
+        new = copy.copy(self)
+        new._frame = self._frame.assign(**columns)
+        new._cache = {}
+        return new
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -337,7 +360,7 @@ class Trajectories(Dataset):
         (that loader then adds an empty trajectory with a duplicate id).
         """
         where = f"trajectories{f' ({source})' if source else ''}"
-        roles = {r: r for r in ("user_id", "trajectory_id", "timestamp", "lon", "lat")}
+        roles = {r: r for r in TRAJECTORY_ROLES}
         unknown = set(columns or {}) - set(roles)
         if unknown:
             raise DataError(f"unknown trajectory column roles {sorted(unknown)}; "
@@ -352,9 +375,12 @@ class Trajectories(Dataset):
         traj_col = frame[roles["trajectory_id"]]
         if traj_col.isna().any():
             row = int(np.flatnonzero(traj_col.isna().to_numpy())[0])
-            raise DataError(f"{where}: data row {row} (0-based) has no trajectory id in column "
+            raise DataError(f"{where}: {data_row(row)} has no trajectory id in column "
                             f"{roles['trajectory_id']!r}")
-        t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
+        try:
+            t = _epoch_seconds(frame[roles["timestamp"]], timestamp_format)
+        except DataError as exc:
+            raise DataError(f"{where}, column {roles['timestamp']!r}: {exc}") from exc
         lon = pd.to_numeric(frame[roles["lon"]], errors="coerce").to_numpy(np.float64)
         lat = pd.to_numeric(frame[roles["lat"]], errors="coerce").to_numpy(np.float64)
         bad = ~(np.isfinite(lon) & np.isfinite(lat) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180))
@@ -362,7 +388,7 @@ class Trajectories(Dataset):
         user = frame[roles["user_id"]].to_numpy()
         if bad.any() and invalid == "error":
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{where}: data row {row} (0-based) has an invalid coordinate "
+            raise DataError(f"{where}: {data_row(row)} has an invalid coordinate "
                             f"lon={_plain(frame[roles['lon']].iloc[row])!r}, "
                             f"lat={_plain(frame[roles['lat']].iloc[row])!r} ({int(bad.sum())} rows "
                             "invalid; allowed |lat| <= 90, |lon| <= 180); use invalid='drop' "
@@ -403,18 +429,24 @@ def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
     An unparseable or missing value is an error naming the first offending row.
     """
 
-    def fail(bad: np.ndarray, what: str) -> DataError:
+    def fail(bad: np.ndarray, what: str, hint: str = "set the 'timestamp_format' option (a "
+             "strptime format, or 'epoch')") -> DataError:
         row = int(np.flatnonzero(bad)[0])
-        return DataError(f"data row {row} (0-based): cannot read timestamp "
+        return DataError(f"{data_row(row)}: cannot read timestamp "
                          f"{_plain(values.iloc[row])!r} {what} ({int(bad.sum())} rows "
-                         "unreadable); set the 'timestamp_format' option (a strptime format, "
-                         "or 'epoch')")
+                         f"unreadable); {hint}")
 
     if fmt == "epoch" or pd.api.types.is_numeric_dtype(values):
         out = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
         if not np.isfinite(out).all():
             raise fail(~np.isfinite(out), "as epoch seconds")
-        return np.floor(out).astype(np.int64)
+        out = np.floor(out)
+        lo, hi = EPOCH_RANGE
+        outside = (out < lo) | (out > hi)
+        if outside.any():
+            raise fail(outside, "as epoch seconds", f"epoch seconds must lie in [{lo}, {hi}] "
+                       "(years 1677 to 2262)")
+        return out.astype(np.int64)
     if pd.api.types.is_datetime64_any_dtype(values):
         parsed = pd.to_datetime(values, utc=True)
     else:
@@ -440,6 +472,37 @@ class ReadOptions(BaseModel):
     dtype: dict[str, str] | Literal["str"] | None = Field(
         None, description='Column types, e.g. {"age": "int64"}, or "str" to read all as text.')
 
+    @field_validator("sep")
+    @classmethod
+    def _separator(cls, value: str | None) -> str | None:
+        if value == "":
+            raise ValueError("the separator cannot be empty; use one of "
+                             f"{', '.join(map(repr, SEPARATORS))} or null to sniff it")
+        return value
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str) -> str:
+        try:
+            codecs.lookup(value)
+        except LookupError:
+            raise ValueError(f"unknown encoding {value!r}; use a Python codec name such as "
+                             "'utf-8', 'utf-8-sig', 'latin-1' or 'cp1252'") from None
+        return value
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtypes(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for column, name in value.items():
+                try:
+                    pd.api.types.pandas_dtype(name)
+                except TypeError:
+                    raise ValueError(
+                        f"column {column!r}: {name!r} is not a data type; use e.g. 'int64', "
+                        "'float64', 'str', 'string', 'category' or 'bool'") from None
+        return value
+
 
 class MicrodataOptions(ReadOptions):
     pass
@@ -462,6 +525,16 @@ class TrajectoryOptions(ReadOptions):
         "drop", description="Invalid coordinates: drop the points (counted), drop their whole "
         "trajectories (the mobility anonymizer's rule), or fail.")
 
+    @field_validator("columns")
+    @classmethod
+    def _known_roles(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        unknown = sorted(set(value or {}) - set(TRAJECTORY_ROLES))
+        if unknown:
+            raise ValueError(f"unknown role{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(map(repr, unknown))}; allowed: "
+                             f"{', '.join(TRAJECTORY_ROLES)}")
+        return value
+
 
 OPTIONS: dict[str, type[ReadOptions]] = {
     "microdata": MicrodataOptions, "table": TableOptions, "trajectories": TrajectoryOptions,
@@ -475,30 +548,183 @@ def infer_format(path: Path) -> str | None:
             "jsonl": "jsonl", "ndjson": "jsonl"}.get(suffix)
 
 
-def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
-    """The CSV separator among , ; tab | (comma when the sample is ambiguous)."""
+def _sample_lines(path: Path, encoding: str, min_chars: int = 65536,
+                  max_lines: int = 50) -> list[str]:
+    """Whole lines from the start of a text file: at least ``min_chars`` (or the whole file)."""
+    lines: list[str] = []
+    size = 0
     with open(path, encoding=encoding, newline="") as fh:
-        sample = fh.read(65536)
+        for line in fh:
+            lines.append(line)
+            size += len(line)
+            if size >= min_chars or len(lines) >= max_lines:
+                break
+    return lines
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The CSV separator among , ; tab | (comma when none fits).
+
+    A candidate fits when it splits every sampled line (whole lines, however long) into the
+    same number of fields, more than one; the one giving the most fields wins.
+    """
+    lines = [ln for ln in _sample_lines(path, encoding) if ln.strip()]
+    if len(lines) > 1 and not lines[-1].endswith(("\n", "\r")):
+        lines = lines[:-1]  # the sample may end inside a quoted field
+    best, best_fields = ",", 1
+    for sep in SEPARATORS:
+        try:
+            counts = {len(row) for row in csv.reader(lines, delimiter=sep)}
+        except csv.Error:
+            continue
+        if len(counts) == 1 and (n := counts.pop()) > best_fields:
+            best, best_fields = sep, n
+    return best
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        raise _DuplicateKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return out
+
+
+_JSONL_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
+    """One JSON object per line; a key repeated within a record or a nested value is an
+    error naming the line."""
+    records = []
+    with open(path, encoding=encoding) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                obj = _JSONL_DECODER.decode(line)
+            except _DuplicateKey as exc:
+                raise DataError(f"line {lineno}: key {exc.args[0]!r} appears more than once in "
+                                "one record; every column needs a distinct name") from None
+            except json.JSONDecodeError as exc:
+                raise DataError(f"line {lineno}, column {exc.colno}: invalid JSON: "
+                                f"{exc.msg}") from None
+            if not isinstance(obj, dict):
+                raise DataError(f"line {lineno}: expected one JSON object per line, got "
+                                f"{type(obj).__name__}")
+            nested = [k for k, v in obj.items() if isinstance(v, (dict, list))]
+            if nested:
+                raise DataError(f"line {lineno}: {_nested_message(list(map(repr, nested)))}")
+            records.append(obj)
+    return pd.DataFrame.from_records(records) if records else pd.DataFrame()
+
+
+def _nested_message(columns: list[str]) -> str:
+    s = "s" if len(columns) > 1 else ""
+    return (f"column{s} {', '.join(columns)} hold{'' if s else 's'} lists or "
+            "objects; allowed: one scalar per cell (number, string, boolean, date or null): "
+            "flatten or drop them first")
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+    from pyarrow import types
+
+    schema = pq.read_schema(path)
+    dup = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    if dup:
+        raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                        f"{', '.join(map(repr, dup))}; every column needs a distinct name")
+    nested = [f"{f.name!r} ({f.type})" for f in schema if types.is_nested(f.type)]
+    if nested:
+        raise DataError(_nested_message(nested))
+    return pd.read_parquet(path)
+
+
+def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
+    """The header's names as written (pandas renames repeated ones to ``age.1``)."""
+    head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
+                       keep_default_na=False)
+    return [str(v) for v in head.iloc[0]] if len(head) else []
+
+
+def _refuse_nul(path: Path, encoding: str) -> None:
+    """NUL bytes make the CSV parser cut fields short silently: refuse them, naming the line."""
+    if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+        return
+    lines = 0
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            at = chunk.find(b"\0")
+            if at >= 0:
+                line = lines + chunk.count(b"\n", 0, at) + 1
+                raise DataError(f"line {line} holds a NUL byte (binary data, or a UTF-16 file: "
+                                "then set options.encoding to 'utf-16')")
+            lines += chunk.count(b"\n")
+
+
+def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
+    _refuse_nul(path, opts.encoding)
+    sniffed = opts.sep is None
+    sep = opts.sep or sniff_separator(path, opts.encoding)
+    how = (f"separator {sep!r} (sniffed from the file)" if sniffed
+           else f"separator {sep!r} (options.sep)")
+    hint = ('set "options": {"sep": ...} to the separator of the file, one of '
+            f"{', '.join(map(repr, SEPARATORS))}")
     try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
+        header = _csv_header(path, sep, opts.encoding)
+        dup = sorted({n for n in header if n and header.count(n) > 1})
+        if dup:
+            raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
+                            f"{', '.join(map(repr, dup))} in the header (read with {how}); "
+                            "every column needs a distinct name")
+        frame = pd.read_csv(path, sep=sep, encoding=opts.encoding, na_values=opts.na_values,
+                            dtype=dtype, skipinitialspace=False)
+    except pd.errors.EmptyDataError:
+        raise DataError("the file is empty: no header and no records") from None
+    except pd.errors.ParserError as exc:
+        raise DataError(f"{exc} (read with {how}); {hint}") from None
+    except ValueError as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            raise DataError(f"not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
+                            "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
+        if dtype is not None:
+            raise DataError(f"cannot apply options.dtype: {exc}{DTYPE_HINT}") from None
+        raise DataError(f"{exc} (read with {how}); {hint}") from None
+    if frame.shape[1] == 1:
+        others = [c for c in SEPARATORS if c != sep and c in str(frame.columns[0])]
+        if others:
+            raise DataError(f"read one column {str(frame.columns[0])!r} with {how}, but the "
+                            f"header holds {others[0]!r}; {hint}")
+    return frame
 
 
 def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
     """Read a file into a DataFrame; never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
     if fmt == "csv":
-        sep = opts.sep or sniff_separator(path, opts.encoding)
-        return pd.read_csv(path, sep=sep, encoding=opts.encoding, na_values=opts.na_values,
-                           dtype=dtype, skipinitialspace=False)
+        return _read_csv(path, opts, dtype)
     if fmt == "parquet":
-        frame = pd.read_parquet(path)
+        frame = _read_parquet(path)
     elif fmt == "jsonl":
-        frame = pd.read_json(path, lines=True, encoding=opts.encoding, dtype=False)
+        frame = _read_jsonl(path, opts.encoding)
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    return frame.astype(dtype) if dtype is not None else frame
+    if dtype is None:
+        return frame
+    try:
+        return frame.astype(dtype)
+    except KeyError as exc:
+        raise DataError(f"options.dtype names a column the file lacks: {exc}; its columns are: "
+                        f"{', '.join(map(str, frame.columns))}") from None
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"cannot apply options.dtype: {exc}{DTYPE_HINT}") from None
 
 
 def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
@@ -528,10 +754,22 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
                         f"to one of {', '.join(FORMATS)}")
     if kind not in OPTIONS:
         raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
-    opts = options if isinstance(options, ReadOptions) else OPTIONS[kind].model_validate(
-        options or {})
+    if isinstance(options, ReadOptions):
+        opts = options
+    else:
+        try:
+            opts = OPTIONS[kind].model_validate(options or {})
+        except ValidationError as exc:
+            raise DataError(f"{path}: invalid options: " + "; ".join(
+                f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            ) from None
     try:
         frame = read_frame(path, fmt, opts)
+    except DataError as exc:
+        raise DataError(f"{path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
+                        "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         raise DataError(f"{path}: cannot read as {fmt}: {exc}") from exc
     return from_frame(frame, kind, opts, source=str(path))
@@ -549,3 +787,103 @@ def as_dataset(obj: Any, kind: str | None = None) -> Dataset | None:
         if kind == "table":
             return Table(obj)
     raise TypeError(f"expected a DataFrame or an anoneval Dataset, got {type(obj).__name__}")
+
+
+def require_records(data: Dataset | None, side: str) -> None:
+    """Raise a :class:`DataError` naming ``side`` when ``data`` has no records: an empty input
+    would otherwise score 0 (no risk) and pass any threshold."""
+    if data is None or len(data):
+        return
+    why = ""
+    if isinstance(data, Trajectories) and (data.dropped_points or data.dropped_trajectories):
+        why = (f": every trajectory was dropped for invalid coordinates ({data.dropped_points} "
+               "points; see options.invalid)")
+    where = f" ({data.source})" if data.source else ""
+    raise DataError(f"{side}{where}: no records{why}; an empty input cannot be evaluated")
+
+
+def _value_kind(values: pd.Series) -> str:
+    """number, bool, text, datetime, or mixed (an object column of several Python types)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Series(values.cat.categories)
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
+        return "number"
+    if inferred == "boolean":
+        return "bool"
+    if inferred in ("string", "empty"):
+        return "text"
+    if inferred in ("datetime64", "datetime", "date"):
+        return "datetime"
+    return "mixed"
+
+
+def _text(values: pd.Series) -> pd.Series:
+    """Values as text, numbers without a spurious ``.0`` (39.0 → "39"); missing stays missing."""
+
+    def one(v: Any) -> Any:
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
+            return np.nan
+        if isinstance(v, (float, np.floating)) and float(v).is_integer():
+            return str(int(v))
+        if isinstance(v, np.generic):
+            return str(v.item())
+        return str(v)
+
+    return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
+
+
+def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
+    """Text holding only numbers, as the dtype of ``like`` (float64 when that cannot hold
+    them); None when some value is not a number."""
+    out = pd.to_numeric(values, errors="coerce")
+    if (out.isna() & values.notna()).any():
+        return None
+    if pd.api.types.is_integer_dtype(like.dtype) and out.notna().all() and (
+            out % 1 == 0).all():
+        return out.astype(like.dtype)
+    return out.astype(np.float64)
+
+
+def align_dtypes(original: Dataset, anonymized: Dataset) -> tuple[Dataset, Dataset, list[str]]:
+    """Read the columns both sides share alike, so that 39 and "39" fall in one class.
+
+    Where the two sides hold a column as different kinds of values (numbers, text, booleans,
+    dates) or one side mixes kinds, the anonymized side takes the original's when they can
+    hold its values (text "39" → the original's integers, numbers → the original's text);
+    otherwise both sides read the column as text. Returns the two datasets (new objects
+    where a column changed; the inputs are never modified) and one note per changed column.
+    """
+    if not (isinstance(original, FrameData) and isinstance(anonymized, FrameData)):
+        return original, anonymized, []
+    of, af = original.frame, anonymized.frame
+    anon_cols: dict[str, pd.Series] = {}
+    text_cols: list[str] = []
+    notes: list[str] = []
+    for col in (c for c in af.columns if c in of.columns):
+        ok = original.cached(("value_kind", col), lambda c=col: _value_kind(of[c]))
+        ak = _value_kind(af[col])
+        if ok == ak and ok != "mixed":
+            continue
+        said = f"column {col!r} holds {ok} values in the original and {ak} in the anonymized data"
+        converted = None
+        if ok == "number" and ak == "text":
+            converted = _as_numbers(af[col], of[col])
+        elif ok == "text" and ak in ("number", "bool"):
+            converted = _text(af[col])
+        if converted is not None:
+            anon_cols[col] = converted
+            notes.append(f"{said}: the anonymized side was read as the original's "
+                         f"({converted.dtype})")
+        else:
+            text_cols.append(col)
+            notes.append(f"{said}: both sides were read as text")
+    for col in text_cols:
+        anon_cols[col] = _text(af[col])
+    if text_cols:
+        key = ("as_text", tuple(text_cols))
+        original = original.cached(key, lambda: original.with_columns(  # type: ignore[union-attr]
+            {c: _text(of[c]) for c in text_cols}))
+    if anon_cols:
+        anonymized = anonymized.with_columns(anon_cols)
+    return original, anonymized, notes

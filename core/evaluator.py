@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -24,10 +25,10 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
-from anoneval.core.config import PlannedMeasure, plan_measure
-from anoneval.core.data import Dataset, Microdata, as_dataset
-from anoneval.core.duplicates import repeated
-from anoneval.core.errors import ConfigError
+from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
+from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
+from anoneval.core.errors import ConfigError, DataError
+from anoneval.core.jsonable import non_finite
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -100,41 +101,6 @@ def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
     return outcome["value"]  # type: ignore[no-any-return]
 
 
-def _make_measures(measures: Sequence[MeasureLike], registry: Registry, has_control: bool = True
-                   ) -> tuple[list[PlannedMeasure], bool]:
-    """Accept Measure instances, names, or ``{"name", "params", "label", "threshold",
-    "timeout"}`` dicts. The flag says whether all came planned from a validated config (which
-    checked them); otherwise a measure that requires the control set when ``has_control`` is
-    false is a config error."""
-    if measures and all(isinstance(m, PlannedMeasure) for m in measures):
-        return list(measures), True  # type: ignore[arg-type]
-    problems: list[tuple[str, str]] = []
-    out: list[PlannedMeasure] = []
-    for i, m in enumerate(measures):
-        path = f"measures[{i}]"
-        if isinstance(m, PlannedMeasure):
-            out.append(m)
-            continue
-        if isinstance(m, Measure):
-            out.append(PlannedMeasure(m, m.name, None))
-            continue
-        plan = plan_measure({"name": m} if isinstance(m, str) else m, path, registry, problems)
-        if plan is not None:
-            out.append(plan)
-    for i, p in enumerate(out):
-        if not has_control and p.measure.control_use() == "required":
-            problems.append((f"measures[{i}]", f"{p.measure.name} needs the control data "
-                                               "(control=...: original records not used to make "
-                                               "the release)"))
-    labels = [p.label for p in out]
-    dups = repeated(labels)
-    if dups:
-        problems.append(("measures", f"duplicate labels {dups}; give each a distinct 'label'"))
-    if problems:
-        raise ConfigError(problems)
-    return out, False
-
-
 def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
     """How many control records equal some original record (on the original's columns)."""
     if not (isinstance(original, Microdata) and isinstance(control, Microdata)):
@@ -180,16 +146,24 @@ class Evaluator:
         self.registry = registry or default_registry()
         self.data_kind = data_kind
         self.original: Dataset | None = as_dataset(original, data_kind)
+        require_records(self.original, "original")
         self.control: Dataset | None = as_dataset(
             control, data_kind or (self.original.data_kind if self.original else None))
-        # measures planned from a validated config were checked there (inputs, data kinds,
-        # the control set)
-        self.measures, self._checked = _make_measures(measures, self.registry,
-                                                      self.control is not None)
+        require_records(self.control, "control")
+        # measures planned from a validated config were checked there (inputs, data kinds)
+        self.measures = plan_measures(measures, self.registry)
+        if self.control is None:  # a missing control set fails at once, as in a config
+            missing = [(f"measures[{i}]", f"{p.measure.name} needs the control data (control=...:"
+                                          " original records not used to make the release)")
+                       for i, p in enumerate(self.measures)
+                       if not p.inputs_checked and p.measure.control_use() == "required"]
+            if missing:
+                raise ConfigError(missing)
         self.seed = seed
         self.show_progress = show_progress
         self.timings = timings
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
+        self._aligned: dict[int, Evaluator] = {}  # by id of an original read with other dtypes
         self._version = own_version()
         self._hook = self.registry.pm.hook
         self._overlap: int | None = None
@@ -252,8 +226,13 @@ class Evaluator:
         try:
             if prep_error is not None:
                 raise prep_error
-            if not self._checked:
-                self._check_inputs(measure, anonymized)
+            if not planned.inputs_checked:  # the config checked its own measures
+                problems = input_problems(
+                    measure, self.original.data_kind if self.original is not None else None,
+                    {anonymized.data_kind} if anonymized is not None else set(),
+                    self.control.data_kind if self.control is not None else None)
+                if problems:
+                    raise ValueError("; ".join(problems))
             result = _plugin_call(lambda: measure.compute(original, anon, ctx), planned.timeout,
                                   measure.name)
             if not isinstance(result, MeasureResult):
@@ -266,6 +245,15 @@ class Evaluator:
         finally:
             self._hook.after_measure(measure=measure, result=result, ctx=ctx)
         value = result.value if result is not None else None
+        warnings = [*ctx.warnings, *(result.warnings if result is not None else [])]
+        if value is not None and not math.isfinite(value):
+            warnings.append(f"the value is {value} (not a finite number); reported as null")
+            value = None
+        if result is not None:
+            bad = non_finite(result.details)
+            if bad:
+                warnings.append(f"details not finite (reported as null): {', '.join(bad[:10])}"
+                                + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
         passed = None
         thr = planned.threshold
         if thr is not None and value is not None:
@@ -276,33 +264,34 @@ class Evaluator:
             details=result.details if result is not None else {},
             params=measure.params.model_dump(mode="json"),
             seconds=float(ctx.extra.get("seconds", 0.0)) if self.timings else 0.0, error=error,
-            warnings=[*ctx.warnings, *(result.warnings if result is not None else [])],
+            warnings=warnings,
             threshold=thr.model_dump() if thr is not None else None, passed=passed,
         )
-
-    def _check_inputs(self, measure: Measure, anonymized: Dataset | None) -> None:
-        need = measure.required_inputs()
-        if need == "both" and (self.original is None or anonymized is None):
-            raise ValueError(f"{measure.name} needs both the original and the anonymized data")
-        if need == "either" and self.original is None and anonymized is None:
-            raise ValueError(f"{measure.name} needs a dataset")
-        if need != "none":
-            for side, data in (("original", self.original), ("anonymized", anonymized)):
-                if data is not None and data.data_kind not in measure.accepts:
-                    raise TypeError(f"{measure.name} accepts {', '.join(measure.accepts)} data; "
-                                    f"the {side} is {data.data_kind}")
 
     def evaluate(self, anonymized: Any = None, *, variant: str | None = None,
                  synthesizer: dict[str, Any] | None = None) -> Report:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
         anon = as_dataset(anonymized, self.data_kind
                           or (self.original.data_kind if self.original else None))
-        entries = [self.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
+        require_records(anon, f"anonymized variant {variant!r}" if variant else "anonymized")
+        runner, notes = self, []
+        if self.original is not None and anon is not None:
+            original, anon, notes = align_dtypes(self.original, anon)
+            if original is not self.original:  # some columns read as text on both sides
+                runner = self._aligned.setdefault(id(original), self._with_original(original))
+        entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
+        for entry in entries:
+            entry.warnings[:0] = notes
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
             inputs=self._inputs(anon),
             synthesizer=synthesizer, measures=entries,
         )
+
+    def _with_original(self, original: Dataset) -> Evaluator:
+        twin = copy.copy(self)
+        twin.original, twin._prepared, twin._aligned = original, {}, {}
+        return twin
 
     def prepare(self) -> None:
         """Do all original-side work now: every measure's ``prepare`` and the original's hash.
@@ -323,6 +312,8 @@ class Evaluator:
         ``ru_map`` = (risk label, loss label) chooses the measures of the risk–utility table;
         by default the first risk and the first loss measure.
         """
+        if not variants:
+            raise DataError("no anonymized variants given; pass at least one")
         self.prepare()
         reports = [self.evaluate(frame, variant=name) for name, frame in variants.items()]
         risk, loss = ru_map if ru_map is not None else (None, None)

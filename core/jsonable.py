@@ -15,8 +15,8 @@ from pydantic import BaseModel
 def to_jsonable(obj: Any) -> Any:
     """Turn details (numpy, pandas, pydantic, nested containers) into plain JSON values.
 
-    NaN becomes null; ±inf become the strings "inf"/"-inf" (JSON has no infinities).
-    DataFrames become a list of row objects.
+    NaN and ±inf become null (JSON has no such numbers; the evaluator states which details
+    were not finite in the measure's warnings). DataFrames become a list of row objects.
     """
     if isinstance(obj, Enum):
         return to_jsonable(obj.value)
@@ -28,11 +28,7 @@ def to_jsonable(obj: Any) -> Any:
         return bool(obj)
     if isinstance(obj, (float, np.floating)):
         f = float(obj)
-        if math.isnan(f):
-            return None
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return f
+        return f if math.isfinite(f) else None
     if isinstance(obj, pd.DataFrame):
         return [
             {str(k): to_jsonable(v) for k, v in row.items()}
@@ -53,3 +49,19 @@ def to_jsonable(obj: Any) -> Any:
     if obj is pd.NA or obj is pd.NaT:
         return None
     return str(obj)
+
+
+def non_finite(obj: Any, path: str = "") -> list[str]:
+    """Paths (``a.b[3]``, ``table.column``) of the NaN and infinite numbers in details."""
+    if isinstance(obj, (float, np.floating)):
+        return [] if math.isfinite(obj) else [path or "value"]
+    if isinstance(obj, pd.DataFrame):
+        return [f"{path}.{c}" if path else str(c) for c in obj.columns
+                if pd.api.types.is_float_dtype(obj[c]) and not np.isfinite(obj[c]).all()]
+    if isinstance(obj, (np.ndarray, pd.Series)) and obj.dtype.kind == "f":
+        return [] if np.isfinite(obj).all() else [path]
+    if isinstance(obj, Mapping):
+        return [p for k, v in obj.items() for p in non_finite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(obj, (list, tuple)):
+        return [p for i, v in enumerate(obj) for p in non_finite(v, f"{path}[{i}]")]
+    return []

@@ -19,13 +19,14 @@ def load_input(item: Input) -> Dataset:
     try:
         return load(item.path, item.kind, item.format, item.options)
     except DataError as exc:
-        where = f"anonymized variant {item.name!r}" if item.name else item.given
-        raise DataError(f"{where}: {exc}") from exc
+        raise DataError(f"{item.side}: {exc}") from exc
 
 
 def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
     """The input files of a plan, named as in the config."""
     out = [("original.path", plan.original.path)] if plan.original else []
+    if plan.control:
+        out.append(("control.path", plan.control.path))
     for v in plan.anonymized:
         out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
     return out

@@ -54,7 +54,7 @@ def test_bad_measure_spec_raises_config_error(toy_registry) -> None:
 
 def test_missing_inputs_become_a_measure_error(toy_registry) -> None:
     report = evaluate(ORIG, None, ["CountingPrepare", "Analytic"], registry=toy_registry)
-    assert "needs both" in report["CountingPrepare"].error
+    assert "needs 'anonymized' data" in report["CountingPrepare"].error
     assert report["Analytic"].value == 0.5
 
 

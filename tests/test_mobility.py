@@ -142,7 +142,7 @@ def test_unparseable_timestamp_names_first_row(mobility):
     raw = pd.read_csv(mobility / "mock_dataset.csv")
     raw.loc[5, "timestamp"] = "21/11/2022 15:00"
     raw.loc[9, "timestamp"] = "yesterday"
-    with pytest.raises(DataError, match=r"row 5 .*'21/11/2022 15:00'.*2 rows"):
+    with pytest.raises(DataError, match=r"data row 6 \(1-based.*'21/11/2022 15:00'.*2 rows"):
         Trajectories.from_frame(raw)
 
 
@@ -157,7 +157,7 @@ def test_invalid_coordinates_dropped_counted_or_errors(mobility):
     whole = Trajectories.from_frame(raw, invalid="drop_trajectory")
     lost = (raw["trajectory_id"].isin([1, traj_of_20])).sum()
     assert (len(whole), whole.n_points, whole.dropped_trajectories) == (44, 383 - lost, 2)
-    with pytest.raises(DataError, match=r"row 3 .*lat=95\.0"):
+    with pytest.raises(DataError, match=r"data row 4 \(1-based.*lat=95\.0"):
         Trajectories.from_frame(raw, invalid="error")
 
 
@@ -195,7 +195,7 @@ def test_trajectory_with_several_users_is_counted():
 def test_missing_trajectory_id_is_an_error():
     frame = pd.DataFrame({"user_id": [1], "trajectory_id": [None],
                           "timestamp": ["2022/01/01 00:00:00"], "lon": [1.0], "lat": [2.0]})
-    with pytest.raises(DataError, match=r"row 0.*trajectory id"):
+    with pytest.raises(DataError, match=r"data row 1 \(1-based.*trajectory id"):
         Trajectories.from_frame(frame)
 
 

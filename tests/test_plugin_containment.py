@@ -267,13 +267,13 @@ def test_a_validated_config_is_not_checked_again(registry, tmp_path: Path,
     def fail(*args, **kwargs):
         raise AssertionError("checked twice")
 
-    monkeypatch.setattr(Evaluator, "_check_inputs", fail)
-    monkeypatch.setattr("anoneval.core.evaluator.repeated", fail)
+    monkeypatch.setattr("anoneval.core.evaluator.input_problems", fail)
     assert run_plan(plan)["Quick"].value == 0.5
     # the Python API, which has no config, still checks
     monkeypatch.undo()
     calls: list[str] = []
-    monkeypatch.setattr(Evaluator, "_check_inputs", lambda self, m, a: calls.append(m.name))
+    monkeypatch.setattr("anoneval.core.evaluator.input_problems",
+                        lambda m, *args: calls.append(m.name) or [])
     evaluate(FRAME, FRAME, ["Quick"], registry=registry)
     assert calls == ["Quick"]
 

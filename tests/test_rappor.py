@@ -593,7 +593,7 @@ def test_empirical_bad_data():
                      measures=[{"name": "MILeakage", "params": params}]).measures[0]
     assert "row-aligned" in entry.error
     entry = evaluate(df, None, measures=[{"name": "MILeakage", "params": params}]).measures[0]
-    assert "needs both" in entry.error
+    assert "needs 'anonymized' data" in entry.error
 
 
 def test_synthesizer_bad_params():

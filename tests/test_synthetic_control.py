@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, Evaluator, api, evaluate, evaluate_many
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
 from anoneval.core.config import load_config, validate_config
 from anoneval.core.data import Microdata
 from anoneval.core.evaluator import control_overlap
@@ -163,3 +163,34 @@ def test_the_control_set_is_read_only_for_plugins() -> None:
     assert [m.value for m in report.measures] == [-100 + 11, -100 + 11]  # each saw a fresh view
     assert ctl.frame["a"].tolist() == [4, 5, 6]
     assert "ControlUse" in api.__all__
+
+
+def test_no_output_may_overwrite_the_control_set(files: Path, capsys) -> None:
+    from anoneval.core.cli import main
+
+    before = (files / "control.csv").read_bytes()
+    cfg = write(files, {"original": {"path": "original.csv"},
+                        "anonymized": {"path": "released.csv"},
+                        "control": {"path": "control.csv"}, "measures": ["TVDistance"],
+                        "output": "control.csv"})
+    assert main(["run", str(cfg), "-q"]) == 2
+    assert "control.path" in capsys.readouterr().err
+    assert (files / "control.csv").read_bytes() == before
+
+
+def test_an_empty_control_set_is_an_error() -> None:
+    ori = pd.read_csv(DATA / "original.csv")
+    with pytest.raises(DataError, match=r"control.*no records"):
+        Evaluator(ori, ["TVDistance"], control=ori.iloc[:0])
+
+
+def test_the_control_set_takes_the_original_options(files: Path) -> None:
+    (files / "original.tsv").write_text((files / "original.csv").read_text().replace(",", "\t"))
+    (files / "control.tsv").write_text((files / "control.csv").read_text().replace(",", "\t"))
+    plan = load_config(write(files, {
+        "original": {"path": "original.tsv", "format": "csv", "options": {"sep": "\t"}},
+        "anonymized": {"path": "released.csv", "options": {"sep": ","}},
+        "control": {"path": "control.tsv", "format": "csv"}, "measures": [LINK]}))
+    assert plan.control is not None and plan.control.options.sep == "\t"
+    report = run_plan(plan)
+    assert report.ok and report.inputs["control"]["rows"] == 1000

@@ -45,14 +45,15 @@ class Linkability(AttackMeasure):
                   "linked through a released record, above the control set's rate."
 
     class Params(AttackParams):
-        aux_cols: tuple[list[str], list[str]] = Field(
+        aux_cols: list[list[str]] = Field(
+            min_length=2, max_length=2,
             description="Two disjoint lists of columns, the two auxiliary data sets an attacker "
                         'holds, e.g. [["age", "sex"], ["zip", "job"]].')
         n_neighbors: int = Field(1, ge=1, description="Released records taken per half.")
 
         @field_validator("aux_cols")
         @classmethod
-        def _disjoint(cls, v: tuple[list[str], list[str]]) -> tuple[list[str], list[str]]:
+        def _disjoint(cls, v: list[list[str]]) -> list[list[str]]:
             a, b = v
             if not a or not b:
                 raise ValueError("both aux_cols lists need at least one column")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Literal
 
 import numpy as np
@@ -163,9 +164,15 @@ class MomentDiscrepancy(LossMeasure):
         rows = compare_moments(X, Y, columns, list(p.moments), p.tolerance_kind, p.tolerance)
         table = pd.DataFrame(rows)
         failed = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]
+        infinite = [f"{r['moment']} of {r['columns']}" for r in rows
+                    if math.isinf(r["discrepancy"])]
+        warnings = [f"discrepancy infinite for {', '.join(infinite)}: the original's terms have "
+                    f"zero {'standard error' if p.tolerance_kind == 'standard_error' else 'sd'}"
+                    " while the replica's moment differs"] if infinite else []
         return MeasureResult(
             value=float(table["discrepancy"].max()),
             details={"passed": bool(table["passed"].all()), "failed": failed,
                      "tolerance": p.tolerance, "tolerance_kind": p.tolerance_kind,
                      "moments": table},
+            warnings=warnings,
         )

@@ -189,7 +189,8 @@ class MILeakage(RiskMeasure):
         curve = self._curve(channel, prior)
         if curve is not None:
             details["curve"] = curve
-        return MeasureResult(value=self._unit(leak.mi), details=details)
+        return MeasureResult(value=self._unit(leak.mi), details=details,
+                             warnings=_epsilon_warnings(details))
 
     # -- analytic ------------------------------------------------------------------------------
 
@@ -377,7 +378,16 @@ class MILeakage(RiskMeasure):
                             "ldp_epsilon": channel.ldp_epsilon()})
             if est.ci is not None:
                 details["analytic_within_ci"] = bool(est.ci[0] <= leak.mi <= est.ci[1])
-        return MeasureResult(value=self._unit(value), details=details)
+        return MeasureResult(value=self._unit(value), details=details,
+                             warnings=_epsilon_warnings(details))
+
+
+def _epsilon_warnings(details: dict[str, Any]) -> list[str]:
+    """Why an ε of local differential privacy is infinite (reported as null)."""
+    return [f"{key} is infinite: some report is possible under one category and impossible "
+            "under another, so the mechanism gives no local differential privacy"
+            for key in ("ldp_epsilon", "ldp_epsilon_permanent")
+            if math.isinf(details.get(key, 0.0))]
 
 
 def _enumeration_message(m: int) -> str:

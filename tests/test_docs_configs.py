@@ -1,0 +1,55 @@
+"""Every config the README, the docs and examples/ show runs on the shipped data (exit 0).
+
+A JSON block that is not a whole evaluation config is marked by an HTML comment
+``<!-- fragment: why -->`` on the line before its opening fence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from anoneval.core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"(?P<before>[^\n]*)\n```json\n(?P<body>.*?)\n```", re.S)
+
+
+def shown_configs() -> list[tuple[str, str]]:
+    out = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            if match.group("before").strip().startswith("<!-- fragment"):
+                continue
+            line = text[: match.start("body")].count("\n") + 1
+            out.append((f"{doc.name}:{line}", match.group("body")))
+    for example in sorted((ROOT / "examples").glob("*.json")):
+        out.append((f"examples/{example.name}", example.read_text(encoding="utf-8")))
+    return out
+
+
+CONFIGS = shown_configs()
+
+
+def test_the_readme_and_examples_show_configs() -> None:
+    names = [name for name, _ in CONFIGS]
+    assert any(n.startswith("README.md:") for n in names)
+    assert "examples/quickstart.json" in names
+
+
+@pytest.mark.parametrize(("where", "text"), CONFIGS, ids=[name for name, _ in CONFIGS])
+def test_shown_config_runs(where: str, text: str, tmp_path: Path, capsys) -> None:
+    raw = json.loads(text)  # a block that is not JSON fails here, naming where it is
+    (tmp_path / "data").symlink_to(ROOT / "examples" / "data")  # paths as in examples/
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(raw), encoding="utf-8")
+    if "measures" in raw:
+        assert main(["validate", str(config)]) == 0, capsys.readouterr().err
+        code = main(["run", str(config), "-q", "-o", str(tmp_path / "report.json")])
+    else:  # the information architecture workflow
+        code = main(["architecture", str(config), "--no-plots", "-q"])
+    assert code == 0, f"{where}: {capsys.readouterr().err}"
