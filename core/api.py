@@ -38,9 +38,11 @@ from anoneval.core.errors import (
 )
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
-from anoneval.core.progress import Progress
+from anoneval.core.progress import progress_bar
 
 if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
     from anoneval.registry import Registry
 
 #: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
@@ -169,9 +171,10 @@ class Context:
             self.seed
         )
 
-    def progress(self, total: int, desc: str = "") -> Progress:
-        """A progress counter, drawn on stderr when the evaluator shows progress."""
-        return Progress(total, desc, enabled=self.show_progress)
+    def progress(self, total: int, desc: str = "") -> tqdm:
+        """A progress bar (:class:`tqdm.auto.tqdm`: ``update(n)``, a context manager), drawn
+        on stderr, or as a notebook widget, when the evaluator shows progress."""
+        return progress_bar(total, desc, enabled=self.show_progress)
 
     def warn(self, message: str) -> None:
         """Record a warning; it appears in the measure's report entry."""
@@ -223,6 +226,16 @@ class Measure(Plugin):
     uses_control: ClassVar[ControlUse] = "none"
     #: True when a higher value is worse (riskier, or more loss), as for most measures.
     higher_is_worse: ClassVar[bool] = True
+    #: Unit of the value for people: ``"share"`` (a proportion in [0, 1], shown in %),
+    #: ``"bits"``, ``"nats"``, ``"metres"``, ...; None for a plain number. Display only: the
+    #: JSON report keeps the value as computed.
+    unit: ClassVar[str | None] = None
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """The unit of the value under ``params`` (a report entry's params); default
+        :attr:`unit`. Override when a param changes it (a logarithm base, a distance)."""
+        return cls.unit
 
     def required_inputs(self) -> Inputs:
         """Which datasets this instance needs; params may change it (analytic vs empirical)."""
@@ -275,6 +288,9 @@ class Distance(Plugin):
     ``rows`` of ``x`` and ``cols`` of ``y`` (all records when None). Callers chunk ``rows`` to
     bound memory.
     """
+
+    #: Unit of a distance (``"metres"``, ...), None for a unitless one.
+    unit: ClassVar[str | None] = None
 
     kind: ClassVar[PluginKind] = "distance"
 

@@ -240,6 +240,10 @@ class ReportSpec(BaseModel):
                           description="Rows shown per details table in the HTML report.")
     timings: bool = Field(True, description="Record each measure's run time; false writes 0, so "
                                             "the same inputs and seed give byte-identical JSON.")
+    variant_sections: bool | None = Field(
+        None, description="Draw each variant's plots and details in the HTML report; default: "
+                          "only up to 12 variants (above, one chart per measure across variants "
+                          "and the summary table).")
 
 
 def _items(value: list[Any], model: type[BaseModel], info: ValidationInfo,

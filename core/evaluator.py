@@ -263,6 +263,7 @@ class Evaluator:
             direction=measure.direction(),
             details=result.details if result is not None else {},
             params=measure.params.model_dump(mode="json"),
+            unit=type(measure).unit_for(measure.params.model_dump(mode="json")),
             seconds=float(ctx.extra.get("seconds", 0.0)) if self.timings else 0.0, error=error,
             warnings=warnings,
             threshold=thr.model_dump() if thr is not None else None, passed=passed,

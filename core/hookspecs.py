@@ -86,5 +86,7 @@ def report_section(measure: dict[str, Any], report: dict[str, Any]) -> str | Non
     ``measure`` is the measure's entry of the JSON report and ``report`` the JSON report it
     belongs to (for a many-variant run, that variant's report, which names the ``variant``).
     Every non-None fragment is included, so a third-party measure can render its own section.
-    An implementation may take only the arguments it needs.
+    An implementation may take only the arguments it needs. The fragment is inserted as
+    written: escape every string it shows (``markupsafe.escape``; ``anoneval.core.plots``'
+    ``figure_block`` and ``note`` escape for you). The page runs no script.
     """

@@ -1,38 +1,29 @@
-"""Plots of the HTML report and of sweeps, drawn with matplotlib and embedded as PNG.
+"""Generic chart helpers of the HTML report and of sweeps, drawn with matplotlib as PNG.
 
 matplotlib is the optional ``report`` extra: it is imported only when a plot is drawn, and a
 missing installation is a :class:`PlotDependencyError` saying how to install it. Figures use
 matplotlib's object API (no pyplot state) and are saved without a timestamp, so the same data
-give the same bytes.
+give the same bytes. Colours are colour-blind safe: the Okabe–Ito palette for lines and
+points, cividis for categorical maps (:func:`status_palette`).
 
-:class:`BuiltinSections` renders the built-in measures' plots through the ``report_section``
-hook, the same path a third-party measure takes. It recognises details by their keys:
-
-- ``class_size_counts`` ({class size: number of classes}): class-size histograms (KAnonymity);
-- ``cells`` (records with key columns and ``status`` safe/unsafe/empty): a map of the cells
-  (the sensitivity rules); the key columns are ``details["keys"]``, ``params["keys"]`` or
-  ``params["cells"]`` when given, else the columns before the first figure column
-  (``contributors``, ``count``, ``total``, ...);
-- ``nearest_distance_linked`` and ``nearest_distance_unlinked``: distance distributions of
-  linked against unlinked records (RecordLinkage);
-- ``curve`` ({"param", "x", "y"[, "label", "xscale"]} or a list of them): a curve (MILeakage).
+This module knows no measure: the plots of a measure family live in that family's
+``_report.py`` and reach the report through the ``report_section`` hook.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
-import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from anoneval.core.errors import AnonevalError
-from anoneval.core.hookspecs import hookimpl
+from anoneval.core.numbers import axis_label, axis_scale, fmt_value
+from anoneval.core.templating import Markup, render
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -41,12 +32,17 @@ if TYPE_CHECKING:
     from anoneval.core.data import Dataset
 
 INSTALL_HINT = "pip install 'anoneval[report]'"
-COLORS = {"original": "#1f77b4", "replica": "#d62728", "linked": "#d62728",
-          "unlinked": "#1f77b4", "pareto": "#d62728", "other": "#7f7f7f"}
-STATUS_COLORS = {"safe": "#9bd19b", "unsafe": "#e0524d", "empty": "#d9d9d9"}
-MAX_MAP_SIDE = 120
+#: Okabe & Ito (2008), "Color Universal Design": distinguishable with every colour deficiency.
+OKABE_ITO = {"blue": "#0072B2", "vermillion": "#D55E00", "orange": "#E69F00",
+             "green": "#009E73", "sky": "#56B4E9", "purple": "#CC79A7", "grey": "#7f7f7f"}
+COLORS = {"original": OKABE_ITO["blue"], "replica": OKABE_ITO["vermillion"],
+          "linked": OKABE_ITO["vermillion"], "unlinked": OKABE_ITO["blue"],
+          "pareto": OKABE_ITO["vermillion"], "other": OKABE_ITO["grey"],
+          "pass": OKABE_ITO["blue"], "fail": OKABE_ITO["vermillion"]}
 MAX_ECDF_COLUMNS = 6
 MAX_SCATTER_POINTS = 2000
+#: Up to this many variants, the across-variants chart has one labelled bar per variant.
+MAX_BARS = 40
 
 
 class PlotDependencyError(AnonevalError):
@@ -76,6 +72,17 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 6.4,
     return fig, list(axes.ravel())
 
 
+def status_palette(n: int) -> list[str]:
+    """``n`` colours sampled evenly from cividis (Nuñez et al. 2018), light to dark: ordered
+    by lightness, so they stay apart for every colour-vision deficiency and in greyscale."""
+    require_matplotlib()
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap = colormaps["cividis"]
+    return [to_hex(cmap(x)) for x in np.linspace(0.95, 0.05, max(n, 1))][:n]
+
+
 def png_bytes(fig: Figure, dpi: int = 96) -> bytes:
     """The figure as PNG bytes, without the software/time metadata."""
     buf = io.BytesIO()
@@ -83,240 +90,131 @@ def png_bytes(fig: Figure, dpi: int = 96) -> bytes:
     return buf.getvalue()
 
 
-def img_tag(fig: Figure, alt: str) -> str:
-    """An ``<img>`` with the figure embedded as a base64 PNG."""
-    data = base64.b64encode(png_bytes(fig)).decode("ascii")
-    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+def figure_block(fig: Figure, alt: str, caption: str) -> Markup:
+    """A ``<figure>`` with the figure embedded as a base64 PNG; ``alt`` and ``caption`` are
+    escaped."""
+    png = base64.b64encode(png_bytes(fig)).decode("ascii")
+    return render("figure.html.j2", f={"alt": alt, "caption": caption, "png": png})
 
 
-def figure_block(fig: Figure, alt: str, caption: str) -> str:
-    return (f'<figure>{img_tag(fig, alt)}<figcaption>{html.escape(caption)}</figcaption>'
-            "</figure>")
+def note(text: str) -> Markup:
+    """An escaped ``<p class="note">`` for a report section."""
+    return render("fragment.html.j2", text=text, cls="note")
 
 
-def _floats(values: Any) -> np.ndarray:
+def short(text: Any, n: int = 48) -> str:
+    """``text`` cut to ``n`` characters with an ellipsis (axis labels, ticks, titles)."""
+    text = str(text)
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def floats(values: Any) -> np.ndarray:
     """Numbers from a JSON list (None → NaN, "inf"/"-inf" → ±inf)."""
     out = pd.to_numeric(pd.Series(list(values or []), dtype=object), errors="coerce")
     return out.to_numpy(np.float64)
 
 
-# -- built-in measure sections ---------------------------------------------------------------
+def ecdf(ax: Axes, values: np.ndarray, color: str, label: str) -> None:
+    """An empirical CDF as a step line."""
+    x = np.sort(values)
+    ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=color, label=label)
 
 
-def class_size_section(measure: Mapping[str, Any]) -> str | None:
-    """Histograms of equivalence-class sizes: classes and records per size."""
-    counts = measure["details"].get("class_size_counts")
-    if not isinstance(counts, Mapping) or not counts:
-        return None
-    sizes = np.array([float(s) for s in counts], dtype=np.float64)
-    n = np.array([float(c) for c in counts.values()], dtype=np.float64)
-    order = np.argsort(sizes)
-    sizes, n = sizes[order], n[order]
-    fig, (ax_c, ax_r) = new_figure(2, width=4.6)
-    k = measure.get("params", {}).get("k")
-    if sizes.max() <= 60:
-        for ax, weights in ((ax_c, n), (ax_r, n * sizes)):
-            ax.bar(sizes, weights, width=0.8, color=COLORS["original"])
+def variants_figure(label: str, variants: Sequence[str], values: Sequence[float | None],
+                    threshold: Mapping[str, float | None] | None, direction: str,
+                    unit: str | None = None) -> Markup:
+    """One measure across variants: a bar per variant (up to :data:`MAX_BARS`), else the
+    values sorted, with the thresholds as dashed lines and failing values marked."""
+    scale = axis_scale(unit)
+    v = np.array([np.nan if x is None else float(x) for x in values]) * scale
+    thr = threshold or {}
+    lo, hi = thr.get("min"), thr.get("max")
+    fails = np.zeros(len(v), dtype=bool)
+    if lo is not None:
+        fails |= v < lo * scale
+    if hi is not None:
+        fails |= v > hi * scale
+    colors = [COLORS["fail"] if f else COLORS["pass"] for f in fails]
+    finite = np.isfinite(v)
+    if len(v) <= MAX_BARS:
+        fig, (ax,) = new_figure(width=6.4, height=min(1.2 + 0.28 * len(v), 9))
+        pos = np.arange(len(v))
+        ax.barh(pos, np.where(finite, v, 0.0), color=colors)
+        ax.set_yticks(pos, [short(n, 24) for n in variants])
+        ax.invert_yaxis()
+        ax.set_xlabel(short(axis_label(label, unit), 60))
+        line = ax.axvline
     else:
-        edges = np.unique(np.round(np.geomspace(1, sizes.max() + 1, 40)))
-        for ax, weights in ((ax_c, n), (ax_r, n * sizes)):
-            ax.hist(sizes, bins=edges, weights=weights, color=COLORS["original"])
-            ax.set_xscale("log")
-    for ax, what in ((ax_c, "classes"), (ax_r, "records")):
-        if isinstance(k, (int, float)) and not isinstance(k, bool):
-            ax.axvline(k - 0.5 if sizes.max() <= 60 else k, color=COLORS["pareto"],
-                       linestyle="--", label=f"k = {k:g}")
-            ax.legend()
-        ax.set_xlabel("class size" + ("" if sizes.max() <= 60 else " (log-spaced bins)"))
-        ax.set_ylabel(f"number of {what}")
-    ax_c.set_title("classes per size")
-    ax_r.set_title("records per class size")
-    caption = (f"{int(n.sum())} classes, {int((n * sizes).sum())} records; smallest class "
-               f"{sizes.min():g}, largest {sizes.max():g}.")
-    suppressed = measure.get("details", {}).get("suppressed_records")
-    if isinstance(suppressed, int) and suppressed:
-        caption += f" {suppressed} suppressed records are in no class and not drawn."
-    return figure_block(fig, f"{measure['label']}: class-size histogram", caption)
-
-
-#: Columns of a cells table that are figures of a cell, not its keys.
-CELL_FIGURES = ("contributors", "count", "records", "holdings", "total", "status", "reason")
-
-
-def _cell_keys(cells: list[Mapping[str, Any]], details: Mapping[str, Any],
-               params: Mapping[str, Any]) -> list[str]:
-    """Key columns: ``details["keys"]``, ``params["keys"]`` or ``params["cells"]`` when one is a
-    list of names, else the leading columns before the first figure column, else the
-    text-valued columns."""
-    for given in (details.get("keys"), params.get("keys"), params.get("cells")):
-        if isinstance(given, list) and given and all(isinstance(g, str) for g in given):
-            return given
-    columns = list(cells[0])
-    lead = list(itertools.takewhile(lambda c: c not in CELL_FIGURES, columns))
-    if lead and len(lead) < len(columns):
-        return lead
-    return [c for c in columns if c not in CELL_FIGURES
-            and all(isinstance(r.get(c), str) for r in cells)]
-
-
-def cells_map_section(measure: Mapping[str, Any]) -> str | None:
-    """A map of the table's cells coloured by status (safe, unsafe, empty)."""
-    details = measure["details"]
-    cells = details.get("cells")
-    if not (isinstance(cells, list) and cells and isinstance(cells[0], Mapping)
-            and "status" in cells[0]):
-        return None
-    keys = _cell_keys(cells, details, measure.get("params", {}))
-    frame = pd.DataFrame(cells)
-    missing = [k for k in keys if k not in frame.columns]
-    if missing:
-        return (f'<p class="note">cannot draw the cell map: key columns {missing} are not in '
-                "the cells table.</p>")
-    row_key = frame[keys[0]].astype(str) if keys else pd.Series("all", index=frame.index)
-    col_key = (frame[keys[1:]].astype(str).agg(" / ".join, axis=1) if len(keys) > 1
-               else pd.Series("", index=frame.index))
-    rows, cols = pd.unique(row_key), pd.unique(col_key)
-    note = ""
-    if len(rows) > MAX_MAP_SIDE or len(cols) > MAX_MAP_SIDE:
-        note = (f" Showing the first {min(len(rows), MAX_MAP_SIDE)} of {len(rows)} rows and "
-                f"{min(len(cols), MAX_MAP_SIDE)} of {len(cols)} columns.")
-        rows, cols = rows[:MAX_MAP_SIDE], cols[:MAX_MAP_SIDE]
-    statuses = ["safe", "unsafe", "empty"]
-    statuses += sorted({str(s) for s in frame["status"]} - set(statuses))
-    code = {s: i for i, s in enumerate(statuses)}
-    r_index = {v: i for i, v in enumerate(rows)}
-    c_index = {v: i for i, v in enumerate(cols)}
-    grid = np.full((len(rows), len(cols)), np.nan)
-    status_code = frame["status"].astype(str).map(code).to_numpy()
-    for r, c, s in zip(row_key, col_key, status_code, strict=True):
-        i, j = r_index.get(r), c_index.get(c)
-        if i is not None and j is not None:
-            grid[i, j] = s
-    from matplotlib.colors import ListedColormap
-    from matplotlib.patches import Patch
-
-    extra = ["#8da0cb", "#fc8d62", "#a6d854", "#ffd92f"]
-    palette = [STATUS_COLORS.get(s) or extra[i % len(extra)] for i, s in enumerate(statuses)]
-    fig, (ax,) = new_figure(width=min(2.5 + 0.25 * len(cols), 12),
-                            height=min(1.5 + 0.22 * len(rows), 12))
-    ax.imshow(np.ma.masked_invalid(grid), cmap=ListedColormap(palette), vmin=-0.5,
-              vmax=len(statuses) - 0.5, aspect="auto", interpolation="nearest")
-    for labels, set_ticks in ((rows, ax.set_yticks), (cols, ax.set_xticks)):
-        shown = len(labels) <= 40  # tick labels only where they stay readable
-        set_ticks(range(len(labels)) if shown else [], [str(v) for v in labels] if shown else [])
-    ax.tick_params(axis="x", labelrotation=90)
-    ax.set_ylabel(keys[0] if keys else "")
-    ax.set_xlabel(" / ".join(keys[1:]))
-    counts = frame["status"].astype(str).value_counts()
-    ax.legend(handles=[Patch(color=palette[code[s]], label=f"{s} ({int(counts.get(s, 0))})")
-                       for s in statuses if counts.get(s, 0)],
-              loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    caption = (f"{len(frame)} cells by {', '.join(keys) or 'position'}: "
-               + ", ".join(f"{int(counts.get(s, 0))} {s}" for s in statuses) + "." + note)
-    return figure_block(fig, f"{measure['label']}: map of unsafe cells", caption)
-
-
-def linkage_section(measure: Mapping[str, Any]) -> str | None:
-    """Nearest-record distances of linked against unlinked records: histogram and ECDF."""
-    details = measure["details"]
-    if "nearest_distance_linked" not in details or "nearest_distance_unlinked" not in details:
-        return None
-    groups = {"linked": _floats(details["nearest_distance_linked"]),
-              "unlinked": _floats(details["nearest_distance_unlinked"])}
-    dropped = sum(int((~np.isfinite(v)).sum()) for v in groups.values())
-    groups = {k: v[np.isfinite(v)] for k, v in groups.items()}
-    both = np.concatenate(list(groups.values()))
-    if not len(both):
-        return '<p class="note">no finite nearest distances to plot.</p>'
-    edges = np.histogram_bin_edges(both, bins=min(50, max(5, int(np.sqrt(len(both))))))
-    fig, (ax_h, ax_e) = new_figure(2, width=4.6)
-    for name, values in groups.items():
-        if len(values):
-            ax_h.hist(values, bins=edges, histtype="step", linewidth=1.6, color=COLORS[name],
-                      label=f"{name} (n={len(values)})")
-            _ecdf(ax_e, values, COLORS[name], f"{name} (n={len(values)})")
-    ax_h.set_xlabel("distance to the nearest record")
-    ax_h.set_ylabel("records")
-    ax_e.set_xlabel("distance to the nearest record")
-    ax_e.set_ylabel("share of records ≤ x")
-    ax_h.legend()
-    ax_e.legend()
-    caption = "Distance of each record to its nearest record of the other dataset."
-    if dropped:
-        caption += f" {dropped} non-finite distances not drawn."
-    return figure_block(fig, f"{measure['label']}: linked vs unlinked distances", caption)
-
-
-def curve_section(measure: Mapping[str, Any]) -> str | None:
-    """A curve such as MILeakage's leakage against a parameter."""
-    raw = measure["details"].get("curve")
-    curves = raw if isinstance(raw, list) else [raw]
-    curves = [c for c in curves if isinstance(c, Mapping) and "x" in c and "y" in c]
-    if not curves:
-        return None
-    fig, (ax,) = new_figure()
-    for i, c in enumerate(curves):
-        x, y = _floats(c["x"]), _floats(c["y"])
-        ax.plot(x, y, marker="o", markersize=3, label=str(c.get("label") or f"curve {i + 1}"))
-        if c.get("xscale") in ("log", "linear", "symlog"):
-            ax.set_xscale(c["xscale"])
-    ax.set_xlabel(str(curves[0].get("param") or "x"))
-    ax.set_ylabel(str(curves[0].get("ylabel") or measure["label"]))
-    if len(curves) > 1:
-        ax.legend()
+        fig, (ax,) = new_figure(width=6.4, height=3.6)
+        order = np.argsort(np.where(finite, v, np.inf), kind="stable")
+        ax.scatter(np.arange(len(v)), v[order], s=8, c=[colors[i] for i in order])
+        ax.set_xlabel(f"variants, sorted by value ({len(v):,})")
+        ax.set_ylabel(short(axis_label(label, unit), 40))
+        line = ax.axhline
+    for bound, name in ((lo, "min"), (hi, "max")):
+        if bound is not None:
+            line(bound * scale, color=COLORS["other"], linestyle="--",
+                 label=f"threshold {name} {fmt_value(bound, unit)}")
+    if lo is not None or hi is not None:
+        ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
-    return figure_block(fig, f"{measure['label']}: curve",
-                        f"{measure['label']} against {curves[0].get('param') or 'x'}.")
-
-
-class BuiltinSections:
-    """The built-in measures' plots as a ``report_section`` plugin (see the module doc)."""
-
-    drawers = (class_size_section, cells_map_section, linkage_section, curve_section)
-
-    @hookimpl
-    def report_section(self, measure: dict[str, Any], report: dict[str, Any]) -> str | None:
-        if not isinstance(measure.get("details"), Mapping) or measure.get("error"):
-            return None
-        parts = [draw(measure) for draw in self.drawers]
-        return "\n".join(p for p in parts if p) or None
+    ax.set_title(short(f"{label} by variant ({direction})", 60))
+    caption = f"{label} of {len(v):,} variants"
+    if finite.any():
+        caption += (f": from {fmt_value(float(np.nanmin(v)) / scale, unit)} to "
+                    f"{fmt_value(float(np.nanmax(v)) / scale, unit)}")
+    caption += f"; {int(fails.sum()):,} outside the threshold" if (lo, hi) != (None, None) else ""
+    missing = int((~finite).sum())
+    caption += f"; {missing:,} without a value (not drawn)." if missing else "."
+    return figure_block(fig, f"{label}: values by variant", caption)
 
 
 # -- risk–utility map, synthesizer data, sweeps ----------------------------------------------
 
 
-def ru_map_figure(ru: Mapping[str, Any]) -> str:
+def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
+                  loss_unit: str | None = None) -> Markup:
     """The R-U map: one point per variant; Pareto-optimal ones filled and joined.
 
     Axes are oriented so that better is toward the lower left: an axis where higher is better
-    (e.g. k of k-anonymity, "higher = safer") is drawn reversed.
+    (e.g. k of k-anonymity, "higher = safer") is drawn reversed. Shares are drawn in percent;
+    above :data:`MAX_BARS` variants only the Pareto-optimal ones are labelled.
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
 
     from anoneval.core.report import higher_is_worse
 
-    points = [p for p in ru["points"] if isinstance(p["risk"], float | int)
-              and isinstance(p["loss"], float | int)
+    sx, sy = axis_scale(risk_unit), axis_scale(loss_unit)
+    points = [{**p, "risk": p["risk"] * sx, "loss": p["loss"] * sy} for p in ru["points"]
+              if isinstance(p["risk"], float | int) and isinstance(p["loss"], float | int)
               and math.isfinite(p["risk"]) and math.isfinite(p["loss"])]
     fig, (ax,) = new_figure(width=6.4, height=4.6)
+    for on in (False, True):
+        group = [p for p in points if bool(p["pareto"]) is on]
+        if group:
+            ax.scatter([p["risk"] for p in group], [p["loss"] for p in group],
+                       s=60 if on else 40, zorder=3, marker="D" if on else "o",
+                       color=COLORS["pareto" if on else "other"],
+                       facecolors=None if on else "none")
+    at: dict[tuple[float, float], list[str]] = {}  # one label per drawn position
     for p in points:
-        on = bool(p["pareto"])
-        ax.scatter([p["risk"]], [p["loss"]], s=60 if on else 40, zorder=3,
-                   marker="D" if on else "o", color=COLORS["pareto" if on else "other"],
-                   facecolors=None if on else "none")
-        ax.annotate(p["variant"], (p["risk"], p["loss"]), textcoords="offset points",
-                    xytext=(6, 6), fontsize=9)
+        if len(points) <= MAX_BARS or p["pareto"]:
+            at.setdefault((p["risk"], p["loss"]), []).append(str(p["variant"]))
+    for xy, names in list(at.items())[:MAX_BARS]:
+        more = f" (+{len(names) - 1:,})" if len(names) > 1 else ""
+        ax.annotate(short(names[0], 24) + more, xy, textcoords="offset points", xytext=(6, 6),
+                    fontsize=9)
     front = sorted(((p["risk"], p["loss"]) for p in points if p["pareto"]),
                    key=lambda t: (t[0] if higher_is_worse(ru["risk_direction"]) else -t[0]))
     if len(front) > 1:
         ax.step([f[0] for f in front], [f[1] for f in front], where="post",
                 color=COLORS["pareto"], alpha=0.5, zorder=2)
     for axis, label, direction, invert in (
-            ("x", ru["risk"], ru["risk_direction"], ax.invert_xaxis),
-            ("y", ru["loss"], ru["loss_direction"], ax.invert_yaxis)):
+            ("x", axis_label(ru["risk"], risk_unit), ru["risk_direction"], ax.invert_xaxis),
+            ("y", axis_label(ru["loss"], loss_unit), ru["loss_direction"], ax.invert_yaxis)):
         rev = not higher_is_worse(direction)
-        text = f"{label} ({direction}{'; axis reversed' if rev else ''})"
+        text = short(f"{label}, {direction}{'; axis reversed' if rev else ''}", 60)
         (ax.set_xlabel if axis == "x" else ax.set_ylabel)(text)
         if rev:
             invert()
@@ -331,31 +229,26 @@ def ru_map_figure(ru: Mapping[str, Any]) -> str:
         Line2D([], [], marker="o", linestyle="", color=COLORS["other"], markerfacecolor="none",
                label="dominated")], loc="best")
     missing = len(ru["points"]) - len(points)
-    caption = (f"{ru['risk']} against {ru['loss']} for {len(points)} variants; "
-               f"{sum(1 for p in points if p['pareto'])} Pareto-optimal.")
+    caption = (f"{ru['risk']} against {ru['loss']} for {len(points):,} variants; "
+               f"{sum(1 for p in points if p['pareto']):,} Pareto-optimal.")
     if missing:
-        caption += f" {missing} variants not drawn (a value is missing or infinite)."
+        caption += f" {missing:,} variants not drawn (a value is missing or infinite)."
     return figure_block(fig, "risk–utility map", caption)
 
 
-def _ecdf(ax: Axes, values: np.ndarray, color: str, label: str) -> None:
-    x = np.sort(values)
-    ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=color, label=label)
-
-
-def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> str:
+def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> Markup:
     """ECDFs, Q–Q scatter and a pair scatter of actual against replica (numeric columns), or
     category frequencies (text columns)."""
     from anoneval.core.data import Microdata
 
     if not (isinstance(original, Microdata) and isinstance(replica, Microdata)):
-        return ""
+        return Markup("")
     a, b = original.frame, replica.frame
     common = [c for c in a.columns if c in b.columns]
     numeric = [c for c in common if pd.api.types.is_numeric_dtype(a[c])
                and pd.api.types.is_numeric_dtype(b[c]) and not pd.api.types.is_bool_dtype(a[c])]
     categorical = [c for c in common if c not in numeric]
-    out: list[str] = []
+    out: list[Markup] = []
     shown = numeric[:MAX_ECDF_COLUMNS]
     more = (f" ({len(numeric) - len(shown)} more numeric columns not drawn)"
             if len(numeric) > len(shown) else "")
@@ -369,8 +262,8 @@ def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> str
             x = a[col].to_numpy(np.float64)
             y = b[col].to_numpy(np.float64)
             x, y = x[np.isfinite(x)], y[np.isfinite(y)]
-            _ecdf(ax, x, COLORS["original"], "actual")
-            _ecdf(ax, y, COLORS["replica"], "replica")
+            ecdf(ax, x, COLORS["original"], "actual")
+            ecdf(ax, y, COLORS["replica"], "replica")
             ax.set_title(str(col))
             if len(x) and len(y):
                 qa, qb = np.quantile(x, q), np.quantile(y, q)
@@ -426,7 +319,7 @@ def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> str
             ax.set_axis_off()
         out.append(figure_block(fig, "category frequencies of actual and replica",
                                 "Share of each category, actual against replica."))
-    return "\n".join(out)
+    return Markup("\n").join(out)
 
 
 def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figure:
@@ -459,6 +352,6 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
     return fig
 
 
-__all__ = ["BuiltinSections", "PlotDependencyError", "figure_block", "img_tag", "new_figure",
-           "png_bytes", "require_matplotlib", "ru_map_figure", "sweep_figure",
-           "synthesis_figures"]
+__all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "ecdf", "figure_block", "floats",
+           "new_figure", "note", "png_bytes", "require_matplotlib", "ru_map_figure", "short",
+           "status_palette", "sweep_figure", "synthesis_figures", "variants_figure"]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,10 @@ from pydantic import BaseModel, Field
 from anoneval.core.api import Direction
 from anoneval.core.atomic import write_atomic
 from anoneval.core.jsonable import to_jsonable
+from anoneval.core.numbers import ZERO_NOTE, fmt_value, is_roundoff
+
+if TYPE_CHECKING:
+    from anoneval.registry import Registry
 
 
 class MeasureReport(BaseModel):
@@ -31,6 +35,8 @@ class MeasureReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     threshold: dict[str, float | None] | None = None
     passed: bool | None = None
+    #: The measure's unit for people (``Measure.unit_for``); not part of the JSON report.
+    unit: str | None = Field(None, exclude=True)
 
 
 class Report(BaseModel):
@@ -70,8 +76,13 @@ class Report(BaseModel):
     def write(self, path: str | Path) -> None:
         write_atomic(path, self.to_json() + "\n")
 
-    def summary(self) -> str:
-        return format_summary(self.to_frame())
+    def summary(self, registry: Registry | None = None) -> str:
+        """The measures as a fixed-width table, values with their units (see
+        :func:`format_summary`)."""
+        return format_summary(self.to_frame(), units_by_label(self.measures, registry))
+
+    def _repr_html_(self) -> str:
+        return frame_html(self.to_frame(), units_by_label(self.measures))
 
 
 class RUPoint(BaseModel):
@@ -101,6 +112,12 @@ class RiskUtility(BaseModel):
     @property
     def pareto_variants(self) -> list[str]:
         return [p.variant for p in self.points if p.pareto]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per variant: ``variant``, ``risk``, ``loss`` and ``pareto`` (True, False,
+        or None when a value is missing)."""
+        return pd.DataFrame([p.model_dump() for p in self.points],
+                            columns=["variant", "risk", "loss", "pareto"])
 
 
 class MultiReport(BaseModel):
@@ -136,11 +153,25 @@ class MultiReport(BaseModel):
     def write(self, path: str | Path) -> None:
         write_atomic(path, self.to_json() + "\n")
 
-    def summary(self) -> str:
-        text = format_summary(self.to_frame())
+    def summary(self, registry: Registry | None = None) -> str:
+        """Every variant's measures as a fixed-width table, then the risk–utility table."""
+        units = units_by_label(self.variants[0].measures if self.variants else [], registry)
+        text = format_summary(self.to_frame(), units)
         if self.risk_utility is not None:
-            text += "\n\n" + format_risk_utility(self.risk_utility)
+            text += "\n\n" + format_risk_utility(self.risk_utility, units)
         return text
+
+    def _repr_html_(self) -> str:
+        units = units_by_label(self.variants[0].measures if self.variants else [])
+        out = frame_html(self.to_frame(), units)
+        if self.risk_utility is not None:
+            ru = self.risk_utility
+            rows = [[p.variant, fmt_value(p.risk, units.get(ru.risk)),
+                     fmt_value(p.loss, units.get(ru.loss)),
+                     {True: "✓", False: "", None: "n/a"}[p.pareto]] for p in ru.points]
+            out += _table_html(["variant", f"{ru.risk} ({ru.risk_direction})",
+                                f"{ru.loss} ({ru.loss_direction})", "Pareto-optimal"], rows)
+        return out
 
 
 FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "direction", "passed", "seconds",
@@ -153,29 +184,111 @@ def _row(m: MeasureReport, variant: str | None) -> dict[str, Any]:
             "seconds": m.seconds, "error": m.error}
 
 
-def format_summary(frame: pd.DataFrame) -> str:
-    """A readable fixed-width table of measures for the terminal."""
-    cols = ["label", "kind", "value", "direction", "status", "seconds"]
-    multi = frame["variant"].notna().any()
-    if multi:
+def unit_of(registry: Registry | None, kind: str, name: str,
+            params: Mapping[str, Any] | None = None) -> str | None:
+    """The unit of the measure registered as ``name`` under ``params`` (its class's
+    ``unit_for``; None when the plugin is unknown or declares none)."""
+    if registry is None:
+        return None
+    try:
+        cls = registry.get(kind, name)
+        unit = cls.unit_for(params or {}) if hasattr(cls, "unit_for") else None
+    except Exception:  # a report read back without its plugin: no unit, same numbers
+        return None
+    return unit if isinstance(unit, str) and unit else None
+
+
+def units_by_label(measures: Sequence[MeasureReport],
+                   registry: Registry | None = None) -> dict[str, str | None]:
+    """Each measure label's unit (see :func:`unit_of`)."""
+    return {m.label: m.unit if registry is None else unit_of(registry, m.kind, m.name, m.params)
+            for m in measures}
+
+
+def _status_text(error: Any, passed: Any) -> str:
+    return "ERROR" if error else {True: "pass", False: "FAIL"}.get(passed, "ok")
+
+
+def _summary_rows(frame: pd.DataFrame,
+                  units: Mapping[str, str | None]) -> tuple[list[str], list[dict[str, str]]]:
+    cols = ["label", "kind", "value", "direction", "status"]
+    if frame["variant"].notna().any():
         cols.insert(0, "variant")
+    timed = bool((frame["seconds"] > 0).any())
+    if timed:
+        cols.append("seconds")
     rows = []
-    for _, r in frame.iterrows():
-        status = "ERROR" if r["error"] else {True: "pass", False: "FAIL"}.get(r["passed"], "ok")
-        value = "-" if r["value"] is None or pd.isna(r["value"]) else f"{r['value']:.6g}"
-        rows.append({"variant": str(r["variant"]), "label": r["label"],
-                     "kind": str(r["kind"]).replace("_measure", ""), "value": value,
-                     "direction": r["direction"], "status": status,
-                     "seconds": f"{r['seconds']:.3f}"})
+    for r in frame.itertuples(index=False):
+        value = None if r.value is None or pd.isna(r.value) else float(r.value)
+        rows.append({"variant": str(r.variant), "label": r.label,
+                     "kind": str(r.kind).replace("_measure", ""),
+                     "value": fmt_value(value, units.get(r.label)), "direction": r.direction,
+                     "status": _status_text(r.error, r.passed), "seconds": f"{r.seconds:.3f}"})
+    return cols, rows
+
+
+def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None = None) -> str:
+    """A readable fixed-width table of measures for the terminal: values with thousands
+    separators and units (shares in %), round-off shown as 0 with a note, run times only when
+    recorded, then each error."""
+    units = units or {}
+    cols, rows = _summary_rows(frame, units)
+    right = {"value", "seconds"}
     widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
-    lines = ["  ".join(c.ljust(widths[c]) for c in cols),
-             "  ".join("-" * widths[c] for c in cols)]
-    lines += ["  ".join(row[c].ljust(widths[c]) for c in cols) for row in rows]
-    errors = frame[frame["error"].notna()]
-    for _, r in errors.iterrows():
-        where = f"[{r['variant']}] " if multi else ""
-        lines.append(f"error in {where}{r['label']}: {r['error']}")
+
+    def line(row: Mapping[str, str]) -> str:
+        return "  ".join(row[c].rjust(widths[c]) if c in right else row[c].ljust(widths[c])
+                         for c in cols).rstrip()
+
+    lines = [line({c: c for c in cols}), "  ".join("-" * widths[c] for c in cols)]
+    lines += [line(row) for row in rows]
+    if any(is_roundoff(v) for v in frame["value"]):
+        lines.append(f"({ZERO_NOTE})")
+    multi = "variant" in cols
+    for r in frame[frame["error"].notna()].itertuples(index=False):
+        where = f"[{r.variant}] " if multi else ""
+        lines.append(f"error in {where}{r.label}: {r.error}")
     return "\n".join(lines)
+
+
+def format_sweep(frame: pd.DataFrame, param: str,
+                 units: Mapping[str, str | None] | None = None) -> str:
+    """A sweep's values as a fixed-width table: the param's value, the variant (when there
+    are variants), label, value with its unit and status; an ``error`` column only when a
+    run failed."""
+    units = units or {}
+    cols = [param, "variant", "label", "value", "status", "error"]
+    if not frame["variant"].notna().any():
+        cols.remove("variant")
+    if not frame["error"].notna().any():
+        cols.remove("error")
+    rows = [{param: fmt_value(r.param_value), "variant": str(r.variant), "label": r.label,
+             "value": fmt_value(None if r.value is None or pd.isna(r.value) else float(r.value),
+                                units.get(r.label)),
+             "status": _status_text(r.error, r.passed), "error": str(r.error or "")}
+            for r in frame.itertuples(index=False)]
+    widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip(),
+             "  ".join("-" * widths[c] for c in cols)]
+    lines += ["  ".join(row[c].rjust(widths[c]) if c in ("value", param) else
+                        row[c].ljust(widths[c]) for c in cols).rstrip() for row in rows]
+    if any(is_roundoff(v) for v in frame["value"]):
+        lines.append(f"({ZERO_NOTE})")
+    return "\n".join(lines)
+
+
+def _table_html(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    from anoneval.core.templating import render
+
+    return str(render("repr.html.j2", columns=columns, note="",
+                      rows=[[{"text": c, "num": False, "code": False} for c in row]
+                            for row in rows]))
+
+
+def frame_html(frame: pd.DataFrame, units: Mapping[str, str | None]) -> str:
+    """The summary as a compact, escaped HTML table (Jupyter's ``_repr_html_``)."""
+    cols, rows = _summary_rows(frame, units)
+    return _table_html(cols, [[row[c] for c in cols] for row in rows])
 
 
 def higher_is_worse(direction: str) -> bool:
@@ -230,13 +343,11 @@ def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
                        loss_direction=l0.direction, points=points)
 
 
-def format_risk_utility(ru: RiskUtility) -> str:
+def format_risk_utility(ru: RiskUtility, units: Mapping[str, str | None] | None = None) -> str:
     """The risk–utility table as fixed-width text (``*`` marks Pareto-optimal variants)."""
-
-    def num(v: float | None) -> str:
-        return "-" if v is None else f"{v:.6g}"
-
-    rows = [(p.variant, num(p.risk), num(p.loss),
+    units = units or {}
+    rows = [(p.variant, fmt_value(p.risk, units.get(ru.risk)),
+             fmt_value(p.loss, units.get(ru.loss)),
              {True: "*", False: "", None: "n/a"}[p.pareto]) for p in ru.points]
     head = ("variant", f"{ru.risk} ({ru.risk_direction})", f"{ru.loss} ({ru.loss_direction})",
             "pareto")

@@ -23,7 +23,6 @@ figure this way.
 from __future__ import annotations
 
 import copy
-import html
 import json
 import math
 import re
@@ -39,8 +38,8 @@ from anoneval.core.config import json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.jsonable import to_jsonable
-from anoneval.core.progress import Progress
-from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report
+from anoneval.core.progress import progress_bar
+from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report, units_by_label
 from anoneval.registry import Registry, default_registry, own_version
 
 MAX_POINTS = 10_000
@@ -85,6 +84,16 @@ class SweepReport(BaseModel):
         frame = (pd.concat(parts, ignore_index=True) if parts
                  else pd.DataFrame(columns=[*FRAME_COLUMNS, "param_value"]))
         return frame[["param_value", *FRAME_COLUMNS]]
+
+    def summary(self, registry: Registry | None = None) -> str:
+        """One line per value, variant and measure (values with units); an ``error`` column
+        only when a run failed."""
+        from anoneval.core.report import format_sweep
+
+        first = self.runs[0].report if self.runs else None
+        measures = (first.variants[0].measures if isinstance(first, MultiReport)
+                    else first.measures if first is not None else [])
+        return format_sweep(self.to_frame(), self.param, units_by_label(measures, registry))
 
 
 def parse_values(text: str) -> list[Any]:
@@ -260,7 +269,7 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
             raise ConfigError(problems) from exc
     datasets: dict[str, Dataset] = {}
     runs = []
-    with Progress(len(plans), f"sweep {param}", enabled=show_progress) as bar:
+    with progress_bar(len(plans), f"sweep {param}", enabled=show_progress) as bar:
         for v, plan in zip(grid, plans, strict=True):
             runs.append(SweepRun(value=v, report=run_plan(plan, datasets=datasets)))
             bar.update()
@@ -268,10 +277,13 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
 
 
 def sweep_html(result: SweepReport, png: bytes | None) -> str:
-    """A self-contained page: the curves and a table of the values."""
+    """A self-contained page (template ``sweep.html.j2``): the curves and a table of the
+    values, every string escaped."""
     import base64
 
-    from anoneval.core.html import CSS, fmt_value, records_table
+    from anoneval.core.html import records_block
+    from anoneval.core.numbers import fmt_value
+    from anoneval.core.templating import render
 
     frame = result.to_frame()
     frame["column"] = frame["label"] + frame["variant"].map(
@@ -281,22 +293,12 @@ def sweep_html(result: SweepReport, png: bytes | None) -> str:
     wide = wide.reindex([v for v in result.values if v in wide.index])
     records = [{result.param: fmt_value(v), **{c: row[c] for c in wide.columns}}
                for v, row in zip(wide.index, wide.to_dict(orient="records"), strict=True)]
-    img = ""
-    if png is not None:
-        img = (f'<figure><img class="plot" alt="sweep curves" '
-               f'src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
-               "</figure>")
-    errors = frame[frame["error"].notna()]
-    err = "".join(f'<div class="errorbox">{html.escape(str(r.param_value))}: '
-                  f"{html.escape(r.label)}: {html.escape(r.error)}</div>"
-                  for r in errors.itertuples())
-    title = f"anoneval sweep of {result.param}"
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body><main>"
-            f"<h1>{html.escape(title)}</h1><p class=\"meta\">anoneval "
-            f"{html.escape(result.anoneval_version)} · {len(result.values)} values</p>"
-            f"{img}{err}<h2>Values</h2>{records_table(records, len(records))}"
-            "</main></body></html>\n")
+    errors = [{"value": r.param_value, "label": r.label, "error": r.error}
+              for r in frame[frame["error"].notna()].itertuples()]
+    return str(render("sweep.html.j2", title=f"anoneval sweep of {result.param}",
+                      version=result.anoneval_version, n_values=len(result.values),
+                      figure=base64.b64encode(png).decode("ascii") if png is not None else "",
+                      errors=errors, table=records_block(records, len(records))))
 
 
 def sweep_outputs(prefix: str | Path, plot: str = "both") -> list[Path]:

@@ -13,7 +13,9 @@ Sources, in load order:
 3. An optional user registry file (``--registry FILE`` or ``ANONEVAL_REGISTRY``) in the format of
    ``config.json``; a class may be ``"path/to/file.py:Class"``, relative to that file.
 
-A name may appear once per kind: a duplicate is an error naming both sources.
+A name may appear once per kind: a duplicate is an error naming both sources. A registry file
+may also list ``"report_sections"``: modules whose ``report_section`` hookimpls draw a family's
+part of the HTML report, imported only when a report is rendered.
 """
 
 from __future__ import annotations
@@ -39,14 +41,13 @@ from anoneval.core.errors import PluginError, UnknownPluginError
 
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
+#: Key of a registry file listing modules whose ``report_section`` hookimpls draw the HTML
+#: report's sections of a family (``plugins/<family>/_report.py``).
+SECTIONS_KEY = "report_sections"
 ENV_LOAD_PLUGINS = "ANONEVAL_LOAD_PLUGINS"
-#: Built-in pluggy plugins of the lifecycle and report hooks, in registration order: name →
-#: ``module:attribute`` (an object with hookimpls, or a class instantiated without arguments) or
-#: ``module`` (a module with hookimpls, e.g. a family's ``report_section``).
+#: Built-in pluggy plugins beyond config.json's classes and report sections (the workflows and
+#: their commands): name → ``module:Class``, instantiated without arguments.
 BUILTIN_HOOK_PLUGINS = {
-    "anoneval.report": "anoneval.core.plots:BuiltinSections",
-    "anoneval.plugins.reidentification._report": "anoneval.plugins.reidentification._report",
-    "anoneval.plugins.attacks._report": "anoneval.plugins.attacks._report",
     "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
     "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
 }
@@ -156,6 +157,7 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {k: {} for k in PLUGIN_KINDS}
         self.load_errors: list[str] = []
+        self._section_modules: dict[str, str] = {}  # module path -> source
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.pm.register(_Timing(), name="anoneval.timing")
@@ -200,6 +202,9 @@ class Registry:
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
+            if kind == SECTIONS_KEY:
+                self._load_sections(items, source)
+                continue
             if kind not in PLUGIN_KINDS:
                 raise PluginError(f"{source}: unknown kind {kind!r}; "
                                   f"allowed: {', '.join(PLUGIN_KINDS)}")
@@ -212,13 +217,31 @@ class Registry:
                 self.add(Entry(kind, name, source, distribution, version, target,
                                base_dir=path.parent))
 
+    def _load_sections(self, modules: Any, source: str) -> None:
+        """Note the listed report-section modules; :meth:`load_report_sections` imports them."""
+        if not (isinstance(modules, list) and all(isinstance(m, str) for m in modules)):
+            raise PluginError(f"{source}: {SECTIONS_KEY} must be a list of module paths")
+        self._section_modules.update((path, source) for path in modules)
+
+    def load_report_sections(self) -> None:
+        """Register the ``report_section`` hookimpls of every listed module (once); the HTML
+        report calls this, so building a registry imports no plotting code."""
+        for path, source in self._section_modules.items():
+            if self.pm.has_plugin(path):
+                continue
+            try:
+                module = importlib.import_module(path)
+            except Exception as exc:
+                raise PluginError(f"{source}: cannot import report section module {path!r}: "
+                                  f"{type(exc).__name__}: {exc}") from exc
+            self.pm.register(module, name=path)
+
     def load_builtins(self) -> None:
-        """The built-in plugins of ``config.json`` and the built-in hook plugins."""
+        """The built-in plugins of ``config.json`` (and its report-section modules)."""
         self.load_file(BUILTIN_CONFIG, BUILTIN_SOURCE, "anoneval", own_version())
         for name, path in BUILTIN_HOOK_PLUGINS.items():
-            plugin = import_class(path) if ":" in path else importlib.import_module(path)
-            self.add_hook_plugin(plugin() if isinstance(plugin, type) else plugin,
-                                 BUILTIN_SOURCE, "anoneval", own_version(), name=name)
+            self.add_hook_plugin(import_class(path)(), BUILTIN_SOURCE, "anoneval",
+                                 own_version(), name=name)
 
     def load_entry_points(self, group: str = ENTRY_POINT_GROUP) -> None:
         """Register installed third-party plugins; a broken one is recorded, not fatal.

@@ -7,7 +7,8 @@ import io
 import pandas as pd
 from _toy_plugins import ShareBelowK
 
-from anoneval.core.progress import Progress, progress_wanted
+from anoneval.core import Context
+from anoneval.core.progress import progress_bar, progress_wanted
 
 
 class FakeTTY(io.StringIO):
@@ -15,17 +16,24 @@ class FakeTTY(io.StringIO):
         return True
 
 
-def test_progress_is_drawn_only_when_enabled() -> None:
+def test_progress_is_a_tqdm_bar_drawn_only_when_enabled() -> None:
+    from tqdm.auto import tqdm
+
     out = io.StringIO()
-    with Progress(4, "linking", enabled=True, stream=out) as bar:
+    with progress_bar(4, "linking", enabled=True, stream=out) as bar:
         for _ in range(4):
             bar.update()
+    assert isinstance(bar, tqdm)
     text = out.getvalue()
-    assert "linking" in text and "100.0%" in text and text.endswith("\n")
+    assert "linking" in text and "| 0/4 [" in text and bar.n == 4
     silent = io.StringIO()
-    with Progress(4, "linking", enabled=False, stream=silent) as bar:
+    with progress_bar(4, "linking", enabled=False, stream=silent) as bar:
         bar.update(4)
-    assert silent.getvalue() == "" and bar.done == 4
+    assert silent.getvalue() == "" and bar.disable
+    # the plugin-facing API hands out the same bars
+    with Context(show_progress=False).progress(3, "x") as bar:
+        bar.update(3)
+    assert isinstance(bar, tqdm) and bar.disable
 
 
 def test_progress_only_on_a_terminal_and_not_quiet() -> None:

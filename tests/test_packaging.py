@@ -81,6 +81,9 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path
     assert expected <= names, sorted(expected - names)
     assert "anoneval/registry/config.json" in names
     assert {"anoneval/__init__.py", "anoneval/__main__.py", "anoneval/py.typed"} <= names
+    templates = {f"anoneval/core/templates/{p.name}"
+                 for p in (root / "core" / "templates").iterdir()}
+    assert templates and templates <= names, sorted(templates - names)
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read("anoneval/registry/config.json")
     assert shipped == (root / "config.json").read_bytes()

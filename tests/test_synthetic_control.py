@@ -77,10 +77,11 @@ def test_many_variants_share_the_control(files: Path) -> None:
     assert many.inputs["control"]["rows"] == 1000
     for r in many.variants:
         assert r.inputs["control"]["rows"] == 1000
-    from anoneval.core.html import inputs_html
+    from anoneval.core.html import _inputs
 
-    assert "<tr><th>control</th>" in inputs_html(many)
-    assert "<tr><th>control</th>" in inputs_html(many.variants[0])
+    assert [role for role, _ in _inputs(many)["rows"]] == ["original", "control", "variant a",
+                                                           "variant b"]
+    assert "control" in [role for role, _ in _inputs(many.variants[0])["rows"]]
     assert many.variants[0]["Linkability"].value > many.variants[1]["Linkability"].value
 
 
@@ -122,14 +123,17 @@ def test_attack_rates_section_in_the_html_report() -> None:
     from anoneval.registry import build_registry
 
     registry = build_registry(entry_points=False)
+    registry.load_report_sections()
     assert registry.pm.has_plugin("anoneval.plugins.attacks._report")
     rate = {"value": 0.3, "error": 0.05}
     entry = {"name": "Linkability", "label": "Linkability", "value": 0.2, "error": None,
              "details": {"attack_rate": rate, "control_rate": rate, "baseline_rate": rate,
                          "risk_ci": [0.1, 0.3], "n_attacks": 100, "confidence_level": 0.95}}
-    html = "".join(plugin_fragments(registry, entry, {}))
+    fragments = plugin_fragments(registry, entry, {})
+    assert all(f["error"] is None for f in fragments)
+    html = "".join(f["html"] for f in fragments)
     assert "attack success rates" in html and "data:image/png;base64," in html
-    assert "".join(plugin_fragments(registry, {**entry, "details": {}}, {})) == ""
+    assert plugin_fragments(registry, {**entry, "details": {}}, {}) == []
 
 
 class _ControlVandal(RiskMeasure):

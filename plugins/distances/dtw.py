@@ -25,6 +25,7 @@ class DTW(TrajectoryDistance):
 
     name = "DTW"
     description = "Dynamic time warping of trajectory positions (sum of haversine metres)."
+    unit = "metres"
 
     class Params(Params):
         pass

@@ -22,6 +22,7 @@ class Hausdorff(TrajectoryDistance):
 
     name = "Hausdorff"
     description = "Hausdorff distance between trajectory point sets (haversine metres)."
+    unit = "metres"
 
     class Params(Params):
         pass

@@ -99,6 +99,7 @@ class Martinez2021(TrajectoryDistance):
 
     name = "Martinez2021"
     description = "Spatio-temporal trajectory distance of the MobiDataLab anonymizer (metres)."
+    unit = "metres"
 
     class Params(Params):
         p_lambda: float | None = Field(

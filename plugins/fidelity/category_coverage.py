@@ -26,6 +26,7 @@ class CategoryCoverageLoss(LossMeasure):
     name = "CategoryCoverageLoss"
     description = "Share of original categories missing from the release (1 − SDMetrics' "\
                   "CategoryCoverage)."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 

@@ -92,6 +92,7 @@ class KLDivergence(LossMeasure):
 
     name = "KLDivergence"
     description = "Kullback–Leibler divergence of the replica's model from the actual data's."
+    unit = "nats"
     accepts = ("microdata",)
     inputs = "both"
 

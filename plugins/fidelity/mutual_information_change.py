@@ -52,6 +52,7 @@ class MutualInformationChange(LossMeasure):
 
     name = "MutualInformationChange"
     description = "Change in model mutual information (M index) from actual to replica."
+    unit = "nats"
     accepts = ("microdata",)
     inputs = "both"
 

@@ -26,6 +26,7 @@ class RangeCoverageLoss(LossMeasure):
     name = "RangeCoverageLoss"
     description = "Uncovered share of the original's numeric ranges (1 − SDMetrics' "\
                   "RangeCoverage)."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 

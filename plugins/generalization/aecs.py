@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.microdata._common import QIParams, released_classes
 
 
 class AECS(LossMeasure):
-    """Average equivalence class size: n / (#classes of size ≥ k + 1 if any record is suppressed).
+    """Average equivalence class size, in either of ARX's two definitions.
 
-    Source: ARX ``MetricSDAECS``: all suppressed records (all
-    quasi-identifiers equal to the token, deleted records, and the records of classes smaller
-    than ``k``, strict ``<``) count as one extra class; n counts all records. Not divided by k,
-    as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details
+    ``suppressed="one_class"`` (default): n / (#classes of size ≥ k + 1 if any record is
+    suppressed), ARX's optimisation metric ``MetricSDAECS`` (``Metric.createAECSMetric()``):
+    all suppressed records (all quasi-identifiers equal to the token, deleted records, and the
+    records of classes smaller than ``k``, strict ``<``) count as one extra class; n counts
+    all records. ``suppressed="ignore"``: the mean size of the classes of size ≥ k alone, ARX's
+    output analysis ``QualityModelRowOrientedAECS`` (``StatisticsQuality
+    .getAverageClassSize()``; its bounds, the original's mean class size and n, and ARX's
+    quality are in details ``min``, ``max``, ``quality`` when the original is given). Not
+    divided by k, as in ARX; LeFevre et al.'s normalized form C_AVG = value / k is in details
     (``normalized``), with ``released_mean`` = the mean size of the classes of size ≥ k
     alone (ARX's output-analysis AECS) and pyCANON's ``average_ecsize`` = released records /
     (#classes · achieved k) over all non-suppressed classes (``pycanon_form``; pyCANON deletes
@@ -24,13 +31,16 @@ class AECS(LossMeasure):
     """
 
     name = "AECS"
-    description = "Average equivalence class size (suppressed records form one class)."
+    description = "Average equivalence class size (ARX's AECS metric or quality model)."
     accepts = ("microdata",)
     inputs = "either"
 
     class Params(QIParams):
         k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed; "
                                             "also the divisor of the normalized form.")
+        suppressed: Literal["one_class", "ignore"] = Field(
+            "one_class", description="Suppressed records form one extra class (ARX's AECS "
+                                     "metric) or are left out (ARX's quality model).")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
@@ -43,7 +53,18 @@ class AECS(LossMeasure):
         classes = len(kept) + (1 if suppressed else 0)
         value = n / classes if classes else 0.0
         released_mean = float(kept.mean()) if len(kept) else 0.0
+        details: dict[str, object] = {}
+        if isinstance(original, Microdata) and anonymized is not None:
+            sizes = original.group_sizes(list(p.quasi_identifiers))
+            lo = float(sizes.mean()) if len(sizes) else 0.0
+            span = n - lo
+            details = {"min": lo, "max": float(n), "quality": (
+                1.0 - min(max((released_mean - lo) / span, 0.0), 1.0) if span > 0 else None)}
+        if p.suppressed == "ignore":
+            value = released_mean
         return MeasureResult(value=value, details={
+            **details,
+            "suppressed": p.suppressed,
             "k": p.k,
             "records": n,
             "classes": classes,

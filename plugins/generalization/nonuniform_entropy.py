@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import numpy as np
 from annotated_types import Interval
@@ -53,6 +54,12 @@ class NonUniformEntropy(LossMeasure):
 
     name = "NonUniformEntropy"
     description = "Non-uniform entropy: information lost about raw values, in bits."
+    unit = "bits"
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """Bits, or none for the ``normalized`` ratio."""
+        return None if params.get("normalized") else cls.unit
     accepts = ("microdata",)
     inputs = "both"
 

@@ -80,6 +80,7 @@ class RecordLinkage(RiskMeasure):
 
     name = "RecordLinkage"
     description = "Share of originals re-identified by nearest-distance record linkage."
+    unit = "share"
     accepts = ("trajectories", "microdata")
 
     class Params(Params):

@@ -39,6 +39,7 @@ class AlphaKAnonymity(RiskMeasure):
 
     name = "AlphaKAnonymity"
     description = "Share of records in classes smaller than k or with a value share above alpha."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

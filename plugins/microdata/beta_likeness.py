@@ -48,6 +48,7 @@ class BetaLikeness(RiskMeasure):
 
     name = "BetaLikeness"
     description = "Share of records in classes where a sensitive value gains more than beta."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

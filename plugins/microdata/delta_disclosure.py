@@ -45,6 +45,7 @@ class DeltaDisclosure(RiskMeasure):
 
     name = "DeltaDisclosure"
     description = "Share of records in classes that are not delta-disclosure private."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

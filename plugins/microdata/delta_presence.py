@@ -47,6 +47,7 @@ class DeltaPresence(RiskMeasure):
 
     name = "DeltaPresence"
     description = "Share of released records in classes with a presence probability out of bounds."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

@@ -60,6 +60,7 @@ class KAnonymity(RiskMeasure):
 
     name = "KAnonymity"
     description = "Share of records in equivalence classes smaller than k."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

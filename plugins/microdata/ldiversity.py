@@ -48,6 +48,7 @@ class LDiversity(RiskMeasure):
 
     name = "LDiversity"
     description = "Share of records in equivalence classes that are not l-diverse."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

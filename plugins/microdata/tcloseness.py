@@ -53,6 +53,7 @@ class TCloseness(RiskMeasure):
 
     name = "TCloseness"
     description = "Share of records in classes whose sensitive distribution is farther than t."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

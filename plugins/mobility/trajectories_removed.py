@@ -22,6 +22,7 @@ class TrajectoriesRemoved(LossMeasure):
 
     name = "TrajectoriesRemoved"
     description = "Share of original trajectories missing from the anonymized data."
+    unit = "share"
     accepts = ("trajectories",)
 
     class Params(Params):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from anoneval.core.api import (
@@ -38,6 +41,12 @@ class TrajectoryRMSE(LossMeasure):
 
     name = "TrajectoryRMSE"
     description = "Root mean square distance between original and anonymized trajectories."
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """Metres for the built-in trajectory distances (all haversine-based)."""
+        name = (params.get("distance") or {}).get("name", "Martinez2021")
+        return "metres" if name in ("Martinez2021", "DTW", "Hausdorff") else None
     accepts = ("trajectories",)
 
     class Params(Params):

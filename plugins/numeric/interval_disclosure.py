@@ -25,6 +25,7 @@ class IntervalDisclosure(RiskMeasure):
 
     name = "IntervalDisclosure"
     description = "Share of records whose original values all lie within k·sd of the perturbed."
+    unit = "share"
     accepts = ("microdata",)
 
     class Params(NumericParams):
@@ -72,6 +73,7 @@ class RobustIntervalDisclosure(RiskMeasure):
 
     name = "RobustIntervalDisclosure"
     description = "sdcMicro's dRiskRMD: intervals scaled by the robust Mahalanobis distance."
+    unit = "share"
     accepts = ("microdata",)
 
     class Params(NumericParams):

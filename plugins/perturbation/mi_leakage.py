@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -65,6 +66,16 @@ class MILeakage(RiskMeasure):
 
     name = "MILeakage"
     description = "Mutual information between a category and its randomized report (bits)."
+    unit = "bits"
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """Bits for base 2 (the default), nats for base e, else the base."""
+        base = params.get("base", 2.0)
+        if base == 2:
+            return "bits"
+        return "nats" if isinstance(base, float) and abs(base - math.e) < 1e-12 else (
+            f"log base {base:g}")
     accepts = ("microdata",)
     inputs = "none"
 

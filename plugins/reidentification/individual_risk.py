@@ -63,6 +63,7 @@ class IndividualRisk(RiskMeasure):
     name = "IndividualRisk"
     description = ("Benedetti–Franconi individual risk and the global risk (expected "
                    "re-identifications / n), as sdcMicro's measure_risk.")
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

@@ -53,6 +53,7 @@ class PopulationUniqueness(RiskMeasure):
 
     name = "PopulationUniqueness"
     description = "Estimated share of the population that is unique on the quasi-identifiers."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

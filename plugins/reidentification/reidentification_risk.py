@@ -56,6 +56,7 @@ class ReidentificationRisk(RiskMeasure):
 
     name = "ReidentificationRisk"
     description = "Success rate of a prosecutor, journalist or marketer re-identification attack."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "either"
 

@@ -38,6 +38,7 @@ class ClosePairs(RiskMeasure):
 
     name = "ClosePairs"
     description = "Share of actual–replica pairs closer than d0 (Pflughoeft et al.'s π_d)."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 

@@ -93,6 +93,7 @@ class CopiedRows(RiskMeasure):
     name = "CopiedRows"
     description = "Share of released records that copy an original record (1 − SDMetrics' "\
                   "NewRowSynthesis)."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -101,6 +102,12 @@ class DistanceToClosestRecord(RiskMeasure):
                   "actual-to-actual distances, or SDMetrics' DCR baseline/overfitting checks."
     accepts = ("microdata",)
     inputs = "both"
+    unit = "share"
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """A share in the default mode; 1 − an SDMetrics score (no unit) otherwise."""
+        return cls.unit if params.get("mode", "share") == "share" else None
 
     class Params(ColumnsParams):
         mode: Literal["share", "baseline", "overfitting"] = Field(

@@ -67,6 +67,7 @@ class NNDR(RiskMeasure):
     name = "NNDR"
     description = "Share of released records whose nearest/second-nearest original distance "\
                   "ratio is below a threshold."
+    unit = "share"
     accepts = ("microdata",)
     inputs = "both"
     uses_control = "optional"

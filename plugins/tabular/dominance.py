@@ -22,6 +22,7 @@ class Dominance(RiskMeasure):
 
     name = "Dominance"
     description = "Share of cells where the n largest contributions exceed k% of the total."
+    unit = "share"
     accepts = ("microdata", "table")
     inputs = "either"
 

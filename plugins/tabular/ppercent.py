@@ -21,6 +21,7 @@ class PPercent(RiskMeasure):
 
     name = "PPercent"
     description = "Share of cells where n intruders could estimate the largest contribution to p%."
+    unit = "share"
     accepts = ("microdata", "table")
     inputs = "either"
 

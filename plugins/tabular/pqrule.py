@@ -19,6 +19,7 @@ class PQRule(RiskMeasure):
 
     name = "PQRule"
     description = "Share of cells where n intruders with q% prior knowledge learn x1 to p%."
+    unit = "share"
     accepts = ("microdata", "table")
     inputs = "either"
 

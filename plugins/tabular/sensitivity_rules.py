@@ -74,6 +74,7 @@ class SensitivityRules(RiskMeasure):
 
     name = "SensitivityRules"
     description = "Share of cells failing any of several sensitivity rules, with the reason."
+    unit = "share"
     accepts = ("microdata", "table")
     inputs = "either"
 

@@ -20,6 +20,7 @@ class Threshold(RiskMeasure):
 
     name = "Threshold"
     description = "Share of cells with fewer than min_contributors contributors."
+    unit = "share"
     accepts = ("microdata", "table")
     inputs = "either"
 

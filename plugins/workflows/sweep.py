@@ -63,11 +63,7 @@ def sweep_command(config: str, param: str, values: str, output: str | None, plot
                    all_measures=all_measures)
     written = write_sweep(result, prefix, plot, overlay)
     if not quiet:
-        frame = result.to_frame()
-        cols = ["param_value", "variant", "label", "value", "error"]
-        if frame["variant"].isna().all():
-            cols.remove("variant")
-        print(frame[cols].to_string(index=False))
+        print(result.summary(reg))
         print("written: " + ", ".join(map(str, written)))
     return EXIT_OK if result.ok else EXIT_MEASURE_FAILED
 

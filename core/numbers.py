@@ -1,0 +1,95 @@
+"""Numbers as people read them, for the terminal summary and the HTML report.
+
+Conventions: numbers from 10,000 on get thousands separators (``12,345``; four-digit numbers
+such as years stay ``2020``); a measure whose ``unit`` is
+``"share"`` is shown as a percentage (``5.16 %``); any other unit (``"bits"``, ``"nats"``,
+``"metres"``, ...) follows the number; a value within :data:`ZERO_TOLERANCE` of zero is
+floating-point round-off and is shown as ``0`` (the JSON report keeps the exact value).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Values closer to zero than this are shown as 0 (round-off such as ``6.4e-16``).
+ZERO_TOLERANCE = 1e-12
+#: Thousands separators from this magnitude on (not in four-digit numbers such as years).
+SEPARATE_FROM = 10_000
+#: The unit a measure declares when its value is a proportion in [0, 1].
+SHARE = "share"
+ZERO_NOTE = (f"values within ±{ZERO_TOLERANCE:g} of zero are floating-point round-off and "
+             "are shown as 0")
+
+
+def is_roundoff(value: Any) -> bool:
+    """True for a non-zero float that :func:`fmt_value` shows as 0."""
+    return (isinstance(value, float) and value != 0.0 and math.isfinite(value)
+            and abs(value) < ZERO_TOLERANCE)
+
+
+def _int(value: int) -> str:
+    return f"{value:,}" if abs(value) >= SEPARATE_FROM else str(value)
+
+
+def _plain(value: float) -> str:
+    """A finite float: whole numbers in full, others to 6 significant digits (separators from
+    10,000 on; scientific notation only below 1e-4 or from 1e15)."""
+    if abs(value) < ZERO_TOLERANCE:
+        return "0"
+    if value.is_integer() and abs(value) < 1e15:
+        return _int(int(value))
+    if abs(value) < 1e-4 or abs(value) >= 1e15:
+        return f"{value:.4g}"
+    if abs(value) >= SEPARATE_FROM:
+        digits = len(str(int(abs(value))))
+        text = f"{value:,.{max(0, 6 - digits)}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{value:.6g}"
+
+
+def fmt_value(value: Any, unit: str | None = None) -> str:
+    """A value as people read it, with its unit (see the module doc); None is "–"."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if not isinstance(value, int | float):
+        return str(value)
+    value = float(value) if unit == SHARE else value
+    if isinstance(value, int):
+        text = _int(value)
+    elif math.isnan(value):
+        return "NaN"
+    elif math.isinf(value):
+        text = "∞" if value > 0 else "−∞"
+    elif unit == SHARE:
+        share = 100 * value
+        text = "0" if abs(value) < ZERO_TOLERANCE else (
+            f"{share:.4g}" if abs(share) >= 1e-3 else f"{share:.2g}")
+        return f"{text} %"
+    else:
+        text = _plain(value)
+    return f"{text} {unit}" if unit else text
+
+
+def unit_label(unit: str | None) -> str:
+    """How an axis or a column header names the unit: "%" for shares, else the unit."""
+    if not unit:
+        return ""
+    return "%" if unit == SHARE else unit
+
+
+def axis_label(name: str, unit: str | None) -> str:
+    """``name (unit)`` for a chart axis."""
+    u = unit_label(unit)
+    return f"{name} ({u})" if u else name
+
+
+def axis_scale(unit: str | None) -> float:
+    """The factor from values to axis numbers (100 for shares drawn as percentages)."""
+    return 100.0 if unit == SHARE else 1.0
+
+
+__all__ = ["SHARE", "ZERO_NOTE", "ZERO_TOLERANCE", "axis_label", "axis_scale", "fmt_value",
+           "is_roundoff", "unit_label"]
