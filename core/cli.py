@@ -88,9 +88,16 @@ def _refuse_workflow_config(config: str) -> None:
 @click.option("--html", metavar="FILE", help="also write a self-contained HTML report")
 @click.option("--strict", is_flag=True,
               help=f"exit {EXIT_THRESHOLD_FAILED} when a measure's threshold FAILs")
+@click.option("--engine", type=click.Choice(["local", "dask"]),
+              help="where the variants run (overrides the config's engine.name)")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="dask: a running scheduler, e.g. tcp://127.0.0.1:8786")
+@click.option("--workers", type=int, metavar="N",
+              help="worker processes (local) or LocalCluster workers (dask)")
 @quiet_option
 @registry_option
-def cmd_run(config: str, output: str | None, html: str | None, strict: bool, quiet: bool,
+def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
+            engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
             registry: str | None) -> int:
     """Evaluate a config and write the report."""
     from anoneval.core.config import load_config
@@ -109,8 +116,17 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool, qui
         from anoneval.core.plots import require_matplotlib
 
         require_matplotlib()  # fail before evaluating, not after
-    datasets: dict[str, Any] = {}
-    report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets)
+    overrides = {k: v for k, v in (("name", engine), ("address", scheduler),
+                                   ("workers", workers)) if v is not None}
+    if scheduler is not None and engine is None:
+        overrides["name"] = "dask"
+    configured = plan.config.engine
+    engine_config = ({**(configured.model_dump(exclude_defaults=True) if configured else {}),
+                      **overrides} if overrides else None)
+    # the HTML report plots the inputs, so it keeps them; otherwise each task loads its own
+    datasets: dict[str, Any] | None = {} if html else None
+    report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets,
+                      engine=engine_config)
     _emit_report(report, out, quiet)
     if html:
         from anoneval.core.html import write_html

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +33,8 @@ from pydantic_core import PydanticCustomError
 
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
-from anoneval.core.errors import ConfigError, PluginError, UnknownPluginError
+from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
+from anoneval.core.sources import locate
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
@@ -114,9 +116,12 @@ class DataSpec(BaseModel):
         file = Path(self.path)
         if not file.is_absolute():
             file = Path(ctx.get("base_dir", ".")) / file
-        if ctx.get("check_files", True) and not file.is_file():
-            problems.append(("path", f"file not found: {file}"))
         fmt = self.format or infer_format(file)
+        if ctx.get("check_files", True):  # a file, a dataset folder or a glob
+            try:
+                fmt = self.format or locate(file).format()
+            except DataError as exc:
+                problems.append(("path", str(exc)))
         if fmt is None:
             problems.append(("format", f"cannot tell the format of {self.path!r} from its "
                                        f"extension; set one of {', '.join(FORMATS)}"))
@@ -321,6 +326,58 @@ def label_problems(items: Sequence[Any]) -> list[Problem]:
     return out
 
 
+_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
+_MEMORY = re.compile(r"^(auto|\d+(\.\d+)?\s*([kMGT]i?B|[KMGT]B|B)?)$", re.IGNORECASE)
+
+
+class EngineSpec(BaseModel):
+    """The ``engine`` section of a config: where the run's tasks are computed."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: Literal["local", "dask"] = Field(
+        "local", description="local: this machine (processes when workers > 1); dask: a Dask "
+                             "cluster.")
+    workers: int | None = Field(
+        None, ge=1, strict=True,
+        description="local: worker processes for the variants (null: all cores); dask without "
+                    "address: workers of the LocalCluster started for the run (null: all "
+                    "cores).")
+    address: str | None = Field(
+        None, description="dask: the scheduler to connect to, e.g. tcp://10.0.0.5:8786 (null: "
+                          "start a LocalCluster).")
+    threads_per_worker: int = Field(1, ge=1, strict=True,
+                                    description="dask LocalCluster: threads of each worker.")
+    memory_limit: str | None = Field(
+        None, description="dask LocalCluster: memory limit of each worker, e.g. '4GB'.")
+    connect_timeout: float = Field(30.0, gt=0, allow_inf_nan=False,
+                                   description="dask: seconds to wait for the scheduler.")
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        if value is not None and not _ADDRESS.match(value):
+            raise ValueError(f"{value!r} is not a scheduler address; expected e.g. "
+                             "tcp://127.0.0.1:8786")
+        return value
+
+    @field_validator("memory_limit")
+    @classmethod
+    def _memory(cls, value: str | None) -> str | None:
+        if value is not None and not _MEMORY.match(value.strip()):
+            raise ValueError(f"{value!r} is not a memory size; expected e.g. '4GB', '512MiB' "
+                             "or 'auto'")
+        return value
+
+    @model_validator(mode="after")
+    def _fits(self) -> EngineSpec:
+        if self.name == "local" and self.address is not None:
+            raise ValueError("'address' is for the dask engine; set name to 'dask'")
+        if self.address is not None and self.memory_limit is not None:
+            raise ValueError("'memory_limit' applies to a LocalCluster started for the run, "
+                             "not to a running scheduler at 'address'")
+        return self
+
+
 class EvalConfig(BaseModel):
     """The whole evaluation config; validating it checks every rule at once."""
 
@@ -339,6 +396,9 @@ class EvalConfig(BaseModel):
     seed: int = Field(0, description="Seed of every random step.")
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
+    engine: EngineSpec | None = Field(
+        None, description="Where the run's tasks (the variants) are computed: local processes "
+                          "or a Dask cluster; null: one after the other in this process.")
 
     @model_validator(mode="before")
     @classmethod

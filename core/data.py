@@ -22,6 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
+from anoneval.core.sources import locate, type_partitions, with_partitions
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -70,6 +71,10 @@ class Dataset:
         except KeyError:
             value = self._cache[key] = _frozen(compute())
             return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to ship to a worker) without the derived arrays: they are recomputed."""
+        return {**self.__dict__, "_cache": {}}
 
     def _hash_parts(self) -> list[bytes]:
         raise NotImplementedError
@@ -746,9 +751,10 @@ def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
 
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
-    """Load a dataset of ``kind`` from CSV, Parquet or JSON lines."""
-    path = Path(path)
-    fmt = fmt or infer_format(path)
+    """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
+    dataset, hive partitions included) or a glob of files (see :mod:`anoneval.core.sources`)."""
+    source = locate(path)
+    fmt = fmt or source.format()
     if fmt is None:
         raise DataError(f"{path}: cannot tell the format from the extension; set 'format' "
                         f"to one of {', '.join(FORMATS)}")
@@ -763,15 +769,28 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
             raise DataError(f"{path}: invalid options: " + "; ".join(
                 f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             ) from None
-    try:
-        frame = read_frame(path, fmt, opts)
-    except DataError as exc:
-        raise DataError(f"{path}: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not {opts.encoding} text ({exc.reason} at byte {exc.start}); "
-                        "set options.encoding, e.g. 'latin-1' or 'cp1252'") from None
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise DataError(f"{path}: cannot read as {fmt}: {exc}") from exc
+    parts = []
+    for file in source.files:
+        try:
+            parts.append(with_partitions(read_frame(file, fmt, opts), source, file))
+        except DataError as exc:
+            raise DataError(f"{file}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{file}: not {opts.encoding} text ({exc.reason} at byte "
+                            f"{exc.start}); set options.encoding, e.g. 'latin-1' or "
+                            "'cp1252'") from None
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+    if len(parts) == 1:
+        frame = parts[0]
+    else:
+        first = list(parts[0].columns)
+        for file, part in zip(source.files, parts, strict=True):
+            if list(part.columns) != first:
+                raise DataError(f"{file}: its columns {list(part.columns)} differ from those "
+                                f"of {source.files[0]} ({first})")
+        frame = type_partitions(pd.concat(parts, ignore_index=True),
+                                list(source.partitions(source.files[0])))
     return from_frame(frame, kind, opts, source=str(path))
 
 

@@ -307,46 +307,71 @@ class Evaluator:
             self.control.summary()
 
     def evaluate_many(self, variants: Mapping[str, Any],
-                      ru_map: tuple[str, str] | None = None) -> MultiReport:
+                      ru_map: tuple[str, str] | None = None, *,
+                      engine: Any = None) -> MultiReport:
         """Evaluate each named variant against the same original, reusing original-side work.
 
         ``ru_map`` = (risk label, loss label) chooses the measures of the risk–utility table;
-        by default the first risk and the first loss measure.
+        by default the first risk and the first loss measure. ``engine`` (a name, an engine
+        config dict or a ``distributed.Client``; default local and serial) runs the variants
+        as independent tasks: in worker processes (``{"name": "local", "workers": 2}``) or on a
+        Dask cluster. A variant may be data or a zero-argument callable loading it (called where
+        the task runs). The reports equal a serial run's apart from timings.
         """
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
-        self.prepare()
-        reports = [self.evaluate(frame, variant=name) for name, frame in variants.items()]
+        from anoneval.core.engine import new_recipe, open_engine
+
+        with open_engine(engine) as eng:
+            recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
+                                self.base_dir, self.timings, self.control)
+            reports = eng.run_variants(recipe, variants, self._evaluate_variant)
+            described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
             anoneval_version=self._version, seed=self.seed,
             inputs=self._inputs(many=True),
-            variants=reports, risk_utility=build_risk_utility(reports, risk, loss),
+            engine=described, variants=reports,
+            risk_utility=build_risk_utility(reports, risk, loss),
         )
+
+    def _evaluate_variant(self, name: str, data: Any) -> Report:
+        return self.evaluate(data() if callable(data) else data, variant=name)
 
 
 def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *, seed: int = 0,
              registry: Registry | None = None, data_kind: str | None = None,
-             show_progress: bool = False, control: Any = None) -> Report:
-    """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`."""
-    return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
-                     show_progress=show_progress, control=control).evaluate(anonymized)
+             show_progress: bool = False, engine: Any = None,
+             control: Any = None) -> Report:
+    """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`.
+
+    ``engine`` runs the evaluation as one task of that engine (see
+    :meth:`Evaluator.evaluate_many`); ``control`` is the control set.
+    """
+    ev = Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
+                   show_progress=show_progress, control=control)
+    if engine is None:
+        return ev.evaluate(anonymized)
+    many = ev.evaluate_many({"": anonymized}, engine=engine)
+    return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
 
 
 def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence[MeasureLike],
                   *, seed: int = 0, registry: Registry | None = None,
                   data_kind: str | None = None,
                   show_progress: bool = False,
-                  ru_map: tuple[str, str] | None = None, control: Any = None) -> MultiReport:
+                  ru_map: tuple[str, str] | None = None, engine: Any = None,
+                  control: Any = None) -> MultiReport:
     """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original.
 
-    The original-side work runs once; ``ru_map`` = (risk label, loss label) chooses the
-    risk–utility table's measures (default: the first of each kind); ``control`` is the
+    The original-side work runs once (per worker); ``ru_map`` = (risk label, loss label)
+    chooses the risk–utility table's measures (default: the first of each kind); ``engine``
+    runs the variants in parallel (see :meth:`Evaluator.evaluate_many`); ``control`` is the
     control set (original records not used to make the releases).
     """
     return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
                      show_progress=show_progress, control=control).evaluate_many(
-        variants, ru_map=ru_map)
+        variants, ru_map=ru_map, engine=engine)
 
 
 __all__ = ["Evaluator", "evaluate", "evaluate_many"]

@@ -47,6 +47,7 @@ class Report(BaseModel):
     variant: str | None = None
     inputs: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     synthesizer: dict[str, Any] | None = None
+    engine: dict[str, Any] | None = None
     measures: list[MeasureReport] = Field(default_factory=list)
 
     @property
@@ -126,6 +127,7 @@ class MultiReport(BaseModel):
     anoneval_version: str
     seed: int
     inputs: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
+    engine: dict[str, Any] | None = None
     variants: list[Report] = Field(default_factory=list)
     risk_utility: RiskUtility | None = None
 

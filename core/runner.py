@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +48,23 @@ def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input) -> Datas
 
 
 def run_plan(plan: Plan, show_progress: bool = False,
-             datasets: dict[str, Dataset] | None = None) -> Report | MultiReport:
+             datasets: dict[str, Dataset] | None = None,
+             engine: Any = None) -> Report | MultiReport:
     """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report.
 
     ``datasets``, when given, caches the inputs: those it holds are reused, the others are
     loaded into it, under "original", "control", "anonymized" (also a synthesizer's output) and
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
     A synthesizer output that would overwrite an input is refused before anything runs.
-    With ``report.timings: false`` the measures' run times are written as 0.
+    With ``report.timings: false`` the measures' run times are written as 0. ``engine``
+    overrides the config's ``engine`` section (a name, a dict or a ``distributed.Client``).
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
-    return _run(plan, show_progress, datasets)
+    return _run(plan, show_progress, datasets, engine)
 
 
-def _run(plan: Plan, show_progress: bool,
-         datasets: dict[str, Dataset] | None) -> Report | MultiReport:
+def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
+         engine: Any) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
     control = _cached(datasets, "control", plan.control) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
@@ -87,9 +90,13 @@ def _run(plan: Plan, show_progress: bool,
             write_frame_atomic(frame, plan.synthesizer_output)
         return evaluator.evaluate(data, synthesizer=info)
     if len(plan.anonymized) > 1 or (plan.anonymized and plan.anonymized[0].name is not None):
-        variants = {v.name or "": _cached(datasets, f"variant:{v.name}", v)
+        # without a cache to fill, each variant is loaded where its task runs
+        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v)
+                                   if datasets is not None else functools.partial(load_input, v))
                     for v in plan.anonymized}
         ru = plan.config.report.ru_map if plan.config.report else None
-        return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None)
+        return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None,
+                                       engine=engine if engine is not None
+                                       else plan.config.engine)
     anonymized = _cached(datasets, "anonymized", plan.anonymized[0]) if plan.anonymized else None
     return evaluator.evaluate(anonymized)

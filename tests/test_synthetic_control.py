@@ -198,3 +198,16 @@ def test_the_control_set_takes_the_original_options(files: Path) -> None:
     assert plan.control is not None and plan.control.options.sep == "\t"
     report = run_plan(plan)
     assert report.ok and report.inputs["control"]["rows"] == 1000
+
+
+def test_worker_processes_get_the_control_set(files: Path) -> None:
+    ori, syn, ctl = (pd.read_csv(files / f"{n}.csv") for n in ("original", "released",
+                                                               "control"))
+    variants = {"a": syn, "b": ctl.iloc[:500]}
+    serial = evaluate_many(ori, variants, [LINK], control=ctl, seed=3)
+    parallel = evaluate_many(ori, variants, [LINK], control=ctl, seed=3,
+                             engine={"name": "local", "workers": 2})
+    assert parallel.engine["workers"] == 2
+    for s, p in zip(serial.variants, parallel.variants, strict=True):
+        assert p.inputs["control"] == s.inputs["control"]
+        assert p["Linkability"].details == s["Linkability"].details

@@ -1,0 +1,267 @@
+"""Execution engines: where the independent tasks of a run (the variants) are computed.
+
+``local`` (the default) runs them in this process, or in ``workers`` processes of a
+:class:`concurrent.futures.ProcessPoolExecutor`; ``dask`` runs them on a Dask cluster, either one
+already running (``address``) or a ``distributed.LocalCluster`` started for the run and closed
+after it. Every engine returns the reports in the variants' order and gives the same reports as
+a serial run (apart from timings): each task rebuilds the evaluator from the same original,
+measures and seed, and measures draw randomness only from the seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import pickle
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from anoneval.core.config import EngineSpec
+from anoneval.core.errors import AnonevalError, ConfigError
+
+if TYPE_CHECKING:
+    from anoneval.core.config import PlannedMeasure
+    from anoneval.core.data import Dataset
+    from anoneval.core.report import Report
+
+#: How to install what the dask engine needs.
+DASK_EXTRA = "pip install 'anoneval[dask]'"
+#: glibc's heap-trim threshold for Dask workers: Dask's 64 KiB default returns freed heap to
+#: the OS after every large numpy temporary, which slows numeric work; 128 MiB does not.
+TRIM_THRESHOLD = str(128 * 2**20)
+
+
+class EngineError(AnonevalError):
+    """The engine cannot run the tasks: missing extra, unreachable scheduler, lost cluster."""
+
+
+def engine_spec(engine: Any) -> tuple[EngineSpec, Any]:
+    """``(spec, client)`` from a name, a config dict, an :class:`EngineSpec` or a
+    ``distributed.Client`` (then the spec describes it and ``client`` is that client). None is
+    the serial default: one task after the other in this process."""
+    if engine is None:
+        return EngineSpec(workers=1), None
+    if isinstance(engine, EngineSpec):
+        return engine, None
+    if isinstance(engine, str):
+        return _validated({"name": engine}), None
+    if isinstance(engine, Mapping):
+        return _validated(dict(engine)), None
+    if type(engine).__name__ == "Client" and hasattr(engine, "scheduler"):
+        return EngineSpec(name="dask"), engine
+    raise TypeError(f"engine must be a name, a config dict or a distributed.Client, not "
+                    f"{type(engine).__name__}")
+
+
+def _validated(raw: dict[str, Any]) -> EngineSpec:
+    from pydantic import ValidationError
+
+    try:
+        return EngineSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError([("engine" + "".join(f".{p}" for p in e["loc"]), e["msg"])
+                           for e in exc.errors()]) from exc
+
+
+def public_address(address: str | None) -> str | None:
+    """The scheduler address without credentials (user:password@ never reaches a report)."""
+    if address is None:
+        return None
+    parts = urlsplit(address)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+# -- what a task needs -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything a worker needs to rebuild the evaluator: shipped once per worker."""
+
+    token: str
+    original: Dataset | None
+    measures: Sequence[PlannedMeasure]
+    seed: int
+    data_kind: str | None
+    base_dir: Path | None
+    timings: bool
+    control: Dataset | None = None
+
+    def evaluator(self) -> Any:
+        from anoneval.core.evaluator import Evaluator
+
+        return Evaluator(self.original, list(self.measures), seed=self.seed,
+                         data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings,
+                         control=self.control)
+
+
+_EVALUATORS: dict[str, Any] = {}
+
+
+def _evaluator_for(recipe: Recipe) -> Any:
+    """One evaluator per recipe per worker process (its original-side work done once)."""
+    if recipe.token not in _EVALUATORS:
+        _EVALUATORS.clear()
+        _EVALUATORS[recipe.token] = recipe.evaluator()
+    return _EVALUATORS[recipe.token]
+
+
+def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
+    """Evaluate one variant (data, or a zero-argument loader run on the worker)."""
+    if callable(data):
+        data = data()
+    return _evaluator_for(recipe).evaluate(data, variant=name)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+_RECIPE: Recipe | None = None
+
+
+def _init_process(blob: bytes) -> None:
+    global _RECIPE
+    _RECIPE = pickle.loads(blob)
+
+
+def _run_in_process(name: str, data: Any) -> Report:
+    assert _RECIPE is not None
+    return run_variant(_RECIPE, name, data)
+
+
+# -- engines ------------------------------------------------------------------------------
+
+
+class Engine:
+    """Runs variant tasks; :meth:`describe` is the report's ``engine`` section."""
+
+    name = "local"
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "address": None, "workers": 1}
+
+    def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
+                     serial: Callable[[str, Any], Report]) -> list[Report]:
+        return [serial(name, data) for name, data in variants.items()]
+
+
+class LocalEngine(Engine):
+    """This process, or ``workers`` worker processes (spawned: no state leaks between runs)."""
+
+    def __init__(self, workers: int | None) -> None:
+        self.workers = workers if workers is not None else (os.cpu_count() or 1)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": "local", "address": None, "workers": self.workers}
+
+    def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
+                     serial: Callable[[str, Any], Report]) -> list[Report]:
+        if self.workers <= 1 or len(variants) <= 1:
+            return super().run_variants(recipe, variants, serial)
+        blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(variants)),
+                                 mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_init_process, initargs=(blob,)) as pool:
+            futures = [pool.submit(_run_in_process, name, data)
+                       for name, data in variants.items()]
+            return [f.result() for f in futures]
+
+
+class DaskEngine(Engine):
+    """A Dask cluster: the caller's client, a scheduler at an address, or a LocalCluster."""
+
+    name = "dask"
+
+    def __init__(self, client: Any, address: str | None) -> None:
+        self.client = client
+        self.address = address
+
+    def describe(self) -> dict[str, Any]:
+        workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        return {"name": "dask", "address": public_address(self.address), "workers": workers}
+
+    def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
+                     serial: Callable[[str, Any], Report]) -> list[Report]:
+        from distributed import KilledWorker
+
+        # a task (not scattered data) holds the recipe, so a lost worker's copy is recomputed
+        shared = self.client.submit(_identity, recipe, pure=False, retries=3)
+        names = list(variants)
+        futures = self.client.map(run_variant, [shared] * len(names), names,
+                                  [variants[n] for n in names], pure=False, retries=3)
+        try:
+            return list(self.client.gather(futures))
+        except KilledWorker as exc:
+            raise EngineError(f"the Dask cluster lost the workers running the variants "
+                              f"({exc}); no report was written") from exc
+        except OSError as exc:
+            raise EngineError(f"the Dask cluster at {public_address(self.address)} was lost: "
+                              f"{exc}; no report was written") from exc
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise EngineError(f"the dask engine needs Dask: {DASK_EXTRA}") from exc
+    return distributed
+
+
+@contextlib.contextmanager
+def open_engine(engine: Any = None) -> Iterator[Engine]:
+    """The engine for a run; a cluster started here is closed when the run ends."""
+    spec, client = engine_spec(engine)
+    if spec.name == "local":
+        yield LocalEngine(spec.workers)
+        return
+    distributed = _import_distributed()
+    if client is not None:
+        yield DaskEngine(client, getattr(client.scheduler, "address", None))
+        return
+    if spec.address is not None:
+        try:
+            client = distributed.Client(spec.address, timeout=spec.connect_timeout,
+                                        set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise EngineError(f"cannot reach the Dask scheduler at "
+                              f"{public_address(spec.address)} within "
+                              f"{spec.connect_timeout:g} s: {exc}") from exc
+        with client:
+            yield DaskEngine(client, spec.address)
+        return
+    with dask_trim_off(), distributed.LocalCluster(
+            n_workers=spec.workers or os.cpu_count() or 1,
+            threads_per_worker=spec.threads_per_worker, processes=True,
+            memory_limit=spec.memory_limit or "auto", host="127.0.0.1",
+            dashboard_address=":0") as cluster, distributed.Client(
+            cluster, set_as_default=False) as client:
+        yield DaskEngine(client, cluster.scheduler_address)
+
+
+@contextlib.contextmanager
+def dask_trim_off() -> Iterator[None]:
+    """Workers without Dask's periodic memory trimming, which stalls numeric work."""
+    import dask
+
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_":
+                          TRIM_THRESHOLD}):
+        yield
+
+
+def new_recipe(original: Dataset | None, measures: Sequence[PlannedMeasure], seed: int,
+               data_kind: str | None, base_dir: Path | None, timings: bool,
+               control: Dataset | None = None) -> Recipe:
+    """A recipe with a fresh token (workers cache one evaluator per token)."""
+    return Recipe(uuid.uuid4().hex, original, tuple(measures), seed, data_kind, base_dir,
+                  timings, control)

@@ -1,0 +1,268 @@
+"""Engines: variants as tasks in local processes and on Dask (LocalCluster and real processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import ConfigError, evaluate, evaluate_many
+from anoneval.core.engine import EngineError, engine_spec, public_address
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+QI = ["age", "sex", "zip"]
+MEASURES = [
+    {"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 3}},
+    {"name": "DM", "params": {"quasi_identifiers": QI}},
+    {"name": "LDiversity", "params": {"quasi_identifiers": QI, "sensitive": "disease"}},
+    {"name": "DistanceToClosestRecord", "params": {"columns": ["age", "income"]}},
+]
+
+
+def frames(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    rng = np.random.default_rng(seed)
+    original = pd.DataFrame({
+        "age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
+        "zip": rng.choice(["1000", "1001", "1002", "2000"], n),
+        "income": rng.normal(50, 10, n).round(1),
+        "disease": rng.choice(["flu", "cold", "none"], n)})
+    variants = {}
+    for width in (5, 10, 20):
+        v = original.copy()
+        v["age"] = (v["age"] // width) * width
+        v["income"] = v["income"] + rng.normal(0, 1, n).round(1)
+        variants[f"w{width}"] = v
+    return original, variants
+
+
+def without_timings(report) -> dict:
+    data = report.to_dict()
+    data.pop("engine", None)
+    for variant in data.get("variants", [data]):
+        variant.pop("engine", None)
+        for m in variant["measures"]:
+            m["seconds"] = 0.0
+    return data
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as cl, \
+            distributed.Client(cl, set_as_default=False) as client:
+        yield client
+
+
+def test_spec_validation_names_the_path():
+    with pytest.raises(ConfigError) as err:
+        engine_spec({"name": "dask", "workers": 0})
+    assert "engine.workers" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        engine_spec({"name": "dask", "address": "localhost 8786"})
+    assert "engine.address" in str(err.value) and "tcp://" in str(err.value)
+    with pytest.raises(ConfigError):
+        engine_spec({"name": "local", "address": "tcp://127.0.0.1:8786"})
+    with pytest.raises(ConfigError):
+        engine_spec({"name": "dask", "memory_limit": "lots"})
+    assert engine_spec({"name": "dask", "workers": 2, "memory_limit": "4GB"})[0].workers == 2
+
+
+def test_address_in_reports_has_no_credentials():
+    assert public_address("tls://user:secret@10.0.0.5:8786") == "tls://10.0.0.5:8786"
+
+
+def test_local_workers_give_the_serial_report():
+    original, variants = frames()
+    serial = evaluate_many(original, variants, MEASURES, seed=3)
+    parallel = evaluate_many(original, variants, MEASURES, seed=3,
+                             engine={"name": "local", "workers": 2})
+    assert serial.engine == {"name": "local", "address": None, "workers": 1} or \
+        serial.engine["workers"] >= 1
+    assert parallel.engine == {"name": "local", "address": None, "workers": 2}
+    assert without_timings(parallel) == without_timings(serial)
+
+
+def test_dask_client_gives_the_local_report(cluster):
+    original, variants = frames()
+    local = evaluate_many(original, variants, MEASURES, seed=5)
+    remote = evaluate_many(original, variants, MEASURES, seed=5, engine=cluster)
+    assert remote.engine["name"] == "dask" and remote.engine["workers"] == 2
+    assert without_timings(remote) == without_timings(local)
+    one = evaluate(original, variants["w5"], MEASURES, seed=5, engine=cluster)
+    assert without_timings(one) == without_timings(evaluate(original, variants["w5"],
+                                                            MEASURES, seed=5))
+
+
+def test_a_local_cluster_started_for_the_run_is_closed():
+    original, variants = frames(120)
+    before = {p.pid for p in _children()}
+    report = evaluate_many(original, variants, MEASURES[:2],
+                           engine={"name": "dask", "workers": 1, "memory_limit": "1GB"})
+    assert report.engine["name"] == "dask" and report.engine["workers"] == 1
+    deadline = time.monotonic() + 20
+    while {p.pid for p in _children()} - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not {p.pid for p in _children()} - before
+
+
+def _children():
+    import psutil
+
+    return psutil.Process().children(recursive=True)
+
+
+def test_unreachable_scheduler_is_a_clear_error_within_the_timeout():
+    port = _free_port()
+    t = time.monotonic()
+    with pytest.raises(EngineError) as err:
+        evaluate_many(*frames(50), MEASURES[:1],
+                      engine={"name": "dask", "address": f"tcp://127.0.0.1:{port}",
+                              "connect_timeout": 2})
+    assert f"tcp://127.0.0.1:{port}" in str(err.value)
+    assert time.monotonic() - t < 30
+
+
+def test_missing_dask_extra_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(EngineError, match=r"anoneval\[dask\]"):
+        evaluate_many(*frames(50), MEASURES[:1], engine="dask")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- real scheduler and worker processes -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_cluster():
+    """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, stopped after."""
+    dask_cli = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
+    if dask_cli is None:
+        pytest.fail("the dask command is missing although distributed is installed")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    procs = [subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
+                               str(port), "--dashboard-address", ":0", "--no-show"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                              start_new_session=True)]
+    workers = [subprocess.Popen([dask_cli, "worker", address, "--nthreads", "1",
+                                 "--host", "127.0.0.1", "--no-dashboard", "--nworkers", "1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                                start_new_session=True) for _ in range(2)]
+    procs += workers
+    try:
+        with distributed.Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address, workers
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=10)
+
+
+def test_cli_against_real_scheduler_and_workers(real_cluster, tmp_path):
+    address, _ = real_cluster
+    original, variants = frames()
+    original.to_csv(tmp_path / "original.csv", index=False)
+    for name, frame in variants.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    config = {"original": {"path": "original.csv"},
+              "anonymized": [{"name": n, "path": f"{n}.csv"} for n in variants],
+              "measures": MEASURES, "seed": 2, "report": {"timings": False}}
+    reports = {}
+    for engine in ({"name": "local"}, {"name": "dask", "address": address}):
+        (tmp_path / "c.json").write_text(json.dumps({**config, "engine": engine}))
+        out = tmp_path / f"{engine['name']}.json"
+        proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run",
+                               str(tmp_path / "c.json"), "-o", str(out), "-q"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        reports[engine["name"]] = json.loads(out.read_text())
+    assert reports["dask"].pop("engine") == {"name": "dask", "address": address, "workers": 2}
+    assert reports["local"].pop("engine")["name"] == "local"
+    assert reports["dask"] == reports["local"]
+
+
+def _slow_loader(frame: pd.DataFrame, seconds: float):
+    def load() -> pd.DataFrame:
+        time.sleep(seconds)
+        return frame
+    return load
+
+
+def _kill_when_busy(client, worker: subprocess.Popen) -> None:
+    """SIGKILL ``worker``'s process group once both workers are running variant tasks."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        busy = [w for w, tasks in client.processing().items()
+                if any(str(t).startswith("run_variant") for t in tasks)]
+        if len(busy) >= 2:
+            os.killpg(worker.pid, signal.SIGKILL)
+            return
+        time.sleep(0.05)
+
+
+def test_killed_worker_tasks_are_retried_elsewhere(real_cluster):
+    address, workers = real_cluster
+    original, variants = frames()
+    slow = {f"{n}_{i}": _slow_loader(f, 1.0) for i in range(4) for n, f in variants.items()}
+    with distributed.Client(address, timeout=30, set_as_default=False) as client:
+        killer = threading.Thread(target=_kill_when_busy, args=(client, workers[0]))
+        killer.start()
+        report = evaluate_many(original, slow, MEASURES[:2], seed=1, engine=client)
+        killer.join(timeout=60)
+    assert workers[0].wait(timeout=10) is not None  # it really died mid-run
+    undisturbed = evaluate_many(original, {n: f() for n, f in slow.items()}, MEASURES[:2],
+                                seed=1)
+    assert without_timings(report) == without_timings(undisturbed)
+
+
+def test_cli_engine_flags_override_the_config(tmp_path: Path) -> None:
+    original, variants = frames(120)
+    original.to_csv(tmp_path / "original.csv", index=False)
+    for name, frame in variants.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+    (tmp_path / "c.json").write_text(json.dumps({
+        "original": {"path": "original.csv"},
+        "anonymized": [{"name": n, "path": f"{n}.csv"} for n in variants],
+        "measures": MEASURES[:2], "engine": {"connect_timeout": 2}}))
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "-o", str(out), "-q", "--engine", "local", "--workers", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["engine"] == {"name": "local", "address": None,
+                                                      "workers": 2}
+    port = _free_port()
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "-o", str(tmp_path / "r2.json"), "-q", "--scheduler",
+                           f"tcp://127.0.0.1:{port}"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and f"tcp://127.0.0.1:{port}" in proc.stderr
+    assert not (tmp_path / "r2.json").exists()
+    proc = subprocess.run([sys.executable, "-m", "anoneval.core", "run", str(tmp_path / "c.json"),
+                           "--workers", "0"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "engine.workers" in proc.stderr
