@@ -37,7 +37,7 @@ from anoneval.core.errors import (
     UnknownPluginError,
 )
 from anoneval.core.hookspecs import hookimpl
-from anoneval.core.inputs import Inputs, released
+from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ class Context:
     result does not depend on its position in the config. ``prepared`` holds what the measure's
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
     ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
+    ``control`` is the control set (original records not used to make the release), when given.
     """
 
     seed: int = 0
@@ -154,6 +155,7 @@ class Context:
     base_dir: Path | None = None
     show_progress: bool = False
     prepared: Any = None
+    control: Dataset | None = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -220,6 +222,8 @@ class Measure(Plugin):
     """A risk or loss measure: ``compute(original, anonymized, ctx) -> MeasureResult``."""
 
     inputs: ClassVar[Inputs] = "both"
+    #: Whether the measure uses the control set (see :meth:`control_use`).
+    uses_control: ClassVar[ControlUse] = "none"
     #: True when a higher value is worse (riskier, or more loss), as for most measures.
     higher_is_worse: ClassVar[bool] = True
     #: Unit of the value for people: ``"share"`` (a proportion in [0, 1], shown in %),
@@ -236,6 +240,10 @@ class Measure(Plugin):
     def required_inputs(self) -> Inputs:
         """Which datasets this instance needs; params may change it (analytic vs empirical)."""
         return self.inputs
+
+    def control_use(self) -> ControlUse:
+        """Whether this instance uses the control set; params may change it."""
+        return self.uses_control
 
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
         """Work that depends on the original alone; the result reaches ``ctx.prepared``.
@@ -309,8 +317,9 @@ class Synthesizer(Plugin):
 
 
 __all__ = [
-    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "DataError",
-    "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs", "LossMeasure", "Measure",
+    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "ControlUse",
+    "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
+    "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "hookimpl",

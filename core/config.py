@@ -264,14 +264,20 @@ def _items(value: list[Any], model: type[BaseModel], info: ValidationInfo,
 
 
 def input_problems(measure: Measure, original: str | EllipsisType | None,
-                   anonymized: set[str] | EllipsisType) -> list[str]:
+                   anonymized: set[str] | EllipsisType,
+                   control: str | EllipsisType | None = ...) -> list[str]:
     """What keeps ``measure`` from running on these inputs: ``original`` is the original's
     data kind (None when absent), ``anonymized`` the anonymized side's kinds (empty when
-    absent); ``...`` for a side that is unknown (invalid) skips the checks it would need.
-    The config and the Python API share this rule."""
+    absent), ``control`` the control set's kind (None when absent); ``...`` for a side that
+    is unknown (invalid) skips the checks it would need. The config and the Python API share
+    this rule."""
     need = measure.required_inputs()
     name = type(measure).name
     out = []
+    uses_control = measure.control_use()
+    if uses_control == "required" and control is None:
+        out.append(f"{name} needs the 'control' data (original records not used to make the "
+                   "release)")
     if need == "both":
         if original is None:
             out.append(f"{name} needs the 'original' data")
@@ -282,6 +288,8 @@ def input_problems(measure: Measure, original: str | EllipsisType | None,
     if need != "none":
         kinds = {original} if isinstance(original, str) else set()
         kinds |= anonymized if isinstance(anonymized, set) else set()
+        if uses_control != "none" and isinstance(control, str):
+            kinds.add(control)
         bad = sorted(k for k in kinds if k not in measure.accepts)
         if bad:
             out.append(f"{name} accepts {', '.join(measure.accepts)} data, not {', '.join(bad)}")
@@ -379,6 +387,9 @@ class EvalConfig(BaseModel):
     original: DataSpec | None = Field(None, description="The original data.")
     anonymized: DataSpec | list[VariantSpec] | None = Field(
         None, description="The anonymized data, or a non-empty list of named variants.")
+    control: DataSpec | None = Field(
+        None, description="Control set: original records not used to make the release "
+                          "(attack baselines, overfitting checks).")
     synthesizer: SynthesizerSpec | None = Field(
         None, description="Produces the anonymized side from the original.")
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
@@ -392,8 +403,8 @@ class EvalConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _inherit(cls, data: Any) -> Any:
-        """The anonymized side takes the original's kind and, when of that kind, its options
-        (key by key) unless it sets its own."""
+        """The anonymized side and the control set take the original's kind and, when of that
+        kind, its options (key by key) unless they set their own."""
         orig = data.get("original") if isinstance(data, dict) else None
         if not isinstance(orig, dict):
             return data
@@ -409,6 +420,8 @@ class EvalConfig(BaseModel):
                 out["options"] = {**options, **own}
             return out
 
+        if isinstance(data.get("control"), dict):
+            data = {**data, "control": fill(data["control"])}
         anon = data.get("anonymized")
         if isinstance(anon, dict):
             return {**data, "anonymized": fill(anon)}
@@ -476,6 +489,9 @@ class EvalConfig(BaseModel):
         original: str | EllipsisType | None = ...  # unknown when invalid
         if "original" in info.data:
             original = info.data["original"].kind if info.data["original"] else None
+        control: str | EllipsisType | None = ...
+        if "control" in info.data:
+            control = info.data["control"].kind if info.data["control"] else None
         kinds: set[str] | EllipsisType = ...
         if "anonymized" in info.data and "synthesizer" in info.data:
             anon = info.data["anonymized"]
@@ -484,9 +500,10 @@ class EvalConfig(BaseModel):
             if info.data["synthesizer"] is not None and isinstance(original, str):
                 kinds.add(original)
         for i, p in planned:
-            found = input_problems(p.measure, original, kinds)
+            found = input_problems(p.measure, original, kinds, control)
             problems.extend((f"[{i}]", msg) for msg in found)
-            p.inputs_checked = not found and original is not ... and kinds is not ...
+            p.inputs_checked = (not found and original is not ... and kinds is not ...
+                                and control is not ...)
         problems.extend(label_problems(value))
         if problems:
             _fail(problems)
@@ -520,6 +537,7 @@ class Plan:
     base_dir: Path
     original: Input | None
     anonymized: list[Input]
+    control: Input | None
     synthesizer: Synthesizer | None
     synthesizer_output: Path | None
     measures: list[PlannedMeasure]
@@ -715,6 +733,9 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     original = None
     if config.original is not None:
         original = replace(config.original._input, side="original")  # type: ignore[type-var]
+    control = None
+    if config.control is not None:
+        control = replace(config.control._input, side="control")  # type: ignore[type-var]
     variants: list[Input] = []
     if isinstance(config.anonymized, list):
         variants = [replace(v._input, name=v.name,  # type: ignore[type-var]
@@ -723,7 +744,7 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
         variants = [config.anonymized._input]  # type: ignore[list-item]
     synth = config.synthesizer
     return Plan(config=config, base_dir=base_dir, original=original, anonymized=variants,
-                synthesizer=synth._synthesizer if synth else None,
+                control=control, synthesizer=synth._synthesizer if synth else None,
                 synthesizer_output=base_dir / synth.output if synth and synth.output else None,
                 measures=[m._planned for m in config.measures],  # type: ignore[misc]
                 seed=config.seed, output=base_dir / config.output if config.output else None,

@@ -95,12 +95,14 @@ class Recipe:
     data_kind: str | None
     base_dir: Path | None
     timings: bool
+    control: Dataset | None = None
 
     def evaluator(self) -> Any:
         from anoneval.core.evaluator import Evaluator
 
         return Evaluator(self.original, list(self.measures), seed=self.seed,
-                         data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings)
+                         data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings,
+                         control=self.control)
 
 
 _EVALUATORS: dict[str, Any] = {}
@@ -258,7 +260,8 @@ def dask_trim_off() -> Iterator[None]:
 
 
 def new_recipe(original: Dataset | None, measures: Sequence[PlannedMeasure], seed: int,
-               data_kind: str | None, base_dir: Path | None, timings: bool) -> Recipe:
+               data_kind: str | None, base_dir: Path | None, timings: bool,
+               control: Dataset | None = None) -> Recipe:
     """A recipe with a fresh token (workers cache one evaluator per token)."""
     return Recipe(uuid.uuid4().hex, original, tuple(measures), seed, data_kind, base_dir,
-                  timings)
+                  timings, control)

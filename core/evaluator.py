@@ -26,8 +26,8 @@ import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.data import Dataset, align_dtypes, as_dataset, require_records
-from anoneval.core.errors import DataError
+from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
+from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 
@@ -101,8 +101,27 @@ def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
     return outcome["value"]  # type: ignore[no-any-return]
 
 
+def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
+    """How many control records equal some original record (on the original's columns)."""
+    if not (isinstance(original, Microdata) and isinstance(control, Microdata)):
+        return 0
+    columns = original.columns
+    if not set(columns) <= set(control.columns) or not len(original) or not len(control):
+        return 0
+    key = ("row_hashes", tuple(columns))
+
+    def hashes(data: Microdata) -> Any:
+        return data.cached(key, lambda: pd.util.hash_pandas_object(
+            data.frame[columns], index=False).to_numpy())
+
+    return int(np.isin(hashes(control), hashes(original)).sum())
+
+
 class Evaluator:
     """Evaluate ``measures`` for one original against any number of anonymized datasets.
+
+    ``control``, when given, is the control set: original records that were not used to make
+    the release (attack baselines, overfitting checks); measures that need it say so.
 
     >>> ev = Evaluator(original_df, [{"name": "KAnonymity", "params": {...}}], seed=0)
     >>> ev.evaluate(anonymized_df).to_frame()
@@ -119,6 +138,7 @@ class Evaluator:
         data_kind: str | None = None,
         base_dir: str | Path | None = None,
         timings: bool = True,
+        control: Any = None,
     ) -> None:
         self.base_dir = Path(base_dir) if base_dir is not None else None
         from anoneval.registry import default_registry, own_version
@@ -127,8 +147,18 @@ class Evaluator:
         self.data_kind = data_kind
         self.original: Dataset | None = as_dataset(original, data_kind)
         require_records(self.original, "original")
+        self.control: Dataset | None = as_dataset(
+            control, data_kind or (self.original.data_kind if self.original else None))
+        require_records(self.control, "control")
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
+        if self.control is None:  # a missing control set fails at once, as in a config
+            missing = [(f"measures[{i}]", f"{p.measure.name} needs the control data (control=...:"
+                                          " original records not used to make the release)")
+                       for i, p in enumerate(self.measures)
+                       if not p.inputs_checked and p.measure.control_use() == "required"]
+            if missing:
+                raise ConfigError(missing)
         self.seed = seed
         self.show_progress = show_progress
         self.timings = timings
@@ -136,10 +166,27 @@ class Evaluator:
         self._aligned: dict[int, Evaluator] = {}  # by id of an original read with other dtypes
         self._version = own_version()
         self._hook = self.registry.pm.hook
+        self._overlap: int | None = None
 
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
-                       show_progress=self.show_progress, prepared=prepared)
+                       show_progress=self.show_progress, prepared=prepared,
+                       control=read_only(self.control))
+
+    def control_overlap(self) -> int:
+        """Control records equal to an original record (computed once)."""
+        if self._overlap is None:
+            self._overlap = control_overlap(self.original, self.control)
+        return self._overlap
+
+    def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
+        inputs: dict[str, Any] = {
+            "original": self.original.summary() if self.original is not None else None}
+        if not many:
+            inputs["anonymized"] = anonymized.summary() if anonymized is not None else None
+        if self.control is not None:
+            inputs["control"] = self.control.summary()
+        return inputs
 
     def _prepare(self, i: int, planned: PlannedMeasure) -> tuple[Any, BaseException | None]:
         if i not in self._prepared:
@@ -170,13 +217,20 @@ class Evaluator:
         error: str | None = None
         original, anon = read_only(self.original), read_only(anonymized)
         self._hook.before_measure(measure=measure, ctx=ctx)
+        if self.control is not None and measure.control_use() != "none":
+            overlap = self.control_overlap()
+            if overlap:
+                ctx.warn(f"{overlap} of {len(self.control)} control records equal a record of "
+                         "the original: the control set should hold records not used to make "
+                         "the release")
         try:
             if prep_error is not None:
                 raise prep_error
             if not planned.inputs_checked:  # the config checked its own measures
                 problems = input_problems(
                     measure, self.original.data_kind if self.original is not None else None,
-                    {anonymized.data_kind} if anonymized is not None else set())
+                    {anonymized.data_kind} if anonymized is not None else set(),
+                    self.control.data_kind if self.control is not None else None)
                 if problems:
                     raise ValueError("; ".join(problems))
             result = _plugin_call(lambda: measure.compute(original, anon, ctx), planned.timeout,
@@ -231,8 +285,7 @@ class Evaluator:
             entry.warnings[:0] = notes
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
-            inputs={"original": self.original.summary() if self.original is not None else None,
-                    "anonymized": anon.summary() if anon is not None else None},
+            inputs=self._inputs(anon),
             synthesizer=synthesizer, measures=entries,
         )
 
@@ -250,6 +303,8 @@ class Evaluator:
             self._prepare(i, planned)
         if self.original is not None:
             self.original.summary()
+        if self.control is not None:
+            self.control.summary()
 
     def evaluate_many(self, variants: Mapping[str, Any],
                       ru_map: tuple[str, str] | None = None, *,
@@ -269,13 +324,13 @@ class Evaluator:
 
         with open_engine(engine) as eng:
             recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
-                                self.base_dir, self.timings)
+                                self.base_dir, self.timings, self.control)
             reports = eng.run_variants(recipe, variants, self._evaluate_variant)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
             anoneval_version=self._version, seed=self.seed,
-            inputs={"original": self.original.summary() if self.original is not None else None},
+            inputs=self._inputs(many=True),
             engine=described, variants=reports,
             risk_utility=build_risk_utility(reports, risk, loss),
         )
@@ -286,14 +341,15 @@ class Evaluator:
 
 def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *, seed: int = 0,
              registry: Registry | None = None, data_kind: str | None = None,
-             show_progress: bool = False, engine: Any = None) -> Report:
+             show_progress: bool = False, engine: Any = None,
+             control: Any = None) -> Report:
     """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`.
 
     ``engine`` runs the evaluation as one task of that engine (see
-    :meth:`Evaluator.evaluate_many`).
+    :meth:`Evaluator.evaluate_many`); ``control`` is the control set.
     """
     ev = Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
-                   show_progress=show_progress)
+                   show_progress=show_progress, control=control)
     if engine is None:
         return ev.evaluate(anonymized)
     many = ev.evaluate_many({"": anonymized}, engine=engine)
@@ -304,16 +360,18 @@ def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence
                   *, seed: int = 0, registry: Registry | None = None,
                   data_kind: str | None = None,
                   show_progress: bool = False,
-                  ru_map: tuple[str, str] | None = None, engine: Any = None) -> MultiReport:
+                  ru_map: tuple[str, str] | None = None, engine: Any = None,
+                  control: Any = None) -> MultiReport:
     """Evaluate ``measures`` for each ``{name: anonymized}`` variant against one original.
 
     The original-side work runs once (per worker); ``ru_map`` = (risk label, loss label)
     chooses the risk–utility table's measures (default: the first of each kind); ``engine``
-    runs the variants in parallel (see :meth:`Evaluator.evaluate_many`).
+    runs the variants in parallel (see :meth:`Evaluator.evaluate_many`); ``control`` is the
+    control set (original records not used to make the releases).
     """
     return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
-                     show_progress=show_progress).evaluate_many(variants, ru_map=ru_map,
-                                                                engine=engine)
+                     show_progress=show_progress, control=control).evaluate_many(
+        variants, ru_map=ru_map, engine=engine)
 
 
 __all__ = ["Evaluator", "evaluate", "evaluate_many"]

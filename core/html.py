@@ -242,6 +242,8 @@ def _inputs(report: Report | MultiReport) -> dict[str, Any]:
     rows: list[tuple[str, dict[str, Any] | None]] = []
     if isinstance(report, MultiReport):
         rows.append(("original", report.inputs.get("original")))
+        if report.inputs.get("control") is not None:
+            rows.append(("control", report.inputs["control"]))
         rows += [(f"variant {v.variant}", v.inputs.get("anonymized")) for v in report.variants]
     else:
         rows += [(role, info) for role, info in report.inputs.items() if info is not None]

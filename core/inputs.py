@@ -1,4 +1,4 @@
-"""Which datasets a measure reads: the ``Inputs`` declaration and the released side."""
+"""Which datasets a measure reads: ``Inputs``, ``ControlUse`` and the released side."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ if TYPE_CHECKING:
 #: Which datasets a measure needs: both sides, either one (the released side when both are
 #: given: the anonymized one), or none (analytic measures).
 Inputs = Literal["both", "either", "none"]
+#: Whether a measure uses the control set (original records held out of the release):
+#: "required" (a missing control set is a config error), "optional" or "none".
+ControlUse = Literal["required", "optional", "none"]
 
 
 def released(original: Dataset | None, anonymized: Dataset | None) -> Dataset:

@@ -26,6 +26,8 @@ def load_input(item: Input) -> Dataset:
 def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
     """The input files of a plan, named as in the config."""
     out = [("original.path", plan.original.path)] if plan.original else []
+    if plan.control:
+        out.append(("control.path", plan.control.path))
     for v in plan.anonymized:
         out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
     return out
@@ -51,7 +53,7 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """Evaluate a plan. Input errors raise :class:`DataError`; measure errors go in the report.
 
     ``datasets``, when given, caches the inputs: those it holds are reused, the others are
-    loaded into it, under "original", "anonymized" (also a synthesizer's output) and
+    loaded into it, under "original", "control", "anonymized" (also a synthesizer's output) and
     "variant:<name>", so the HTML report can plot the data and a sweep loads files once.
     A synthesizer output that would overwrite an input is refused before anything runs.
     With ``report.timings: false`` the measures' run times are written as 0. ``engine``
@@ -64,8 +66,9 @@ def run_plan(plan: Plan, show_progress: bool = False,
 def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
          engine: Any) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
+    control = _cached(datasets, "control", plan.control) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
-                          show_progress=show_progress, base_dir=plan.base_dir,
+                          show_progress=show_progress, base_dir=plan.base_dir, control=control,
                           timings=plan.config.report is None or plan.config.report.timings)
     if plan.synthesizer is not None:
         synth = plan.synthesizer

@@ -2,69 +2,178 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Literal
+
 import numpy as np
+import pandas as pd
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, DataError, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, ControlUse, DataError, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest_distances
 
 
 def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0
-              ) -> tuple[float, float, np.ndarray, np.ndarray]:
-    """#{h: DCR(x*_h) < t}/m on already scaled samples (X needs two rows or more).
+              ) -> tuple[float, float, np.ndarray, np.ndarray, float]:
+    """Share of replica rows close to an actual row, on already scaled samples (X needs two
+    rows or more): #{h: DCR(x*_h) < t or DCR(x*_h) = 0}/m.
 
     Returns the share, the threshold t (the ``percentile``-th percentile of actual-to-actual
-    nearest-neighbour distances), the DCRs of the replica rows and those NN distances.
+    nearest-neighbour distances), the DCRs of the replica rows, those NN distances and the
+    same share for the actual rows (their NN distances in place of DCRs).
     """
     tree = cKDTree(X)
     # k=2: the nearest row is the row itself (or an exact duplicate at distance 0 either way)
     nn_actual = tree.query(X, k=2)[0][:, 1]
     threshold = float(np.percentile(nn_actual, percentile))
     dcr = tree.query(Y, k=1)[0]
-    return float(np.count_nonzero(dcr < threshold) / len(Y)), threshold, dcr, nn_actual
+
+    def share(d: np.ndarray) -> float:
+        return float(np.count_nonzero((d < threshold) | (d == 0)) / len(d))
+
+    return share(dcr), threshold, dcr, nn_actual, share(nn_actual)
+
+
+def sdm_dcr(query: pd.DataFrame, reference: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """SDMetrics' DCR of each query row to the reference: the mean over columns of
+    min(|x − y| / R, 1) for numbers and datetimes (R the reference's range; R = 0: 0 if equal
+    else 1) and 0/1 for other columns; both missing 0, one missing 1."""
+    (q, r), _, _ = encode([query, reference], columns, range_from=[1])
+    return nearest_distances(q, r, 1, cap=True)[:, 0] / len(columns)
+
+
+def uniform_like(real: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """SDMetrics' random baseline: per column, uniform on the real [min, max] (integers:
+    uniform integers), a uniform choice of the real categories, missing at the real rate."""
+    out = {}
+    for c in real.columns:
+        col = real[c]
+        present = col.dropna()
+        if not len(present):
+            out[c] = pd.Series([np.nan] * n)
+            continue
+        if pd.api.types.is_integer_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            values = pd.Series(rng.integers(present.min(), present.max() + 1, size=n))
+        elif is_numeric(col) and not pd.api.types.is_datetime64_any_dtype(col):
+            values = pd.Series(rng.uniform(present.min(), present.max(), size=n))
+        elif pd.api.types.is_datetime64_any_dtype(col):
+            lo, hi = present.min().value, present.max().value
+            values = pd.Series(pd.to_datetime(rng.integers(lo, hi + 1, size=n)))
+        else:
+            levels = present.unique()
+            values = pd.Series(levels[rng.integers(0, len(levels), size=n)], dtype=object)
+        missing = rng.random(n) < col.isna().mean()
+        out[c] = values.where(~missing) if missing.any() else values
+    return pd.DataFrame(out)
 
 
 class DistanceToClosestRecord(RiskMeasure):
-    """Share of replica rows closer to an actual row than actual rows are to each other.
+    """Replica rows close to an actual row: a share below a threshold, or SDMetrics' two DCR
+    protections.
 
-    DCR(x*_h) = min_i ‖x*_h − x_i‖ (Euclidean, transformed scale, by default standardized by
-    the actual's standard deviations). The threshold t is the ``percentile``-th percentile
-    (default 5th; numpy's linear interpolation) of the actual-to-actual nearest-neighbour
-    distances, each actual row's distance to its nearest *other* actual row (duplicates give
-    0). The value is #{h: DCR(x*_h) < t}/m (strict ``<``; the literature's table-GAN /
-    CTAB-GAN reference of DCR(real→real)). About ``percentile``% is expected of a replica
-    drawn from the actual's distribution; much more flags memorization. KD-trees throughout;
-    the reference side is never subsampled. details: t, DCR quantiles, exact copies.
+    ``mode = "share"`` (default): DCR(x*_h) = min_i ‖x*_h − x_i‖ (Euclidean, transformed
+    scale, by default standardized by the actual's standard deviations, numeric ``columns``).
+    The threshold t is the ``percentile``-th percentile (default 5th; numpy's linear
+    interpolation) of the actual-to-actual nearest-neighbour distances, each actual row's
+    distance to its nearest *other* actual row. The value is #{h: DCR(x*_h) < t or
+    DCR(x*_h) = 0}/m (the literature's table-GAN / CTAB-GAN reference of DCR(real→real)):
+    an exact copy always counts, so duplicated actual rows (t = 0) cannot hide copies.
+    ``expected_share`` is the same share for the actual rows themselves, what a replica drawn
+    from the actual's distribution should show; much more flags memorization.
+
+    ``mode = "baseline"`` and ``"overfitting"`` are SDMetrics' DCRBaselineProtection and
+    DCROverfittingProtection (SDMetrics docs) with their mixed-type distance over all columns
+    (or ``columns``): the mean over columns of min(|x − y| / R, 1) for numbers (R the
+    reference's range) and 0/1 for categories; both missing 0, one missing 1. baseline:
+    score = min(median DCR(release→original) / median DCR(random→original), 1), the random
+    table uniform within the original's ranges and categories, as large as the release,
+    drawn with the evaluation seed; None when the random median is 0. overfitting (needs the
+    control set as holdout): p = share of released rows strictly closer to the original than
+    to the control set (ties count as control), score = min(2(1 − p), 1). ``details.score``
+    is SDMetrics' score (higher = safer); the value is 1 − score (higher = riskier). Nothing
+    is subsampled (SDMetrics' ``num_rows_subsample`` also subsamples the real reference,
+    SDMetrics#934, which hides copies); the exhaustive search is chunked.
     """
 
     name = "DistanceToClosestRecord"
-    description = "Share of replica rows closer to an actual row than the 5th percentile of "\
-                  "actual-to-actual nearest-neighbour distances."
-    unit = "share"
+    description = "Replica rows close to an actual row: share below the 5th percentile of "\
+                  "actual-to-actual distances, or SDMetrics' DCR baseline/overfitting checks."
     accepts = ("microdata",)
     inputs = "both"
+    unit = "share"
+
+    @classmethod
+    def unit_for(cls, params: Mapping[str, Any]) -> str | None:
+        """A share in the default mode; 1 − an SDMetrics score (no unit) otherwise."""
+        return cls.unit if params.get("mode", "share") == "share" else None
 
     class Params(ColumnsParams):
+        mode: Literal["share", "baseline", "overfitting"] = Field(
+            "share", description="share: share below the actual-to-actual percentile; "
+                                 "baseline / overfitting: SDMetrics' DCR protections.")
         percentile: float = Field(default=5.0, gt=0, lt=100,
                                   description="Percentile of actual-to-actual NN distances.")
         scale: Scale = Field(default="std",
                              description="std: divide columns by the actual's sd; none: raw.")
 
+    def control_use(self) -> ControlUse:
+        return "required" if self.params.mode == "overfitting" else "none"
+
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
+        if p.mode != "share":
+            return self._protection(original, anonymized, ctx)
         X, Y, columns, _ = paired(original, anonymized, p, "DistanceToClosestRecord")
         if len(X) < 2:
             raise DataError("the original data needs at least two rows for actual-to-actual "
                             "nearest-neighbour distances")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
-        share, threshold, dcr, nn_actual = dcr_share(X, Y, p.percentile)
+        share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile)
         q = np.percentile(dcr, [5, 50])
         return MeasureResult(
             value=share,
             details={"threshold": threshold, "percentile": p.percentile,
-                     "expected_share": p.percentile / 100,
+                     "expected_share": expected,
                      "dcr_p5": float(q[0]), "dcr_median": float(q[1]),
                      "actual_nn_median": float(np.median(nn_actual)),
                      "exact_copies": int(np.count_nonzero(dcr == 0))},
         )
+
+    def _protection(self, original, anonymized, ctx: Context) -> MeasureResult:
+        p = self.params
+        sides = [("original", original), ("anonymized", anonymized)]
+        if p.mode == "overfitting":
+            sides.append(("control", ctx.control))
+        for role, data in sides:
+            if not isinstance(data, Microdata) or len(data) == 0:
+                raise DataError(f"DistanceToClosestRecord ({p.mode}) needs {role} microdata "
+                                "with records")
+        columns = p.columns or list(original.columns)
+        for _, data in sides:
+            data.require(columns, "DistanceToClosestRecord column")
+        real, syn = original.frame[columns], anonymized.frame[columns]
+        to_real = sdm_dcr(syn, real, columns)
+        if p.mode == "baseline":
+            random = uniform_like(real, len(syn), ctx.rng(5))
+            to_random = sdm_dcr(random, real, columns)
+            med_syn, med_rand = float(np.median(to_real)), float(np.median(to_random))
+            details = {"median_DCR_to_real_data": {"synthetic_data": med_syn,
+                                                   "random_data_baseline": med_rand}}
+            if med_rand == 0:
+                return MeasureResult(value=None, details={**details, "score": None},
+                                     warnings=["the random baseline's median DCR is 0: the "
+                                               "score is undefined"])
+            score = min(med_syn / med_rand, 1.0)
+        else:
+            to_holdout = sdm_dcr(syn, ctx.control.frame[columns], columns)
+            closer = float(np.mean(to_real < to_holdout))
+            score = min(2 * (1 - closer), 1.0)
+            details = {"synthetic_data_percentages": {"closer_to_training": closer,
+                                                      "closer_to_holdout": 1 - closer}}
+            if len(ctx.control) < len(original) / 2:
+                details["note"] = "the control set is smaller than half the original"
+        return MeasureResult(value=1 - score, details={"score": score, "mode": p.mode,
+                                                       **details})
+

@@ -1,0 +1,1 @@
+"""Attack-based privacy risk measured against a control set of held-out original records."""

@@ -1,0 +1,409 @@
+"""Singling-out attack: predicates built from the release that isolate one original record."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+from scipy.stats import hypergeom
+
+from anoneval.core.api import Context, DataError, MeasureResult
+from anoneval.plugins.attacks._common import (
+    AttackMeasure,
+    AttackParams,
+    attack_result,
+    check_not_all_missing,
+    frames,
+)
+from anoneval.plugins.similarity._mixed import is_numeric
+
+# predicate operators
+EQ, NE, LT, LE, GT, GE, ISNULL, NOTNULL = range(8)
+_CMP = {EQ: np.equal, NE: np.not_equal, LT: np.less, LE: np.less_equal, GT: np.greater,
+        GE: np.greater_equal}
+#: Query × record cells (or candidate pairs) evaluated per block.
+CHUNK_ELEMENTS = 1 << 22
+#: A query is checked on its most selective term's records when they are at most this
+#: fraction's inverse of all records.
+SPARSE_SHARE = 16
+
+
+class Queries:
+    """A batch of conjunctive predicates: column index, operator and value per term."""
+
+    def __init__(self, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray) -> None:
+        self.cols, self.ops, self.vals = cols, ops, vals  # each (n_queries, n_terms)
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def take(self, rows: np.ndarray) -> Queries:
+        return Queries(self.cols[rows], self.ops[rows], self.vals[rows])
+
+    def keys(self) -> list[bytes]:
+        """One key per query, independent of the order of its terms."""
+        order = np.argsort(self.cols, axis=1, kind="stable")
+        parts = [np.take_along_axis(a, order, axis=1) for a in (self.cols, self.ops)]
+        vals = np.take_along_axis(self.vals, order, axis=1)
+        stacked = np.concatenate([parts[0].astype(float), parts[1].astype(float), vals], axis=1)
+        return [row.tobytes() for row in np.nan_to_num(stacked, nan=np.inf)]
+
+
+def _holds(values: np.ndarray, ops: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Each query's term on each record: ``values`` is (queries, records)."""
+    if np.isin(ops, (EQ, LE, GE, LT, GT)).all():  # one interval test: lo <= x <= hi
+        v = vals[:, 0]
+        lo = np.select([ops == EQ, ops == GE, ops == GT], [v, v, np.nextafter(v, np.inf)],
+                       -np.inf)[:, None]
+        hi = np.select([ops == EQ, ops == LE, ops == LT], [v, v, np.nextafter(v, -np.inf)],
+                       np.inf)[:, None]
+        ok = values >= lo
+        ok &= values <= hi
+        return ok
+    ok = np.empty(values.shape, dtype=bool)
+    for op in np.unique(ops):
+        at = ops == op
+        ok[at] = _term(values[at], int(op), vals[at])
+    return ok
+
+
+def _term(values: np.ndarray, op: int, vals: np.ndarray) -> np.ndarray:
+    """One operator; comparisons hold only between non-missing values."""
+    if op == ISNULL:
+        return np.isnan(values)
+    if op == NOTNULL:
+        return ~np.isnan(values)
+    if op == NE:
+        return (values != vals) & ~np.isnan(values) & ~np.isnan(vals)
+    return _CMP[op](values, vals)
+
+
+class Records:
+    """A float matrix (records × columns, NaN = missing) with each column sorted once."""
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.XT = np.ascontiguousarray(X.T)  # a column per row: gathers copy contiguous memory
+        self.order = np.argsort(self.XT, axis=1, kind="stable")  # NaN last
+        self.sorted = np.take_along_axis(self.XT, self.order, axis=1)
+        self.valid = (~np.isnan(X)).sum(axis=0)
+
+    def __len__(self) -> int:
+        return len(self.X)
+
+    def ranges(self, cols: np.ndarray, ops: np.ndarray, vals: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Positions ``[a, b)`` (and for ``!=`` also ``[c, d)``) in the sorted columns of the
+        records each term matches."""
+        left = np.zeros(len(cols), dtype=np.int64)
+        right = np.zeros(len(cols), dtype=np.int64)
+        for j in np.unique(cols):
+            at = cols == j
+            col = self.sorted[j, :self.valid[j]]
+            left[at] = np.searchsorted(col, vals[at], side="left")
+            right[at] = np.searchsorted(col, vals[at], side="right")
+        valid, zero = self.valid[cols], np.zeros_like(left)
+        a = np.select([ops == GE, ops == GT, ops == ISNULL, ops == EQ],
+                      [left, right, valid, left], zero)
+        b = np.select([ops == EQ, ops == LE, ops == LT, ops == ISNULL, ops == NE],
+                      [right, right, left, np.full_like(left, len(self)), left], valid)
+        c = np.where(ops == NE, right, zero)
+        d = np.where(ops == NE, valid, zero)
+        blank = np.isnan(vals) & (ops != ISNULL) & (ops != NOTNULL)  # compared with missing
+        return a, np.where(blank, a, b), c, np.where(blank, c, d)
+
+
+def _expand(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Owner and position of every element of the ranges ``[starts[i], ends[i])``."""
+    lengths = np.maximum(ends - starts, 0)
+    owner = np.repeat(np.arange(len(starts)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return owner, starts[owner] + np.arange(len(owner)) - offsets[owner]
+
+
+def _sparse_counts(data: Records, q: Queries, first: np.ndarray,
+                   bounds: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Counts of queries with a selective term: its records, then the other terms on them."""
+    counts = np.zeros(len(q), dtype=np.int64)
+    a, b, c, d = bounds
+    size = np.maximum(b - a, 0) + np.maximum(d - c, 0)
+    start = 0
+    while start < len(q):
+        stop = start + max(1, int(np.searchsorted(np.cumsum(size[start:]), CHUNK_ELEMENTS,
+                                                  side="right")))
+        parts = [_expand(a[start:stop], b[start:stop]), _expand(c[start:stop], d[start:stop])]
+        qi = np.concatenate([p[0] for p in parts]) + start
+        pos = np.concatenate([p[1] for p in parts])
+        ri = data.order[q.cols[qi, first[qi]], pos]
+        keep = np.ones(len(qi), dtype=bool)
+        for t in range(q.cols.shape[1]):
+            other = first[qi] != t
+            if other.any():
+                i, r = qi[other], ri[other]
+                keep[other] &= _holds(data.X[r, q.cols[i, t]][:, None], q.ops[i, t],
+                                      q.vals[i, t, None])[:, 0]
+        counts[start:stop] = np.bincount(qi[keep] - start, minlength=stop - start)
+        start = stop
+    return counts
+
+
+def _dense_counts(data: Records, q: Queries, stop_above: int | None) -> np.ndarray:
+    """Counts by scanning blocks of records; with ``stop_above``, a query leaves the scan once
+    it matched more records than that."""
+    n, nq = len(data), len(q)
+    counts = np.zeros(nq, dtype=np.int64)
+    active = np.arange(nq)
+    block = max(1024, CHUNK_ELEMENTS // max(nq, 1))
+    for lo in range(0, n, block):
+        rows = data.XT[:, lo:lo + block]
+        for qs in np.array_split(active, max(1, len(active) * rows.shape[1]
+                                           // CHUNK_ELEMENTS + 1)):
+            part = q.take(qs)
+            mask = _holds(rows[part.cols[:, 0]], part.ops[:, 0], part.vals[:, :1])
+            for t in range(1, part.cols.shape[1]):
+                mask &= _holds(rows[part.cols[:, t]], part.ops[:, t], part.vals[:, t:t + 1])
+            counts[qs] += np.count_nonzero(mask, axis=1)
+        if stop_above is not None:
+            active = active[counts[active] <= stop_above]
+        if not len(active):
+            break
+    return counts
+
+
+def count_matches(data: Records | np.ndarray, queries: Queries,
+                  stop_above: int | None = None) -> np.ndarray:
+    """How many records each query matches (records × columns floats, NaN = missing).
+
+    A query whose most selective term matches at most 1/:data:`SPARSE_SHARE` of the records
+    (found by binary search in the sorted columns) is checked on those records only; the
+    others scan the records in blocks of at most :data:`CHUNK_ELEMENTS` cells. With
+    ``stop_above``, a count above it is only known to exceed it.
+    """
+    data = data if isinstance(data, Records) else Records(data)
+    nq, m = queries.cols.shape
+    counts = np.zeros(nq, dtype=np.int64)
+    if nq == 0 or len(data) == 0:
+        return counts
+    flat = data.ranges(queries.cols.ravel(), queries.ops.ravel(), queries.vals.ravel())
+    a, b, c, d = (x.reshape(nq, m) for x in flat)
+    sizes = np.maximum(b - a, 0) + np.maximum(d - c, 0)
+    first = np.argmin(sizes, axis=1)
+    rows = np.arange(nq)
+    sparse = sizes[rows, first] * SPARSE_SHARE <= len(data)
+    if sparse.any():
+        at = np.flatnonzero(sparse)
+        counts[at] = _sparse_counts(data, queries.take(at), first[at],
+                                    tuple(x[at, first[at]] for x in (a, b, c, d)))
+    if (~sparse).any():
+        at = np.flatnonzero(~sparse)
+        counts[at] = _dense_counts(data, queries.take(at), stop_above)
+    return counts
+
+
+def singled_out(counts: np.ndarray, size: int, at_size: int) -> float:
+    """Expected number of queries that match exactly one record of a random ``at_size``-subset
+    of a ``size``-record set where they match ``counts`` records (hypergeometric)."""
+    if at_size >= size:
+        return float(np.count_nonzero(counts == 1))
+    return float(hypergeom.pmf(1, size, counts, at_size).sum())
+
+
+class SinglingOut(AttackMeasure):
+    """Singling-out risk: predicates that isolate one record of the release, tried on the
+    original records (Giomi et al. 2023, anonymeter; Article 29 Working Party opinion 05/2014;
+    Cohen & Nissim 2020 on predicate singling out).
+
+    Queries are built from the release only. ``univariate``: for each column, ``== v`` for a
+    value v held by one released record, ``<= min`` and ``>= max`` of numeric columns, and
+    ``is missing`` when one value is missing. ``multivariate``: a random released record and
+    ``n_cols`` random columns give the conjunction of ``column == value`` (categories),
+    ``column >= value`` when the value is above the released column's median else
+    ``column <= value`` (numbers), ``is missing`` (missing values). A query is kept when it
+    matches exactly one released record (duplicates of a query are dropped), until
+    ``n_attacks`` are found or ``max_attempts`` records were tried. The attack succeeds when a
+    query matches exactly one record of the original (main) or of the control set (control).
+    The naive baseline draws ``n_cols`` random columns (one for univariate), a random released
+    value of each and a random operator (==, != for categories; ==, !=, <, >, <=, >= for
+    numbers; missing / not missing for a missing value).
+
+    Comparisons hold only between non-missing values (a missing value matches only "is
+    missing"). Counts are taken over the records as given (anonymeter first drops duplicate
+    rows, so two identical people count as singled out). When fewer queries than ``n_attacks``
+    are found, rates are over the queries found (a warning says so). When the original and the
+    control set differ in size, anonymeter rescales the control count to the original's size
+    with a fitted Cohen–Nissim curve, an extrapolation that is biased when the control set is
+    much smaller; here instead the *larger* set's success count is its exact hypergeometric
+    expectation for a random subset of the smaller set's size (``details.evaluated_size``), so
+    both rates refer to data sets of one size and no fit is involved. See
+    :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
+    """
+
+    name = "SinglingOut"
+    description = "Singling-out attack risk (anonymeter): release-built predicates that "\
+                  "isolate one original record, above the control set's rate."
+
+    class Params(AttackParams):
+        mode: Literal["univariate", "multivariate"] = Field(
+            "multivariate", description="univariate: one-column predicates from rare values "
+                                        "and extremes; multivariate: n_cols-column predicates.")
+        n_cols: int = Field(3, ge=1, description="Columns per multivariate predicate.")
+        max_attempts: int = Field(10_000_000, ge=1,
+                                  description="Records tried to build multivariate queries.")
+        columns: list[str] | None = Field(None, min_length=1,
+                                          description="Columns an attacker uses; null: all "
+                                                      "columns of the original.")
+
+    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+        p = self.params
+        columns = p.columns or [str(c) for c in original.columns] if original is not None else []
+        ori, syn, ctl = frames(original, anonymized, ctx.control, columns)
+        check_not_all_missing(syn, "anonymized")
+        n_cols = 1 if p.mode == "univariate" else p.n_cols
+        if n_cols > len(columns):
+            raise DataError(f"n_cols = {n_cols} exceeds the {len(columns)} columns")
+        X_syn, X_ori, X_ctl, numeric = _encode(syn, ori, ctl)
+        released = Records(X_syn)
+        rng = ctx.rng(1)
+        if p.mode == "univariate":
+            queries = _univariate(released, numeric, p.n_attacks, rng)
+        else:
+            queries = _multivariate(released, numeric, p.n_attacks, n_cols, p.max_attempts,
+                                    rng)
+        n = len(queries)
+        if n == 0:
+            return MeasureResult(value=None, details={"n_attacks": 0},
+                                 warnings=["no query singles out a released record"])
+        warnings = []
+        if n < p.n_attacks:
+            warnings.append(f"only {n} of the {p.n_attacks} singling-out queries were found; "
+                            "rates are over those found")
+        baseline = _random_queries(X_syn, numeric, n, n_cols, rng)
+        size = min(len(ori), len(ctl))
+        on_ori = Records(X_ori)
+        n_success = singled_out(count_matches(on_ori, queries), len(ori), size)
+        n_base = singled_out(count_matches(on_ori, baseline), len(ori), size)
+        n_control = singled_out(count_matches(Records(X_ctl), queries), len(ctl), size)
+        return attack_result(n, n_success, n_base, n_control, p.confidence_level,
+                             details={"mode": p.mode, "n_queries": n, "evaluated_size": size,
+                                      "columns": columns},
+                             warnings=warnings)
+
+
+def _encode(syn: pd.DataFrame, ori: pd.DataFrame, ctl: pd.DataFrame
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Float matrices (categories as shared codes, NaN = missing) and the numeric-column mask."""
+    numeric = np.array([is_numeric(syn[c]) and is_numeric(ori[c]) and is_numeric(ctl[c])
+                        for c in syn.columns])
+    mats = [np.empty((len(f), syn.shape[1])) for f in (syn, ori, ctl)]
+    for j, c in enumerate(syn.columns):
+        if numeric[j]:
+            for m, f in zip(mats, (syn, ori, ctl), strict=True):
+                col = f[c]
+                m[:, j] = (col.to_numpy(dtype="datetime64[ns]").astype("int64") / 1e9
+                           if pd.api.types.is_datetime64_any_dtype(col)
+                           else col.to_numpy(dtype=float, na_value=np.nan))
+                if pd.api.types.is_datetime64_any_dtype(col):
+                    m[col.isna().to_numpy(), j] = np.nan
+        else:
+            codes = pd.factorize(pd.concat([syn[c], ori[c], ctl[c]], ignore_index=True))[0]
+            codes = codes.astype(float)
+            codes[codes < 0] = np.nan
+            bounds = np.cumsum([0, len(syn), len(ori), len(ctl)])
+            for k, m in enumerate(mats):
+                m[:, j] = codes[bounds[k]:bounds[k + 1]]
+    return mats[0], mats[1], mats[2], numeric
+
+
+def _keep_unique(data: Records, queries: Queries, seen: set[bytes], limit: int) -> Queries:
+    """The queries matching one record, not seen before, at most ``limit``."""
+    keep = []
+    hits = np.flatnonzero(count_matches(data, queries, stop_above=1) == 1)
+    keys = queries.take(hits).keys() if len(hits) else []
+    for i, key in zip(hits, keys, strict=True):
+        if len(keep) >= limit:
+            break
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return queries.take(np.array(keep, dtype=np.int64))
+
+
+def _concat(parts: list[Queries], n_terms: int) -> Queries:
+    if not parts:
+        return Queries(np.zeros((0, n_terms), np.int64), np.zeros((0, n_terms), np.int64),
+                       np.zeros((0, n_terms)))
+    return Queries(*(np.concatenate([getattr(q, a) for q in parts])
+                     for a in ("cols", "ops", "vals")))
+
+
+def _univariate(data: Records, numeric: np.ndarray, n_attacks: int,
+                rng: np.random.Generator) -> Queries:
+    X = data.X
+    cols, ops, vals = [], [], []
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        missing = np.isnan(x)
+        if missing.sum() == 1:
+            cols.append(j), ops.append(ISNULL), vals.append(np.nan)
+        present = x[~missing]
+        if not len(present):
+            continue
+        if numeric[j]:
+            cols += [j, j]
+            ops += [LE, GE]
+            vals += [present.min(), present.max()]
+        values, counts = np.unique(present, return_counts=True)
+        rare = values[counts == 1]
+        cols += [j] * len(rare)
+        ops += [EQ] * len(rare)
+        vals += rare.tolist()
+    order = rng.permutation(len(cols))
+    queries = Queries(np.array(cols, np.int64)[order, None], np.array(ops, np.int64)[order, None],
+                      np.array(vals, float)[order, None])
+    return _keep_unique(data, queries, set(), n_attacks)
+
+
+def _multivariate(data: Records, numeric: np.ndarray, n_attacks: int, n_cols: int,
+                  max_attempts: int, rng: np.random.Generator, batch: int = 1000) -> Queries:
+    X = data.X
+    medians = np.array([np.nanmedian(X[:, j]) if numeric[j] and not np.isnan(X[:, j]).all()
+                        else np.nan for j in range(X.shape[1])])
+    seen: set[bytes] = set()
+    found: list[Queries] = []
+    n_found = attempts = 0
+    while n_found < n_attacks and attempts < max_attempts:
+        size = min(batch, max_attempts - attempts)
+        rows = rng.integers(0, len(X), size=size)
+        cols = np.argsort(rng.random((size, X.shape[1])), axis=1)[:, :n_cols]
+        vals = X[rows[:, None], cols]
+        ops = np.where(numeric[cols] & (vals > medians[cols]), GE, LE)
+        ops = np.where(numeric[cols], ops, EQ)
+        ops = np.where(np.isnan(vals), ISNULL, ops)
+        kept = _keep_unique(data, Queries(cols, ops, vals), seen, n_attacks - n_found)
+        found.append(kept)
+        n_found += len(kept)
+        attempts += size
+    return _concat(found, n_cols)
+
+
+def _random_queries(X: np.ndarray, numeric: np.ndarray, n: int, n_cols: int,
+                    rng: np.random.Generator) -> Queries:
+    cols = np.argsort(rng.random((n, X.shape[1])), axis=1)[:, :n_cols]
+    uniques = [np.unique(X[:, j]) for j in range(X.shape[1])]  # NaNs kept (once each)
+    uniques = [np.concatenate([u[~np.isnan(u)], [np.nan]]) if np.isnan(u).any() else u
+               for u in uniques]
+    vals = np.empty((n, n_cols))
+    ops = np.empty((n, n_cols), dtype=np.int64)
+    for i in range(n):  # n_attacks draws of a few numbers: cheap next to the counting
+        for t, j in enumerate(cols[i]):
+            vals[i, t] = uniques[j][rng.integers(len(uniques[j]))]
+            if np.isnan(vals[i, t]):
+                ops[i, t] = (ISNULL, NOTNULL)[rng.integers(2)]
+            elif numeric[j]:
+                ops[i, t] = (EQ, NE, LT, GT, LE, GE)[rng.integers(6)]
+            else:
+                ops[i, t] = (EQ, NE)[rng.integers(2)]
+    return Queries(cols, ops, vals)
+

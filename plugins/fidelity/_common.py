@@ -1,0 +1,116 @@
+"""Shared parts of the fidelity measures: column choice, shared codes, SDMetrics' binning.
+
+Every fidelity measure compares the original ("real") with the released data column by column
+or pair by pair, scores each like SDMetrics does (1 = identical) and reports the loss
+1 − mean score as its value; ``details.score`` is the mean score and ``details.columns`` or
+``details.pairs`` the breakdown. Columns or pairs whose score is undefined are listed with
+``score: null`` and a warning, and left out of the mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, repeated
+from anoneval.plugins.similarity._mixed import is_numeric
+
+
+class FidelityParams(Params):
+    columns: list[str] | None = Field(None, min_length=1,
+                                      description="Columns compared; null: every column of the "
+                                                  "original that fits the measure.")
+
+
+def pair(original: Dataset | None, anonymized: Dataset | None, name: str
+         ) -> tuple[Microdata, Microdata]:
+    for role, data in (("original", original), ("anonymized", anonymized)):
+        if not isinstance(data, Microdata):
+            raise DataError(f"{name} compares microdata; the {role} data is missing or not "
+                            "microdata")
+        if len(data) == 0:
+            raise DataError(f"{name}: the {role} data has no records")
+    return original, anonymized  # type: ignore[return-value]
+
+
+def choose(original: Microdata, anonymized: Microdata, columns: Sequence[str] | None,
+           fits: Callable[[pd.Series], bool], name: str, what: str) -> list[str]:
+    """The given columns (present on both sides) or every column of the original that fits."""
+    if columns is None:
+        chosen = [str(c) for c in original.columns if fits(original.frame[c])]
+        if not chosen:
+            raise DataError(f"{name}: the original has no {what} columns; its columns are: "
+                            f"{', '.join(map(str, original.columns))}")
+    else:
+        chosen = list(columns)
+        dup = repeated(chosen)
+        if dup:
+            raise DataError(f"{name}: columns listed twice: {', '.join(map(repr, dup))}")
+    original.require(chosen, f"{name} column")
+    anonymized.require(chosen, f"{name} column")
+    return chosen
+
+
+def numeric_only(original: Microdata, anonymized: Microdata, columns: Sequence[str],
+                 name: str) -> None:
+    bad = [c for c in columns
+           if not (is_numeric(original.frame[c]) and is_numeric(anonymized.frame[c]))]
+    if bad:
+        raise DataError(f"{name} needs numeric columns; {', '.join(map(repr, bad))} are not")
+
+
+def is_categorical(series: pd.Series) -> bool:
+    return not is_numeric(series)
+
+
+def as_number(series: pd.Series) -> pd.Series:
+    """Numbers as floats; datetimes as nanoseconds (SDMetrics' pd.to_numeric)."""
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return pd.Series(series.to_numpy(dtype="datetime64[ns]").astype("int64"),
+                         dtype=float).where(series.notna().to_numpy())
+    return series.astype(float)
+
+
+def shared_codes(real: pd.Series, released: pd.Series, keep_missing: bool
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer codes shared by both sides; missing is a code of its own when ``keep_missing``,
+    else −1."""
+    codes, uniques = pd.factorize(pd.concat([real, released], ignore_index=True),
+                                  use_na_sentinel=not keep_missing)
+    return codes[:len(real)], codes[len(real):], len(uniques)
+
+
+def binned(real: pd.Series, released: pd.Series, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """SDMetrics' discretisation: ``bins`` equal-width bins over the real non-missing range,
+    outer edges opened to ±∞; missing values fall in a bin of their own."""
+    r, s = as_number(real).to_numpy(), as_number(released).to_numpy()
+    present = r[~np.isnan(r)]
+    if not len(present):
+        raise DataError(f"column {real.name!r} of the original holds only missing values")
+    edges = np.histogram_bin_edges(present, bins=bins)
+    edges[0], edges[-1] = -np.inf, np.inf
+    return np.digitize(r, edges), np.digitize(s, edges)
+
+
+def tv(codes_r: np.ndarray, codes_s: np.ndarray, n_codes: int) -> float:
+    """Total variation distance ½ Σ |p − q| of two code samples (codes < 0 are dropped)."""
+    r, s = codes_r[codes_r >= 0], codes_s[codes_s >= 0]
+    p = np.bincount(r, minlength=n_codes) / len(r)
+    q = np.bincount(s, minlength=n_codes) / len(s)
+    return float(np.abs(p - q).sum() / 2)
+
+
+def result(rows: list[dict[str, Any]], key: str, warnings: list[str],
+           extra: dict[str, Any] | None = None) -> MeasureResult:
+    """Value 1 − mean score over the defined rows; the breakdown under ``key``."""
+    scores = [r["score"] for r in rows if r["score"] is not None]
+    if not scores:
+        return MeasureResult(value=None, details={"score": None, key: rows, **(extra or {})},
+                             warnings=[*warnings, "no column or pair has a defined score"])
+    score = float(np.mean(scores))
+    return MeasureResult(value=1 - score, details={"score": score, key: rows, **(extra or {})},
+                         warnings=warnings)

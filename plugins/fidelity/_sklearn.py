@@ -1,0 +1,66 @@
+"""scikit-learn for the model-based fidelity measures: the import and the design matrix."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from anoneval.core.api import PluginError
+from anoneval.plugins.fidelity._common import as_number
+from anoneval.plugins.similarity._mixed import is_numeric
+
+
+def sklearn(module: str, measure: str) -> ModuleType:
+    """Import ``sklearn.<module>``; a missing scikit-learn names the extra that brings it."""
+    try:
+        return importlib.import_module(f"sklearn.{module}")
+    except ImportError as exc:
+        raise PluginError(f"{measure} needs scikit-learn; install it with "
+                          "pip install 'anoneval[synthetic]'") from exc
+
+
+def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame], columns: Sequence[str],
+           drop_first: bool = False) -> list[sparse.csr_matrix]:
+    """Features of each frame: numeric columns standardised by ``fit_on`` (missing → 0 plus a
+    missing indicator), other columns one-hot on the categories of the frames (missing is a
+    category; ``drop_first`` leaves out the first category, a full-rank coding)."""
+    blocks: list[list[sparse.spmatrix]] = [[] for _ in frames]
+    for c in columns:
+        if all(is_numeric(f[c]) for f in (fit_on, *frames)):
+            ref = as_number(fit_on[c])
+            mu, sd = ref.mean(), ref.std(ddof=0)
+            sd = sd if sd > 0 else 1.0
+            any_missing = any(f[c].isna().any() for f in frames)
+            for out, f in zip(blocks, frames, strict=True):
+                x = as_number(f[c]).to_numpy()
+                miss = np.isnan(x)
+                cols = [np.where(miss, 0.0, (x - mu) / sd)]
+                if any_missing:
+                    cols.append(miss.astype(float))
+                out.append(sparse.csr_matrix(np.column_stack(cols)))
+        else:
+            codes, uniques = pd.factorize(pd.concat([f[c] for f in frames], ignore_index=True),
+                                          use_na_sentinel=False)
+            start = 0
+            for out, f in zip(blocks, frames, strict=True):
+                n = len(f)
+                part = codes[start:start + n]
+                block = sparse.csr_matrix((np.ones(n), (np.arange(n), part)),
+                                          shape=(n, len(uniques)))
+                out.append(block[:, 1:] if drop_first else block)
+                start += n
+    return [sparse.hstack(b, format="csr") for b in blocks]
+
+
+#: Largest design matrix (cells) handed to tree models as a dense float32 array.
+DENSE_CELLS = 50_000_000
+
+
+def for_trees(X: sparse.csr_matrix) -> sparse.csr_matrix | np.ndarray:
+    """Trees fit much faster on dense float32 (their internal type) than on sparse input."""
+    return X.toarray().astype(np.float32) if X.shape[0] * X.shape[1] <= DENSE_CELLS else X

@@ -1,0 +1,318 @@
+"""Attack-based risk (SinglingOut, Linkability, AttributeInference, MembershipInference):
+anonymeter 1.1.0's values on shared data, closed forms, hand-worked cases and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import ConfigError, evaluate
+from anoneval.plugins.attacks._common import risk, wilson
+from anoneval.plugins.attacks.attribute_inference import correct
+from anoneval.plugins.attacks.membership_inference import auc
+from anoneval.plugins.attacks.singling_out import (
+    EQ,
+    GE,
+    ISNULL,
+    LE,
+    NE,
+    Queries,
+    count_matches,
+    singled_out,
+)
+
+DATA = Path(__file__).parent / "data" / "synthetic"
+REF = json.loads((DATA / "anonymeter_1.1.0.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def shared() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    return tuple(pd.read_csv(DATA / f"{n}.csv") for n in ("original", "released", "control"))
+
+
+def run(ori, syn, ctl, *measures, seed=0):
+    rep = evaluate(ori, syn, list(measures), control=ctl, seed=seed)
+    for m in rep.measures:
+        assert m.error is None, m.error
+    return rep
+
+
+def people(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Continuous, all-distinct records plus a category: no ties in any search."""
+    x = rng.normal(size=(n, 4))
+    return pd.DataFrame({"a": x[:, 0], "b": x[:, 1] + x[:, 0], "c": x[:, 2], "d": x[:, 3],
+                         "g": rng.choice(list("pqrs"), size=n)})
+
+
+# -- statistics ----------------------------------------------------------------------------
+
+
+def test_wilson_and_risk_match_anonymeter_worked_example():
+    ex = REF["worked_example"]
+    main = wilson(ex["n_success"], ex["n_attacks"], 0.95)
+    ctrl = wilson(ex["n_control"], ex["n_attacks"], 0.95)
+    base = wilson(ex["n_baseline"], ex["n_attacks"], 0.95)
+    assert main == pytest.approx(ex["attack_rate"], abs=1e-12)
+    assert ctrl == pytest.approx(ex["control_rate"], abs=1e-12)
+    assert base == pytest.approx(ex["baseline_rate"], abs=1e-12)
+    r, e = risk(main, ctrl)
+    assert r == pytest.approx(ex["risk"], abs=1e-12)
+    assert (r - e, r + e) == pytest.approx(ex["risk_ci"], abs=1e-12)
+
+
+def test_wilson_by_hand():
+    # n = 10, 3 successes, z = 1.959964: centre (3 + z²/2)/(10 + z²)
+    z = 1.959963984540054
+    centre, err = wilson(3, 10, 0.95)
+    assert centre == pytest.approx((3 + z * z / 2) / (10 + z * z), abs=1e-12)
+    assert err == pytest.approx(z / (10 + z * z) * np.sqrt(3 * 7 / 10 + z * z / 4), abs=1e-12)
+
+
+# -- anonymeter on shared data (deterministic settings give identical counts) ---------------
+
+
+@pytest.mark.parametrize("k", [1, 5])
+def test_linkability_matches_anonymeter(shared, k):
+    ref = REF[f"linkability_k{k}"]
+    rep = run(*shared, {"name": "Linkability", "params": {
+        "n_attacks": 1000, "n_neighbors": k, "aux_cols": ref["aux_cols"]}})
+    d = rep.measures[0].details
+    # every record is a target: only exact ties (values rounded to 2 decimals) may differ
+    assert abs(d["n_success"] - ref["n_success"]) <= 2
+    assert d["n_control"] == ref["n_control"]
+    assert rep.measures[0].value == pytest.approx(ref["risk"], abs=0.005)
+
+
+def test_categorical_inference_matches_anonymeter(shared):
+    ref = REF["inference_job"]
+    rep = run(*shared, {"name": "AttributeInference", "params": {
+        "n_attacks": 1000, "aux_cols": ref["aux_cols"], "secret": "job"}})
+    d = rep.measures[0].details
+    assert (d["n_success"], d["n_control"]) == (ref["n_success"], ref["n_control"])
+    assert rep.measures[0].value == pytest.approx(ref["risk"], abs=1e-12)
+    # anonymeter's baseline is deflated by its re-indexing; ours is the share of random
+    # released secrets that are right, about Σ p_job² ≈ 0.22 here
+    assert d["baseline_rate"]["value"] == pytest.approx(0.22, abs=0.04)
+
+
+def test_numeric_inference_close_to_anonymeter(shared):
+    ref = REF["inference_income"]
+    rep = run(*shared, {"name": "AttributeInference", "params": {
+        "n_attacks": 1000, "aux_cols": ref["aux_cols"], "secret": "income"}})
+    d = rep.measures[0].details
+    assert d["regression"] is True
+    # incomes are positive: the error relative to the secret or to the guess rarely differ
+    assert abs(d["n_success"] - ref["n_success"]) <= 5
+    assert abs(d["n_control"] - ref["n_control"]) <= 5
+
+
+def test_singling_out_within_anonymeter_seed_spread(shared):
+    refs = REF["singling_out_multivariate_seeds_0_2"]
+    rep = run(*shared, {"name": "SinglingOut", "params": {"n_attacks": 300}})
+    d = rep.measures[0].details
+    lo = min(r["attack_rate"][0] - 2 * r["attack_rate"][1] for r in refs)
+    hi = max(r["attack_rate"][0] + 2 * r["attack_rate"][1] for r in refs)
+    assert lo <= d["attack_rate"]["value"] <= hi
+    lo = min(r["control_rate"][0] - 2 * r["control_rate"][1] for r in refs)
+    hi = max(r["control_rate"][0] + 2 * r["control_rate"][1] for r in refs)
+    assert lo <= d["control_rate"]["value"] <= hi
+
+
+# -- closed forms ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def copy_and_independent():
+    rng = np.random.default_rng(5)
+    ori, ctl, other = people(1500, rng), people(1500, rng), people(1500, rng)
+    return ori, ctl, other
+
+
+ATTACKS = [
+    {"name": "Linkability", "params": {"n_attacks": 500, "aux_cols": [["a", "c"], ["b", "d"]]}},
+    {"name": "AttributeInference", "params": {"n_attacks": 500, "aux_cols": ["a", "b", "c"],
+                                              "secret": "g"}},
+    {"name": "AttributeInference", "label": "numeric", "params": {
+        "n_attacks": 500, "aux_cols": ["a", "c", "g"], "secret": "d", "tolerance": 0.05}},
+    {"name": "SinglingOut", "params": {"n_attacks": 300, "n_cols": 3}},
+    {"name": "MembershipInference", "params": {"n_attacks": 1000}},
+]
+
+
+def test_exact_copy_gives_risk_near_one(copy_and_independent):
+    ori, ctl, _ = copy_and_independent
+    rep = run(ori, ori, ctl, *ATTACKS)
+    for m in rep.measures:
+        assert m.value > 0.9, (m.label, m.value, m.details)
+        if m.name != "MembershipInference":
+            assert m.details["risk_ci"][1] >= m.value >= m.details["risk_ci"][0]
+
+
+def test_independent_release_gives_risk_near_zero(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    rep = run(ori, other, ctl, *ATTACKS)
+    for m in rep.measures:
+        assert m.value < 0.08, (m.label, m.value, m.details)
+
+
+def test_deterministic_under_the_seed(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    a = run(ori, other, ctl, *ATTACKS, seed=3)
+    b = run(ori, other, ctl, *ATTACKS, seed=3)
+    assert [m.details for m in a.measures] == [m.details for m in b.measures]
+
+
+# -- hand-worked cases -----------------------------------------------------------------------
+
+
+def test_count_matches_by_hand():
+    X = np.array([[1.0, 0.0], [2.0, 1.0], [3.0, np.nan], [2.0, 0.0]])
+    q = Queries(np.array([[0, 1], [0, 1], [1, 1], [0, 0]]),
+                np.array([[GE, EQ], [EQ, NE], [ISNULL, ISNULL], [LE, GE]]),
+                np.array([[2.0, 0.0], [2.0, 0.0], [np.nan, np.nan], [2.0, 2.0]]))
+    # x0 >= 2 & x1 == 0: row 3; x0 == 2 & x1 != 0: row 1; x1 missing: row 2; x0 == 2: rows 1, 3
+    assert count_matches(X, q).tolist() == [1, 1, 1, 2]
+    assert count_matches(X, q, stop_above=1)[:3].tolist() == [1, 1, 1]
+
+
+def test_count_matches_equals_brute_force():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 40, size=(3000, 4)).astype(float)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    nq = 400
+    cols = np.argsort(rng.random((nq, 4)), axis=1)[:, :3]
+    ops = rng.integers(0, 8, size=(nq, 3))
+    vals = X[rng.integers(0, len(X), nq)[:, None], cols]
+    q = Queries(cols, ops, vals)
+    with np.errstate(invalid="ignore"):
+        expected = []
+        for i in range(nq):
+            ok = np.ones(len(X), dtype=bool)
+            for t in range(3):
+                x, op, v = X[:, cols[i, t]], ops[i, t], vals[i, t]
+                # comparisons hold only between non-missing values
+                ok &= {0: x == v, 1: (x != v) & ~np.isnan(x) & ~np.isnan(v), 2: x < v,
+                       3: x <= v, 4: x > v, 5: x >= v, 6: np.isnan(x),
+                       7: ~np.isnan(x)}[int(op)]
+            expected.append(ok.sum())
+    got = count_matches(X, q)
+    np.testing.assert_array_equal(got, expected)
+    capped = count_matches(X, q, stop_above=1)
+    np.testing.assert_array_equal(np.minimum(capped, 2), np.minimum(expected, 2))
+
+
+def test_singled_out_hypergeometric():
+    # a query matching m of N records singles out one of a random n-subset with probability
+    # m·C(N−m, n−1)/C(N, n); N = 4, n = 2: m = 1 → 1/2, m = 2 → 2·2/6, m = 4 → 0
+    assert singled_out(np.array([1, 2, 4]), 4, 2) == pytest.approx(0.5 + 4 / 6)
+    assert singled_out(np.array([1, 2, 1]), 4, 4) == 2
+
+
+def test_tiny_singling_out_by_hand():
+    ori = pd.DataFrame({"x": ["a", "b", "b", "c"], "y": [1, 2, 3, 4]})
+    ctl = pd.DataFrame({"x": ["a", "a", "b", "c"], "y": [5, 6, 7, 8]})
+    rep = run(ori, ori, ctl, {"name": "SinglingOut", "params": {
+        "mode": "univariate", "n_attacks": 100, "columns": ["x"]}})
+    d = rep.measures[0].details
+    # released rare values: x == a, x == c → both single out one original record; on the
+    # control x == a matches two, x == c one
+    assert d["n_attacks"] == 2
+    assert d["n_success"] == 2
+    assert d["n_control"] == 1
+
+
+def test_inference_defects_fixed():
+    # anonymeter counts a negative guess as a success: |g − s|/g <= tol with g < 0
+    assert not correct(pd.Series([-5.0]), pd.Series([100.0]), True, 0.05)[0]
+    assert correct(pd.Series([104.0, -104.0, 0.0]), pd.Series([100.0, -100.0, 0.0]), True,
+                   0.05).tolist() == [True, True, True]
+    assert correct(pd.Series(["a", None]), pd.Series(["a", None]), False, 0).tolist() == \
+        [True, True]
+
+
+def test_inference_baseline_is_not_deflated():
+    # anonymeter 1.1.0 re-indexes random guesses onto the targets, losing most of them; here a
+    # constant secret is guessed right by every baseline guess
+    rng = np.random.default_rng(1)
+    ori, ctl = people(400, rng), people(400, rng)
+    ori["s"], ctl["s"] = "same", "same"
+    rep = run(ori, people(400, rng).assign(s="same"), ctl, {
+        "name": "AttributeInference", "params": {"aux_cols": ["a"], "secret": "s",
+                                                 "n_attacks": 200}})
+    assert rep.measures[0].details["n_baseline"] == 200
+
+
+def test_auc_by_hand():
+    # members {3, 2}, others {1, 2}: pairs (3>1, 3>2, 2>1, 2=2) → (1 + 1 + 1 + 0.5)/4
+    assert auc(np.array([3.0, 2.0]), np.array([1.0, 2.0])) == pytest.approx(0.875)
+
+
+def test_membership_distances(copy_and_independent):
+    ori, ctl, _ = copy_and_independent
+    rep = run(ori, ori, ctl, {"name": "MembershipInference", "params": {"n_attacks": 300}})
+    d = rep.measures[0].details
+    assert d["member_dcr_median"] == 0
+    assert d["auc"] > 0.99
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+def test_missing_control_is_a_config_error_naming_the_measure(copy_and_independent):
+    ori, _, other = copy_and_independent
+    with pytest.raises(ConfigError, match=r"measures\[0\].*Linkability needs the control"):
+        evaluate(ori, other, [ATTACKS[0]])
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"aux_cols": [["a", "b"], ["b", "c"]]}, "overlap"),
+    ({"aux_cols": [["a"], []]}, "at least one column"),
+    ({"aux_cols": [["a"], ["b"]], "n_attacks": 0}, "greater than or equal to 1"),
+])
+def test_linkability_bad_params(params, message):
+    with pytest.raises(ConfigError, match=message):
+        evaluate(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [1]}),
+                 [{"name": "Linkability", "params": params}], control=pd.DataFrame({"a": [1]}))
+
+
+def test_inference_bad_params():
+    with pytest.raises(ConfigError, match="also in aux_cols"):
+        evaluate(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [1]}),
+                 [{"name": "AttributeInference", "params": {"aux_cols": ["a"], "secret": "a"}}],
+                 control=pd.DataFrame({"a": [1]}))
+
+
+def test_secret_not_in_data_is_named(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    rep = evaluate(ori, other, [{"name": "AttributeInference", "params": {
+        "aux_cols": ["a"], "secret": "income"}}], control=ctl)
+    assert "'income' not in the original data" in rep.measures[0].error
+
+
+def test_all_missing_and_constant_columns(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    bad = other.assign(a=np.nan)
+    rep = evaluate(ori, bad, [ATTACKS[0]], control=ctl)
+    assert "only missing values" in rep.measures[0].error
+    # a constant column is compared as a category: equal or not
+    const = [x.assign(c=1.0) for x in (ori, other, ctl)]
+    rep = run(const[0], const[0], const[2], ATTACKS[0])
+    assert rep.measures[0].value > 0.9
+
+
+def test_singling_out_too_many_columns(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    rep = evaluate(ori, other, [{"name": "SinglingOut", "params": {"n_cols": 9}}], control=ctl)
+    assert "n_cols = 9 exceeds the 5 columns" in rep.measures[0].error
+
+
+def test_control_overlap_is_a_warning_with_the_count(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    leaky = pd.concat([ctl.iloc[:1200], ori.iloc[:300]], ignore_index=True)
+    rep = run(ori, other, leaky, ATTACKS[0])
+    assert any("300 of 1500 control records equal a record of the original" in w
+               for w in rep.measures[0].warnings)
