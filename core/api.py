@@ -25,6 +25,7 @@ from anoneval.core.data import (
     Microdata,
     Table,
     Trajectories,
+    data_row,
     load,
     sniff_separator,
 )
@@ -322,7 +323,8 @@ __all__ = [
     "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
-    "UnknownPluginError", "hookimpl",
+    "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "plugin_ref", "released",
     "repeated",  # helper: values listed twice

@@ -384,7 +384,7 @@ def test_numeric_distances_reject_text_and_missing(numeric_pair):
     with pytest.raises(DataError, match="'label'"):
         Euclidean(columns=["a", "label"]).fit(x, Context())
     holes = Microdata(x.frame.assign(b=[np.nan, *list(x.frame["b"][1:])]))
-    with pytest.raises(DataError, match=r"column 'b'.*row 0"):
+    with pytest.raises(DataError, match=r"column 'b'.*data row 1 \(1-based"):
         Mahalanobis().fit(holes, Context())
     with pytest.raises(DataError, match="'zzz'"):
         Euclidean(columns=["zzz"]).fit(x, Context())

@@ -343,7 +343,7 @@ def test_non_numeric_value_with_a_numeric_type():
     orig.loc[3, "zipcode"] = "81 931"
     anon = orig.copy()
     m = run("SSESST", orig, anon, quasi_identifiers=["zipcode"], types={"zipcode": "integer"})
-    assert "'zipcode'" in m.error and "'81 931'" in m.error and "row 3" in m.error
+    assert "'zipcode'" in m.error and "'81 931'" in m.error and "data row 4 (1-based" in m.error
     assert m.value is None
 
 

@@ -633,7 +633,7 @@ def test_released_value_outside_the_hierarchy_path():
     anon.loc[2, "age"] = "<50"  # raw 66 is under >=50
     err = one(ARX7, anon, "NonUniformEntropy", quasi_identifiers=["age"],
               hierarchies={"age": ARX7_H["age"]}).error
-    assert err and "row 2" in err and "'<50'" in err and "'66'" in err
+    assert err and "data row 3 (1-based" in err and "'<50'" in err and "'66'" in err
 
 
 def test_hierarchy_paths_relative_to_config():

@@ -582,7 +582,7 @@ def test_microdata_ids_must_be_unique_and_present(records):
     holes = x.assign(id=x["id"].astype(float).where(x.index != 3))
     report = evaluate(holes, y, [{"name": "RecordLinkage", "params": {
         "distance": gower, "id": "id"}}])
-    assert "missing value at row 3" in report.measures[0].error
+    assert "missing value at data row 4 (1-based" in report.measures[0].error
     unknown = y.assign(id=y["id"].astype(float).where(y.index >= 4))  # 4 ids missing
     entry = run(x, unknown, "RecordLinkage", {"distance": gower, "id": "id"})
     assert entry.details["absent_from_original"] == 4 and entry.value <= 36 / 40

@@ -505,7 +505,7 @@ def test_randomized_response_domain():
     assert made.details["columns"]["c"]["categories"] == 3
     assert set(made.data.frame["c"]) == {"a", "b", "z"}
     assert (made.data.frame["c"] != df["c"]).all()  # gamma = 0 never keeps
-    with pytest.raises(DataError, match=r"column 'c', row 1: value 'b' is not in domain"):
+    with pytest.raises(DataError, match=r"column 'c', data row 2 .*: value 'b' is not in domain"):
         RandomizedResponse(columns=["c"], mechanism="direct", gamma=0.5,
                            domain={"c": ["a", "z"]}).generate(Microdata(df), Context())
     with pytest.raises(DataError, match="'nope'"):

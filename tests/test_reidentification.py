@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -475,15 +476,15 @@ def test_per_record_table_has_the_id():
 
 
 @pytest.mark.parametrize(("weights", "message"), [
-    ([1.0, -2.0, 1.0], "row 1 is negative"),
-    ([1.0, 2.0, 0.0], "row 2 is zero"),
-    ([np.nan, 2.0, 1.0], "row 0 is missing"),
-    (["1", "x", "2"], "row 1 is not a number"),
+    ([1.0, -2.0, 1.0], "data row 2 (1-based, header not counted) is negative"),
+    ([1.0, 2.0, 0.0], "data row 3 (1-based, header not counted) is zero"),
+    ([np.nan, 2.0, 1.0], "data row 1 (1-based, header not counted) is missing"),
+    (["1", "x", "2"], "data row 2 (1-based, header not counted) is not a number"),
 ])
 def test_bad_weights_name_column_and_row(weights, message):
     df = pd.DataFrame({"q": ["a", "a", "b"], "wt": weights})
     for cls in (IndividualRisk, KAnonymity):
-        with pytest.raises(DataError, match=f"weight column 'wt': {message}"):
+        with pytest.raises(DataError, match=re.escape(f"weight column 'wt': {message}")):
             run(cls, df, quasi_identifiers=["q"], weights="wt")
     with pytest.raises(DataError, match="weight column 'nope'"):
         run(IndividualRisk, df, quasi_identifiers=["q"], weights="nope")
@@ -497,7 +498,7 @@ def test_bad_params_are_rejected():
     with pytest.raises(ValueError):
         SUDA(quasi_identifiers=["q"], dis_fraction=1.5)
     df = pd.DataFrame({"q": ["a", "b"], "hh": [1, None]})
-    with pytest.raises(DataError, match="household column 'hh': row 1"):
+    with pytest.raises(DataError, match=r"household column 'hh': data row 2 \(1-based"):
         run(IndividualRisk, df, quasi_identifiers=["q"], household="hh")
 
 

@@ -267,7 +267,7 @@ def test_table_roles_from_params_and_conflicts():
         run(PPercent({"n": 2}), sdc_table(contributions=["top1", "top2"]))
     with pytest.raises(DataError, match="'magnitude' applies to microdata only"):
         run(Dominance({"magnitude": "val"}), sdc_table())
-    with pytest.raises(DataError, match="not unique: row 1"):
+    with pytest.raises(DataError, match=r"not unique: data row 2 "):
         run(Threshold(), Table(pd.concat([frame.iloc[:1], frame.iloc[:1]]),
                                keys=["region", "gender"], count="freq"))
 
@@ -284,21 +284,22 @@ def test_table_contributions_are_validated():
     assert run(Dominance({"n": 3}), table(frame)).details["cells"]["top3_share"][0] == 1.0
     gap = frame.copy()
     gap.loc[1, "top2"] = np.nan
-    with pytest.raises(DataError, match=r"'top2' \(the 2\. largest\) is missing at row 1, whose "
-                                        r"cell has 11 contributors"):
+    with pytest.raises(DataError, match=r"'top2' \(the 2\. largest\) is missing at data row 2 "
+                                        r".*, whose cell has 11 contributors"):
         run(Dominance({"n": 2}), table(gap))
     text = frame.astype({"top1": object})
     text.loc[2, "top1"] = "n/a"
-    with pytest.raises(DataError, match=r"'top1' must be numeric: row 2 holds 'n/a'"):
+    with pytest.raises(DataError, match=r"'top1' must be numeric: data row 3 .* holds 'n/a'"):
         run(PPercent(), table(text))
     over = frame.copy()
     over.loc[1, "top1"] = 400.0  # 400 + 11 + 10 = 421 > 366
-    with pytest.raises(DataError, match=r"of row 1 sum to 421, more than the cell total 366 "
-                                        r"\('val'\)"):
+    with pytest.raises(DataError, match=r"of data row 2 .* sum to 421, more than the cell "
+                                        r"total 366 \('val'\)"):
         run(Dominance(), table(over))
     negative = frame.copy()
     negative.loc[3, "freq"] = -2
-    with pytest.raises(DataError, match=r"count column 'freq' must be >= 0: row 3 holds -2\.0"):
+    with pytest.raises(DataError,
+                       match=r"count column 'freq' must be >= 0: data row 4 .* holds -2\.0"):
         run(Threshold(), table(negative))
 
 
@@ -455,7 +456,8 @@ def test_max_rows_keeps_unsafe_cells_and_exact_counts():
 
 def test_negative_values_error_names_rows_and_cells():
     df = pd.DataFrame({"c": ["A", "A", "B", "C"], "v": [5.0, -1.0, -2.0, 3.0]})
-    with pytest.raises(DataError, match=r"2 negative values in 2 cells \(first at row 1: -1\.0\)"):
+    with pytest.raises(DataError,
+                       match=r"2 negative values in 2 cells \(first at data row 2 .*\): -1\.0"):
         run(Dominance({"cells": ["c"], "magnitude": "v"}), df)
 
 
@@ -480,10 +482,10 @@ def test_missing_column_is_named():
 
 def test_non_numeric_magnitude_names_first_row():
     df = pd.DataFrame({"c": ["A", "A", "A"], "v": ["1", "x", "y"]})
-    with pytest.raises(DataError, match=r"'v' must be numeric: row 1 .*'x'.*\(2 such rows\)"):
+    with pytest.raises(DataError, match=r"'v' must be numeric: data row 2 .*'x'.*\(2 such rows\)"):
         run(Dominance({"cells": ["c"], "magnitude": "v"}), df)
     df = pd.DataFrame({"c": ["A", "A"], "v": [1.0, np.nan]})
-    with pytest.raises(DataError, match=r"row 1 .* missing"):
+    with pytest.raises(DataError, match=r"data row 2 .* missing"):
         run(PPercent({"cells": ["c"], "magnitude": "v"}), df)
 
 
@@ -629,7 +631,7 @@ def test_entropy_bad_input():
         EntropyRisk({"weights": [0.5, 0.5, 0.5]})
     with pytest.raises(DataError, match="no units"):
         run(EntropyRisk(), freq_table([0, 0]))
-    with pytest.raises(DataError, match="counts must be >= 0; row 1"):
+    with pytest.raises(DataError, match=r"counts must be >= 0; data row 2 "):
         run(EntropyRisk(), freq_table([1, -1]))
     with pytest.raises(DataError, match="'cells'"):
         run(EntropyRisk(), pd.DataFrame({"a": [1]}))
@@ -781,7 +783,7 @@ def test_table_bad_input():
     frame = sdctable_cells()
     frame.loc[1, "top2"] = -11.0
     with pytest.raises(DataError, match=r"negative totals or contributions in 1 cells \(first "
-                                        r"at row 1\)"):
+                                        r"at data row 2 \(1-based"):
         run(Dominance({"n": 2}), Table(frame, keys=["region", "gender"], count="freq",
                                        total="val", contributions=["top1", "top2", "top3"]))
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata
+from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, data_row
 
 #: Pair-column elements per chunk of a distance matrix.
 CHUNK_ELEMENTS = 1 << 21
@@ -58,7 +58,8 @@ def numeric_matrix(data: Microdata, columns: Sequence[str], name: str, role: str
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
                 raise DataError(f"{name}: column {col!r} of the {role} data has a missing or "
-                                f"non-numeric value {data.frame[col].iloc[row]!r} at row {row} "
+                                f"non-numeric value {data.frame[col].iloc[row]!r} at "
+                                f"{data_row(row)} "
                                 f"({int(bad.sum())} such rows); impute or drop them, or use Gower")
             out[:, k] = values
         return out

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, Params
+from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, Params, data_row
 from anoneval.plugins.distances._records import (
     CHUNK_ELEMENTS,
     as_microdata,
@@ -124,7 +124,7 @@ class Gower(Distance):
                 if (bad & s.notna().to_numpy()).any():
                     row = int(np.flatnonzero(bad & s.notna().to_numpy())[0])
                     raise DataError(f"{self.name}: column {spec.name!r} of the {role} data has "
-                                    f"a non-numeric value {s.iloc[row]!r} at row {row}")
+                                    f"a non-numeric value {s.iloc[row]!r} at {data_row(row)}")
                 return out
             if spec.kind == "ordinal":
                 assert spec.levels is not None
@@ -133,7 +133,7 @@ class Gower(Distance):
                 if unknown.any():
                     row = int(np.flatnonzero(unknown)[0])
                     raise DataError(f"{self.name}: ordinal column {spec.name!r} of the {role} "
-                                    f"data has {s.iloc[row]!r} at row {row}, not one of its "
+                                    f"data has {s.iloc[row]!r} at {data_row(row)}, not one of its "
                                     f"levels {list(spec.levels)}")
                 rank[rank < 0] = np.nan
                 return rank

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
     Hierarchy,
@@ -497,7 +497,7 @@ def numbers(inputs: Inputs, s: Side, kind: str) -> Numbers:
         bad = s.orig_texts[used & ~ok][0]
         row = int(np.flatnonzero(~ok[s.orig])[0])
         raise DataError(f"column {s.name!r} is declared {kind} (types), but the original has "
-                        f"the non-numeric value {bad!r} (row {row}); declare it 'string' or "
+                        f"the non-numeric value {bad!r} ({data_row(row)}); declare it 'string' or "
                         "fix the value")
     lo_all, hi_all = float(values[used].min()), float(values[used].max())
     span = s.rel_suppressed_value

@@ -9,7 +9,15 @@ import numpy as np
 from annotated_types import Interval
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    data_row,
+)
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,
@@ -172,7 +180,7 @@ def _hierarchy_loss(col: str, h: Hierarchy, raw: Column, rel: np.ndarray, rel_te
         i = int(np.flatnonzero(bad)[0])
         row = int(np.flatnonzero((raw.codes == a[i]) & (rel == b[i]))[0])
         raise DataError(
-            f"column {col!r}, row {row}: released value {rel_texts[b[i]]!r} is not a "
+            f"column {col!r}, {data_row(row)}: released value {rel_texts[b[i]]!r} is not a "
             f"generalization of the raw value {raw.texts[a[i]]!r} in hierarchy {h.path} "
             f"(levels there: {', '.join(repr(h.values[v]) for v in h.codes[r[i]])})")
     loss = 0.0

@@ -21,6 +21,7 @@ from anoneval.core.api import (
     PluginRef,
     RiskMeasure,
     Trajectories,
+    data_row,
     plugin_ref,
 )
 
@@ -233,7 +234,8 @@ class RecordLinkage(RiskMeasure):
         orig_ids = original.frame[key]
         if orig_ids.isna().any():
             row = int(np.flatnonzero(orig_ids.isna().to_numpy())[0])
-            raise DataError(f"id column {key!r} of the original has a missing value at row {row}")
+            raise DataError(f"id column {key!r} of the original has a missing value at "
+                            f"{data_row(row)}")
         for side, values in (("original", orig_ids), ("anonymized", anonymized.frame[key])):
             dup = values[values.duplicated() & values.notna()]
             if len(dup):

@@ -35,6 +35,7 @@ from anoneval.core.api import (
     Dataset,
     Microdata,
     Params,
+    data_row,
     released,
     repeated,
     sniff_separator,
@@ -285,12 +286,12 @@ def alignment(original: Microdata, anonymized: Microdata, id_col: str | None,
         if dup.any():
             row = int(np.flatnonzero(dup.to_numpy())[0])
             raise DataError(f"id column {id_col!r} of the {side} data has duplicates, e.g. "
-                            f"{ids.iloc[row]!r} (row {row})")
+                            f"{ids.iloc[row]!r} ({data_row(row)})")
     pos = pd.Index(oid).get_indexer(aid)
     if (pos < 0).any():
         row = int(np.flatnonzero(pos < 0)[0])
-        raise DataError(f"id {aid.iloc[row]!r} (anonymized row {row}) is not in the original's "
-                        f"column {id_col!r}")
+        raise DataError(f"id {aid.iloc[row]!r} (anonymized {data_row(row)}) is not in the "
+                        f"original's column {id_col!r}")
     take = np.full(len(original), -1, dtype=np.int64)
     take[pos] = np.arange(len(anonymized))
     deleted = len(original) - len(anonymized)

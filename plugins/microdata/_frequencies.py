@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from anoneval.core.api import Context, DataError, Microdata
+from anoneval.core.api import Context, DataError, Microdata, data_row
 from anoneval.plugins.microdata._common import Classes
 
 
@@ -41,7 +41,7 @@ def sampling_weights(data: Microdata, col: str) -> np.ndarray:
                "is not finite" if not np.isfinite(values[row]) else
                "is zero" if values[row] == 0 else "is negative")
         raise DataError(
-            f"weight column {col!r}: row {row} {why} ({shown!r}); sampling weights must be "
+            f"weight column {col!r}: {data_row(row)} {why} ({shown!r}); sampling weights must be "
             f"finite numbers > 0 ({len(bad)} row(s) fail)")
     return values
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, load
+from anoneval.core.api import Context, DataError, Dataset, Microdata, data_row, load
 from anoneval.plugins.microdata._common import Classes, column
 from anoneval.plugins.microdata._hierarchy import (
     HierarchyParams,
@@ -105,7 +105,8 @@ def population_counts(population: Microdata, release: Microdata, cl: Classes,
         row = int(first[c])
         values = {q: str(rc.texts[rc.codes[row]]) for q, rc in zip(qi, rel_cols, strict=True)}
         raise DataError(
-            f"release class {values} (e.g. released row {row}) has {int(cl.sizes[c])} records "
+            f"release class {values} (e.g. released {data_row(row)}) has "
+            f"{int(cl.sizes[c])} records "
             f"but the population only {int(F[c])} (population smaller than the sample; levels "
             f"used: {levels})")
     return PopulationCounts(F=F, population_records=len(population),

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, Params, repeated
+from anoneval.core.api import Context, DataError, Dataset, Microdata, Params, data_row, repeated
 from anoneval.plugins.microdata._common import alignment
 
 
@@ -72,7 +72,7 @@ def as_float(frame: pd.DataFrame, col: str, side: str) -> np.ndarray:
     num = pd.to_numeric(s, errors="coerce")
     bad = np.flatnonzero(num.isna().to_numpy() & s.notna().to_numpy())
     if len(bad):
-        raise DataError(f"column {col!r} of the {side} data is not numeric: row {bad[0] + 1} "
+        raise DataError(f"column {col!r} of the {side} data is not numeric: {data_row(bad[0])} "
                         f"holds {s.iloc[bad[0]]!r}")
     return num.to_numpy(dtype=np.float64, na_value=np.nan)
 

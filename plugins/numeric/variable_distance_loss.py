@@ -16,6 +16,7 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     Params,
+    data_row,
     repeated,
 )
 from anoneval.plugins.numeric._common import as_float, is_numeric, matched_rows
@@ -115,7 +116,7 @@ class VariableDistanceLoss(LossMeasure):
         bad = np.flatnonzero((ranks < 0) & s.notna().to_numpy())
         if len(bad):
             raise DataError(f"ordinal column {col!r} of the {side} data holds {s.iloc[bad[0]]!r} "
-                            f"(row {bad[0] + 1}), which is not among its levels {levels}")
+                            f"({data_row(bad[0])}), which is not among its levels {levels}")
         return ranks.astype(np.float64)
 
     def _levels(self, col: str, s: pd.Series) -> list[str]:

@@ -8,7 +8,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, SynthesisResult, Synthesizer
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Microdata,
+    SynthesisResult,
+    Synthesizer,
+    data_row,
+)
 from anoneval.plugins.perturbation import _channels as ch
 
 #: Salt of this synthesizer's random streams: ctx.rng(0) alone would replay
@@ -112,7 +120,7 @@ class RandomizedResponse(Synthesizer):
         if (pos < 0).any():
             bad = int(np.flatnonzero(pos < 0)[0])
             row = int(np.flatnonzero(codes == bad)[0])
-            raise DataError(f"column {col!r}, row {row}: value {values[bad]!r} is not in "
+            raise DataError(f"column {col!r}, {data_row(row)}: value {values[bad]!r} is not in "
                             f"domain[{col!r}] = {list(domain)[:20]}")
         return pos[codes], domain
 

@@ -10,7 +10,15 @@ import pandas as pd
 from pydantic import Field, model_validator
 from scipy import special
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, RiskMeasure
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+    data_row,
+)
 from anoneval.plugins.microdata._frequencies import (
     frequencies,
     note_wildcard,
@@ -257,8 +265,8 @@ def household_risk(data: Microdata, col: str, risk: np.ndarray) -> np.ndarray:
     na = np.flatnonzero(np.asarray(pd.isna(uniques), dtype=bool))
     missing = np.flatnonzero(np.isin(codes, na)) if len(na) else np.zeros(0, dtype=np.int64)
     if len(missing):
-        raise DataError(f"household column {col!r}: row {int(missing[0])} has no household id "
-                        f"({len(missing)} row(s))")
+        raise DataError(f"household column {col!r}: {data_row(int(missing[0]))} has no "
+                        f"household id ({len(missing)} row(s))")
     with np.errstate(divide="ignore"):
         log_safe = np.log1p(-np.minimum(risk, 1.0))
     total = np.bincount(codes, weights=log_safe, minlength=len(uniques))

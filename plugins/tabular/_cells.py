@@ -60,6 +60,7 @@ from anoneval.core.api import (
     Microdata,
     Params,
     Table,
+    data_row,
     repeated,
 )
 
@@ -221,7 +222,7 @@ def _numeric(frame: pd.DataFrame, column: str, role: str) -> np.ndarray:
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         what = "missing" if pd.isna(s.iloc[row]) else "not a finite number"
-        raise DataError(f"{role} column {column!r} must be numeric: row {row} (index "
+        raise DataError(f"{role} column {column!r} must be numeric: {data_row(row)} (index "
                         f"{_show(s.index[row])}) holds {_show(s.iloc[row])}, which is {what} "
                         f"({int(bad.sum())} such rows)")
     return values
@@ -334,7 +335,7 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
         weight = _numeric(frame, p.weight, "weight")
         if (weight <= 0).any():
             row = int(np.flatnonzero(weight <= 0)[0])
-            raise DataError(f"weight column {p.weight!r} must be > 0: row {row} holds "
+            raise DataError(f"weight column {p.weight!r} must be > 0: {data_row(row)} holds "
                             f"{_show(weight[row])}")
     signed = value = None
     if p.magnitude:
@@ -345,7 +346,7 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
             rows = np.flatnonzero(neg)
             raise DataError(
                 f"magnitude column {p.magnitude!r} has {len(rows)} negative values in "
-                f"{len(np.unique(ids[rows]))} cells (first at row {int(rows[0])}: "
+                f"{len(np.unique(ids[rows]))} cells (first at {data_row(int(rows[0]))}: "
                 f"{_show(signed[rows[0]])}); the sensitivity rules assume non-negative "
                 "contributions. Set negative: 'absolute' to rank by absolute value as "
                 "tau-Argus does")
@@ -455,7 +456,7 @@ def table_keys(table: Table, cells: list[str]) -> list[str]:
     dup = table.frame.duplicated(subset=keys).to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
-        raise DataError(f"table keys {keys} are not unique: row {row} repeats "
+        raise DataError(f"table keys {keys} are not unique: {data_row(row)} repeats "
                         f"{table.frame[keys].iloc[row].tolist()}")
     return list(keys)
 
@@ -487,7 +488,7 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
     count = _numeric(frame, count_col, "count")
     if (count < 0).any():
         row = int(np.flatnonzero(count < 0)[0])
-        raise DataError(f"count column {count_col!r} must be >= 0: row {row} holds "
+        raise DataError(f"count column {count_col!r} must be >= 0: {data_row(row)} holds "
                         f"{_show(count[row])}")
     total_col = _table_attr(table, "total", p.total_column, "total_column")
     contrib = _table_attr(table, "contributions", p.contribution_columns, "contribution_columns")
@@ -511,10 +512,10 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
         negative = (signed_total < 0) | (tops < 0).any(axis=1)
         if negative.any() and p.negative == "error":
             raise DataError(f"the table has negative totals or contributions in "
-                            f"{int(negative.sum())} cells (first at row "
-                            f"{int(np.flatnonzero(negative)[0])}); the sensitivity rules assume "
-                            "non-negative contributions. Set negative: 'absolute' to rank by "
-                            "absolute value as tau-Argus does")
+                            f"{int(negative.sum())} cells (first at "
+                            f"{data_row(int(np.flatnonzero(negative)[0]))}); the sensitivity "
+                            "rules assume non-negative contributions. Set negative: 'absolute' "
+                            "to rank by absolute value as tau-Argus does")
         tops = -np.sort(-np.abs(tops), axis=1)
         total = np.abs(signed_total)
         top = np.cumsum(tops, axis=1)
@@ -522,7 +523,7 @@ def _table_cells(table: Table, p: CellParams, depths: dict[str, int], need_magni
             over = top[:, -1] > total * (1 + RTOL) + RTOL
             if over.any():
                 row = int(np.flatnonzero(over)[0])
-                raise DataError(f"the contributions {list(contrib)} of row {row} sum to "
+                raise DataError(f"the contributions {list(contrib)} of {data_row(row)} sum to "
                                 f"{top[row, -1]:g}, more than the cell total {total[row]:g} "
                                 f"({total_col!r})")
     keys_frame = frame[keys].reset_index(drop=True)
@@ -543,14 +544,14 @@ def _table_contributions(frame: pd.DataFrame, columns: list[str],
         bad = given & ~np.isfinite(values)
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            raise DataError(f"contribution column {col!r} must be numeric: row {row} holds "
+            raise DataError(f"contribution column {col!r} must be numeric: {data_row(row)} holds "
                             f"{_show(s.iloc[row])} ({int(bad.sum())} such rows)")
         missing = ~given & (count >= j + 1)
         if missing.any():
             row = int(np.flatnonzero(missing)[0])
             raise DataError(f"contribution column {col!r} (the {j + 1}. largest) is missing at "
-                            f"row {row}, whose cell has {count[row]:g} contributors; give it, "
-                            f"or 0 ({int(missing.sum())} such rows)")
+                            f"{data_row(row)}, whose cell has {count[row]:g} contributors; give "
+                            f"it, or 0 ({int(missing.sum())} such rows)")
         tops[:, j] = np.where(given, values, 0.0)
     return tops
 

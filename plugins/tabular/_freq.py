@@ -12,7 +12,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anoneval.core.api import Context, DataError, Dataset, FrameData, LossMeasure, Microdata, Table
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    FrameData,
+    LossMeasure,
+    Microdata,
+    Table,
+    data_row,
+)
 from anoneval.plugins.tabular._cells import (
     SpanParams,
     _first_rows,
@@ -35,7 +44,7 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
         counts = _numeric(data.frame, count_col, "count")
         if (counts < 0).any():
             row = int(np.flatnonzero(counts < 0)[0])
-            raise DataError(f"{owner}: counts must be >= 0; row {row} of count column "
+            raise DataError(f"{owner}: counts must be >= 0; {data_row(row)} of count column "
                             f"{count_col!r} holds {_show(counts[row])}")
         return data.frame[keys].reset_index(drop=True), counts
     if not isinstance(data, Microdata):
