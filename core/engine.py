@@ -251,7 +251,7 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
 
 @contextlib.contextmanager
 def dask_trim_off() -> Iterator[None]:
-    """Workers without Dask's periodic memory trimming, which stalls numeric work."""
+    """Workers started in this block get :data:`TRIM_THRESHOLD` as glibc's heap-trim threshold."""
     import dask
 
     with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_":
