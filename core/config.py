@@ -714,6 +714,25 @@ def plan_measures(measures: Sequence[Measure | PlannedMeasure | str | Mapping[st
     return [p for _, p in planned]
 
 
+#: How deeply a config may nest (real ones need about eight levels): deeper is refused before
+#: validation, the same on every Python version whatever its recursion limits.
+MAX_DEPTH = 100
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (parsed JSON) nests more than ``limit`` levels; no recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+    return False
+
+
 def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | None = None,
                     check_files: bool = True) -> Plan:
     """Validate a config dict in full; raise :class:`ConfigError` listing every problem."""
@@ -723,6 +742,9 @@ def validate_config(raw: Any, base_dir: str | Path = ".", registry: Registry | N
     base_dir = Path(base_dir)
     if not isinstance(raw, dict):
         raise ConfigError([("", "the config must be a JSON object")])
+    if _too_deep(raw):
+        raise ConfigError([("", f"the config is nested too deeply (more than {MAX_DEPTH} "
+                                "levels)")])
     context = {"registry": registry, "base_dir": base_dir, "check_files": check_files}
     try:
         config = EvalConfig.model_validate(raw, context=context)
@@ -769,6 +791,9 @@ def load_config(path: str | Path, registry: Registry | None = None) -> Plan:
                                 f"{exc.colno}: {exc.msg}")]) from exc
     except RecursionError:
         raise ConfigError([("", f"{path}: the JSON is nested too deeply")]) from None
+    if _too_deep(raw):
+        raise ConfigError([("", f"{path}: the JSON is nested too deeply (more than "
+                                f"{MAX_DEPTH} levels)")])
     return validate_config(raw, path.parent, registry)
 
 
