@@ -84,6 +84,14 @@ class ColumnParams(QualityParams):
                     "optimisation-metric aggregates of the per-attribute losses).")
 
 
+class ArxCompatParams(ColumnParams):
+    """Params of the cell models with ARX's suppression quirk behind ``compat``."""
+
+    compat: Literal["none", "arx"] = Field(
+        "none", description="'arx': rows whose quasi-identifier values are all equal count "
+                            "as suppressed too (ARX's isSuppressed quirk).")
+
+
 class TypedParams(QualityParams):
     """Params of the squared-error models: how each quasi-identifier becomes numbers."""
 

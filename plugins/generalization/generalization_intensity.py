@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
-from pydantic import Field
 
 from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.generalization._quality import (
-    ColumnParams,
+    ArxCompatParams,
     column_result,
     nonsuppressed_counts,
     quality_inputs,
@@ -38,10 +35,8 @@ class GeneralizationIntensity(LossMeasure):
     accepts = ("microdata",)
     inputs = "both"
 
-    class Params(ColumnParams):
-        compat: Literal["none", "arx"] = Field(
-            "none", description="'arx': rows whose quasi-identifier values are all equal count "
-                                "as suppressed too (ARX's isSuppressed quirk).")
+    class Params(ArxCompatParams):
+        pass
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
