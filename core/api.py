@@ -8,7 +8,7 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
 from anoneval.core.data import (
     DATA_KINDS,
     DataKind,
@@ -149,6 +150,7 @@ class Context:
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
     ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
     ``control`` is the control set (original records not used to make the release), when given.
+    ``block_runner`` runs :meth:`map_blocks` (the engine's; serial by default).
     """
 
     seed: int = 0
@@ -159,6 +161,24 @@ class Context:
     control: Dataset | None = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    block_runner: Blocks = SERIAL_BLOCKS
+
+    def map_blocks(self, fn: Callable[[Any, Any], Any], blocks: Iterable[Any],
+                   shared: Any = None) -> list[Any]:
+        """``[fn(shared, block) for block in blocks]`` on the engine: in this process, in the
+        local engine's worker processes or on Dask workers (``shared`` shipped once per worker).
+
+        ``fn`` must be a picklable top-level function and the blocks independent; results come
+        in block order, so combining them in that order gives the same result on every engine.
+        Size blocks from the data and a memory budget, never from :attr:`parallelism`, or the
+        result (float sums) would depend on the worker count.
+        """
+        return self.block_runner.map(fn, list(blocks), shared)
+
+    @property
+    def parallelism(self) -> int:
+        """How many blocks of :meth:`map_blocks` can run at once."""
+        return self.block_runner.parallelism
 
     def path(self, value: str | Path) -> Path:
         """A file path from a param, relative to the config file's folder when there is one."""
@@ -329,4 +349,6 @@ __all__ = [
     "plugin_ref", "released",
     "repeated",  # helper: values listed twice
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
+    "spans",  # helper: block bounds for Context.map_blocks
+    "task_threads",  # helper: threads a plugin may use where it runs
 ]

@@ -1,4 +1,4 @@
-"""Execution engines: where the independent tasks of a run (the variants) are computed.
+"""Execution engines: where the independent tasks of a run (variants, blocks) are computed.
 
 ``local`` (the default) runs them in this process, or in ``workers`` processes of a
 :class:`concurrent.futures.ProcessPoolExecutor`; ``dask`` runs them on a Dask cluster, either one
@@ -6,6 +6,11 @@ already running (``address``) or a ``distributed.LocalCluster`` started for the 
 after it. Every engine returns the reports in the variants' order and gives the same reports as
 a serial run (apart from timings): each task rebuilds the evaluator from the same original,
 measures and seed, and measures draw randomness only from the seed.
+
+Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
+work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
+variants spreads the variants and runs each measure's blocks serially inside its task (no
+nested pools); a run with one variant runs it here and spreads the blocks.
 """
 
 from __future__ import annotations
@@ -14,14 +19,16 @@ import contextlib
 import multiprocessing
 import os
 import pickle
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
+from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.config import EngineSpec
 from anoneval.core.errors import AnonevalError, ConfigError
 
@@ -35,6 +42,12 @@ DASK_EXTRA = "pip install 'anoneval[dask]'"
 #: glibc's heap-trim threshold for Dask workers: Dask's 64 KiB default returns freed heap to
 #: the OS after every large numpy temporary, which slows numeric work; 128 MiB does not.
 TRIM_THRESHOLD = str(128 * 2**20)
+#: Native thread pools (OpenMP, MKL, OpenBLAS) capped at one thread per task process, so that
+#: ``workers`` processes on as many cores do not oversubscribe them.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+S = TypeVar("S")
+B = TypeVar("B")
+R = TypeVar("R")
 
 
 class EngineError(AnonevalError):
@@ -118,9 +131,16 @@ def _evaluator_for(recipe: Recipe) -> Any:
 
 def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
     """Evaluate one variant (data, or a zero-argument loader run on the worker)."""
-    if callable(data):
-        data = data()
-    return _evaluator_for(recipe).evaluate(data, variant=name)
+    with as_task():
+        if callable(data):
+            data = data()
+        return _evaluator_for(recipe).evaluate(data, variant=name)
+
+
+def run_task(fn: Callable[..., R], *args: Any) -> R:
+    """``fn(*args)`` as an engine task (plugins inside use one thread and serial blocks)."""
+    with as_task():
+        return fn(*args)
 
 
 def _identity(value: Any) -> Any:
@@ -130,9 +150,11 @@ def _identity(value: Any) -> Any:
 _RECIPE: Recipe | None = None
 
 
-def _init_process(blob: bytes) -> None:
+def _init_process(blob: bytes | None) -> None:
     global _RECIPE
-    _RECIPE = pickle.loads(blob)
+    mark_task_process()
+    if blob is not None:
+        _RECIPE = pickle.loads(blob)
 
 
 def _run_in_process(name: str, data: Any) -> Report:
@@ -140,20 +162,119 @@ def _run_in_process(name: str, data: Any) -> Report:
     return run_variant(_RECIPE, name, data)
 
 
+_SHARED: dict[str, Any] = {}
+
+
+def _load_shared(path: str) -> Any:
+    """The shared object written at ``path``, read once per process."""
+    if path not in _SHARED:
+        _SHARED.clear()
+        with open(path, "rb") as f:
+            _SHARED[path] = pickle.load(f)
+    return _SHARED[path]
+
+
+def _run_block_in_process(fn: Callable[[Any, Any], Any], path: str, block: Any) -> Any:
+    return fn(_load_shared(path), block)
+
+
+def _run_block_task(fn: Callable[[Any, Any], Any], shared: Any, block: Any) -> Any:
+    with as_task():
+        return fn(shared, block)
+
+
+class ProcessBlocks(Blocks):
+    """Blocks in the local engine's worker processes; ``shared`` is written once to a temporary
+    file that each process reads once."""
+
+    def __init__(self, engine: LocalEngine) -> None:
+        self.engine = engine
+        self.parallelism = engine.workers
+
+    def map(self, fn: Callable[[S, B], R], blocks: Sequence[B], shared: S) -> list[R]:
+        if len(blocks) <= 1:
+            return super().map(fn, blocks, shared)
+        with tempfile.NamedTemporaryFile(prefix="anoneval-blocks-", suffix=".pkl",
+                                         delete=False) as f:
+            pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            pool = self.engine.pool()
+            futures = [pool.submit(_run_block_in_process, fn, f.name, b) for b in blocks]
+            return [fut.result() for fut in futures]
+        finally:
+            os.unlink(f.name)
+
+
+class DaskBlocks(Blocks):
+    """Blocks on the Dask workers; a task holds ``shared`` (a lost worker's copy is recomputed)
+    and failed blocks are retried."""
+
+    def __init__(self, engine: DaskEngine) -> None:
+        self.engine = engine
+        self.parallelism = max(engine.describe()["workers"], 1)
+
+    def map(self, fn: Callable[[S, B], R], blocks: Sequence[B], shared: S) -> list[R]:
+        if len(blocks) <= 1:
+            return super().map(fn, blocks, shared)
+        client = self.engine.client
+        held = client.submit(_identity, shared, pure=False, retries=3)
+        futures = client.map(_run_block_task, [fn] * len(blocks), [held] * len(blocks),
+                             list(blocks), pure=False, retries=3)
+        return list(self.engine.gathered(futures, "the blocks of a measure"))
+
+
 # -- engines ------------------------------------------------------------------------------
 
 
 class Engine:
-    """Runs variant tasks; :meth:`describe` is the report's ``engine`` section."""
+    """Runs variant tasks, generic tasks (:meth:`map`) and the blocks of measures
+    (:meth:`blocks`); :meth:`describe` is the report's ``engine`` section."""
 
     name = "local"
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "address": None, "workers": 1}
 
+    def blocks(self) -> Blocks:
+        """The block runner for measures evaluated in this process."""
+        return SERIAL_BLOCKS
+
+    def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
+        """``[fn(item) for item in items]`` as independent tasks (``fn`` picklable, top-level),
+        in the items' order."""
+        return [fn(item) for item in items]
+
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
         return [serial(name, data) for name, data in variants.items()]
+
+    def close(self) -> None:
+        """Release what the engine started (worker processes)."""
+
+
+@contextlib.contextmanager
+def _one_thread_env() -> Iterator[None]:
+    """:data:`ONE_THREAD` in the environment of processes started in this block (values the
+    user set are kept)."""
+    added = {k: v for k, v in ONE_THREAD.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def _spawn_pool(workers: int, blob: bytes | None) -> ProcessPoolExecutor:
+    """``workers`` spawned processes (no state leaks between runs), started now with one native
+    thread each."""
+    with _one_thread_env():
+        pool = ProcessPoolExecutor(max_workers=workers,
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_init_process, initargs=(blob,))
+        for f in [pool.submit(_identity, None) for _ in range(workers)]:
+            f.result()
+    return pool
 
 
 class LocalEngine(Engine):
@@ -161,21 +282,40 @@ class LocalEngine(Engine):
 
     def __init__(self, workers: int | None) -> None:
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
+
+    def pool(self) -> ProcessPoolExecutor:
+        """The engine's worker processes, started at the first use."""
+        if self._pool is None:
+            self._pool = _spawn_pool(self.workers, None)
+        return self._pool
+
+    def blocks(self) -> Blocks:
+        return ProcessBlocks(self) if self.workers > 1 else SERIAL_BLOCKS
+
+    def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
+        if self.workers <= 1 or len(items) <= 1:
+            return super().map(fn, items)
+        futures = [self.pool().submit(fn, item) for item in items]
+        return [f.result() for f in futures]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
         if self.workers <= 1 or len(variants) <= 1:
             return super().run_variants(recipe, variants, serial)
         blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(variants)),
-                                 mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_init_process, initargs=(blob,)) as pool:
+        with _spawn_pool(min(self.workers, len(variants)), blob) as pool:
             futures = [pool.submit(_run_in_process, name, data)
                        for name, data in variants.items()]
             return [f.result() for f in futures]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
 
 class DaskEngine(Engine):
@@ -191,23 +331,37 @@ class DaskEngine(Engine):
         workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
         return {"name": "dask", "address": public_address(self.address), "workers": workers}
 
-    def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
-                     serial: Callable[[str, Any], Report]) -> list[Report]:
+    def blocks(self) -> Blocks:
+        return DaskBlocks(self)
+
+    def gathered(self, futures: list[Any], what: str) -> list[Any]:
+        """The futures' results; a lost cluster is an :class:`EngineError`."""
         from distributed import KilledWorker
 
+        try:
+            return list(self.client.gather(futures))
+        except KilledWorker as exc:
+            raise EngineError(f"the Dask cluster lost the workers running {what} "
+                              f"({exc}); no report was written") from exc
+        except OSError as exc:
+            raise EngineError(f"the Dask cluster at {public_address(self.address)} was lost: "
+                              f"{exc}; no report was written") from exc
+
+    def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
+        if len(items) <= 1:
+            return super().map(fn, items)
+        futures = self.client.map(run_task, [fn] * len(items), list(items), pure=False,
+                                  retries=3)
+        return self.gathered(futures, "the tasks")
+
+    def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
+                     serial: Callable[[str, Any], Report]) -> list[Report]:
         # a task (not scattered data) holds the recipe, so a lost worker's copy is recomputed
         shared = self.client.submit(_identity, recipe, pure=False, retries=3)
         names = list(variants)
         futures = self.client.map(run_variant, [shared] * len(names), names,
                                   [variants[n] for n in names], pure=False, retries=3)
-        try:
-            return list(self.client.gather(futures))
-        except KilledWorker as exc:
-            raise EngineError(f"the Dask cluster lost the workers running the variants "
-                              f"({exc}); no report was written") from exc
-        except OSError as exc:
-            raise EngineError(f"the Dask cluster at {public_address(self.address)} was lost: "
-                              f"{exc}; no report was written") from exc
+        return self.gathered(futures, "the variants")
 
 
 def _import_distributed() -> Any:
@@ -223,7 +377,11 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
     """The engine for a run; a cluster started here is closed when the run ends."""
     spec, client = engine_spec(engine)
     if spec.name == "local":
-        yield LocalEngine(spec.workers)
+        local = LocalEngine(spec.workers)
+        try:
+            yield local
+        finally:
+            local.close()
         return
     distributed = _import_distributed()
     if client is not None:

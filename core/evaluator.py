@@ -16,6 +16,7 @@ import contextlib
 import copy
 import math
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
+from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
 from anoneval.core.errors import ConfigError, DataError
@@ -163,15 +165,18 @@ class Evaluator:
         self.show_progress = show_progress
         self.timings = timings
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
+        self._prepare_seconds: dict[int, float] = {}  # reported once, by the first evaluation
         self._aligned: dict[int, Evaluator] = {}  # by id of an original read with other dtypes
         self._version = own_version()
         self._hook = self.registry.pm.hook
         self._overlap: int | None = None
+        #: Runs the measures' blocks (``Context.map_blocks``); serial unless an engine sets it.
+        self.block_runner: Blocks = SERIAL_BLOCKS
 
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
                        show_progress=self.show_progress, prepared=prepared,
-                       control=read_only(self.control))
+                       control=read_only(self.control), block_runner=self.block_runner)
 
     def control_overlap(self) -> int:
         """Control records equal to an original record (computed once)."""
@@ -192,12 +197,14 @@ class Evaluator:
         if i not in self._prepared:
             measure = planned.measure
             ctx, view = self._context(), read_only(self.original)
+            started = time.perf_counter()
             try:
                 self._prepared[i] = (_plugin_call(
                     lambda: measure.prepare(view, ctx), planned.timeout,
                     f"{measure.name}.prepare"), None)
             except Exception as exc:
                 self._prepared[i] = (None, exc)
+            self._prepare_seconds[i] = time.perf_counter() - started
         return self._prepared[i]
 
     def synthesize(self, synthesizer: Synthesizer) -> SynthesisResult:
@@ -264,7 +271,8 @@ class Evaluator:
             details=result.details if result is not None else {},
             params=measure.params.model_dump(mode="json"),
             unit=type(measure).unit_for(measure.params.model_dump(mode="json")),
-            seconds=float(ctx.extra.get("seconds", 0.0)) if self.timings else 0.0, error=error,
+            seconds=(float(ctx.extra.get("seconds", 0.0)) + self._prepare_seconds.pop(i, 0.0)
+                     if self.timings else 0.0), error=error,
             warnings=warnings,
             threshold=thr.model_dump() if thr is not None else None, passed=passed,
         )
@@ -280,6 +288,7 @@ class Evaluator:
             original, anon, notes = align_dtypes(self.original, anon)
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
+                runner.block_runner = self.block_runner
         entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         for entry in entries:
             entry.warnings[:0] = notes
@@ -315,17 +324,25 @@ class Evaluator:
         by default the first risk and the first loss measure. ``engine`` (a name, an engine
         config dict or a ``distributed.Client``; default local and serial) runs the variants
         as independent tasks: in worker processes (``{"name": "local", "workers": 2}``) or on a
-        Dask cluster. A variant may be data or a zero-argument callable loading it (called where
-        the task runs). The reports equal a serial run's apart from timings.
+        Dask cluster; a single variant runs here and the engine runs its measures' blocks
+        (``Context.map_blocks``). A variant may be data or a zero-argument callable loading it
+        (called where the task runs). The reports equal a serial run's apart from timings.
         """
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         from anoneval.core.engine import new_recipe, open_engine
 
         with open_engine(engine) as eng:
-            recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
-                                self.base_dir, self.timings, self.control)
-            reports = eng.run_variants(recipe, variants, self._evaluate_variant)
+            if len(variants) == 1:  # one task: run it here and spread its measures' blocks
+                self.block_runner = eng.blocks()
+                try:
+                    reports = [self._evaluate_variant(*next(iter(variants.items())))]
+                finally:
+                    self.block_runner = SERIAL_BLOCKS
+            else:
+                recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
+                                    self.base_dir, self.timings, self.control)
+                reports = eng.run_variants(recipe, variants, self._evaluate_variant)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
