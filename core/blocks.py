@@ -14,7 +14,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 S = TypeVar("S")
 B = TypeVar("B")

@@ -9,14 +9,13 @@ the two lengths, for DTW and Hausdorff the point-distance tensor has a fixed sha
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
 
-from anoneval.core.api import DataError, Dataset, Distance, Trajectories
+from anoneval.core.api import DataError, Dataset, Distance, Trajectories, task_threads
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -190,6 +189,36 @@ def block_chunks(rows: np.ndarray, cols: np.ndarray, depth: int
             yield rows[rs], cols[cs]
 
 
+#: A piece of pair work: trajectory positions ``rows`` (length n1) × ``cols`` (length n2).
+Piece = tuple[np.ndarray, int, np.ndarray, int]
+
+
+def pair_blocks(groups: list[tuple[int, np.ndarray]], depth: Callable[[int, int], int],
+                budget: int) -> list[list[Piece]]:
+    """The pairs of length groups ``gi ≤ gj`` (each unordered pair of groups once) cut into
+    blocks of about ``budget`` point pairs: a large group pair is split by rows (and columns),
+    small ones are packed together. The blocks depend on the data and the budget only."""
+    blocks: list[list[Piece]] = []
+    current: list[Piece] = []
+    filled = 0
+    for gi, (n1, rows) in enumerate(groups):
+        for n2, cols in groups[gi:]:
+            per_pair = max(depth(n1, n2), 1)
+            col_size = min(len(cols), max(budget // per_pair, 1))
+            row_size = max(budget // (per_pair * col_size), 1)
+            for cs in chunks(len(cols), col_size):
+                for rs in chunks(len(rows), row_size):
+                    cost = (rs.stop - rs.start) * (cs.stop - cs.start) * per_pair
+                    if current and filled + cost > budget:
+                        blocks.append(current)
+                        current, filled = [], 0
+                    current.append((rows[rs], n1, cols[cs], n2))
+                    filled += cost
+    if current:
+        blocks.append(current)
+    return blocks
+
+
 def resolve(data: Trajectories, index: np.ndarray | None) -> np.ndarray:
     """Trajectory positions: all of them when ``index`` is None, else checked integers."""
     if index is None:
@@ -209,11 +238,9 @@ def check_points(data: Trajectories, role: str) -> None:
 
 
 def workers() -> int:
-    """Threads for pair work: the CPUs this process may use (numpy releases the GIL)."""
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(os.cpu_count() or 1, 1)
+    """Threads for pair work: the CPUs this process may use (numpy releases the GIL), one
+    inside an engine task (the engine spreads the tasks over the cores)."""
+    return task_threads()
 
 
 def parallel_map(fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:

@@ -12,6 +12,7 @@ from pydantic import Field
 from anoneval.core.api import Context, DataError, Dataset, Params, Trajectories
 from anoneval.plugins.distances._traj import (
     EARTH_RADIUS_KM,
+    Piece,
     TrajectoryDistance,
     as_trajectories,
     average_speeds,
@@ -21,6 +22,7 @@ from anoneval.plugins.distances._traj import (
     half_vectors,
     haversine_km,
     length_groups,
+    pair_blocks,
     parallel_map,
     point_distance,
     times,
@@ -28,6 +30,8 @@ from anoneval.plugins.distances._traj import (
 
 #: Above this many trajectories upstream estimates λ on a random sample (Cochran's formula).
 SAMPLE_ABOVE = 10_000
+#: Point pairs per block of λ's estimation (about 50 ms of work; chunked inside).
+LAMBDA_BLOCK = 1 << 22
 
 
 @lru_cache(maxsize=4096)
@@ -55,6 +59,41 @@ def sample_size(n: int) -> int:
     p = 0.5): ⌊n0 / (1 + n0/n)⌋ with n0 = z²·p(1−p)/e²."""
     n0 = 2.576**2 * 0.25 / 0.03**2
     return int(n0 / (1 + n0 / n))
+
+
+def lambda_block(shared: tuple[Trajectories, np.ndarray, str], block: list[Piece]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Sums (pairs of different lengths counted twice) and maxima of Sp (m) and Tp over the
+    pieces of ``block``; chunks run on :func:`parallel_map`'s threads and add up in order."""
+    data, speed, sp_type = shared
+    t = times(data)
+
+    def piece(job: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
+              ) -> tuple[np.ndarray, np.ndarray]:
+        r, c, i, j, weight = job
+        h = len(i)
+        px = data.offsets[r][None, :, None] + i[:, None, None]
+        py = data.offsets[c][None, None, :] + j[:, None, None]
+        s = point_distance(data, px, data, py, sp_type)
+        s *= s
+        sp = np.sqrt(np.add.reduce(s, axis=0) / h) * 1000
+        dt = t[px] - t[py]
+        np.abs(dt, out=dt)
+        dt *= ((speed[r][:, None] + speed[c][None, :]) / 2)[None]
+        dt *= dt
+        tp = np.sqrt(np.add.reduce(dt, axis=0) / h)
+        return weight * np.array([sp.sum(), tp.sum()]), np.array([sp.max(), tp.max()])
+
+    jobs = []
+    for rows, n1, cols, n2 in block:
+        i, j = aligned_indices(n1, n2)
+        jobs += [(r, c, i, j, 1.0 if n1 == n2 else 2.0) for r, c in block_chunks(rows, cols,
+                                                                                  len(i))]
+    sums, maxima = np.zeros(2), np.zeros(2)
+    for part_sums, part_max in parallel_map(piece, jobs):
+        sums += part_sums
+        maxima = np.maximum(maxima, part_max)
+    return sums, maxima
 
 
 class Martinez2021(TrajectoryDistance):
@@ -145,50 +184,27 @@ class Martinez2021(TrajectoryDistance):
         """λ = mean Sp / mean Tp over all ordered pairs; max_dist = max Sp + λ · max Tp.
 
         Sp and Tp are symmetric and zero on self-pairs, so each unordered pair of length groups
-        is computed once and counted twice.
+        is computed once and counted twice. The pairs run as blocks (``ctx.map_blocks``) whose
+        sums are added in block order: the same λ on every engine.
         """
         speed = average_speeds(data, self.params.sp_type)
         if self.params.lambda_units == "consistent":
             speed = speed / 3.6
-        groups = length_groups(data.lengths)
-        tasks = [(rows, n1, cols, n2) for gi, (n1, rows) in enumerate(groups)
-                 for n2, cols in groups[gi:]]
+        blocks = pair_blocks(length_groups(data.lengths), self._depth, LAMBDA_BLOCK)
         sums = np.zeros(2)
         maxima = np.zeros(2)
-        with ctx.progress(len(tasks), "Martinez2021 λ") as bar:
-            for n1, n2, part_sums, part_max in parallel_map(
-                    lambda task: self._lambda_block(data, *task, speed), tasks):
-                sums += (1.0 if n1 == n2 else 2.0) * part_sums
+        with ctx.progress(len(blocks), "Martinez2021 λ") as bar:
+            for part_sums, part_max in ctx.map_blocks(
+                    lambda_block, blocks, (data, speed, self.params.sp_type)):
+                sums += part_sums
                 maxima = np.maximum(maxima, part_max)
-                bar.update()
+            bar.update(len(blocks))
         if not sums[1] > 0:
             raise DataError(
                 "Martinez2021 cannot estimate λ: every temporal distance is 0 (all Δt = 0 within "
                 "the trajectories, so all speeds are 0, or a single trajectory); set p_lambda")
         lam = float(sums[0] / sums[1])
         return lam, float(maxima[0] + lam * maxima[1])
-
-    def _lambda_block(self, data: Trajectories, rows: np.ndarray, n1: int, cols: np.ndarray,
-                      n2: int, speed: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray]:
-        """Sums and maxima of Sp (m) and Tp over the pairs rows × cols (lengths n1, n2)."""
-        i, j = aligned_indices(n1, n2)
-        h = len(i)
-        t = times(data)
-        sums, maxima = np.zeros(2), np.zeros(2)
-        for r, c in block_chunks(rows, cols, h):
-            px = data.offsets[r][None, :, None] + i[:, None, None]
-            py = data.offsets[c][None, None, :] + j[:, None, None]
-            s = point_distance(data, px, data, py, self.params.sp_type)
-            s *= s
-            sp = np.sqrt(np.add.reduce(s, axis=0) / h) * 1000
-            dt = t[px] - t[py]
-            np.abs(dt, out=dt)
-            dt *= ((speed[r][:, None] + speed[c][None, :]) / 2)[None]
-            dt *= dt
-            tp = np.sqrt(np.add.reduce(dt, axis=0) / h)
-            sums += [sp.sum(), tp.sum()]
-            maxima = np.maximum(maxima, [sp.max(), tp.max()])
-        return n1, n2, sums, maxima
 
     def _bbox_max_dist(self, data: Trajectories) -> float:
         """Upstream's max_dist for a given λ: half the longer bounding-box diagonal (haversine m)

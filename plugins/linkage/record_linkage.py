@@ -23,10 +23,13 @@ from anoneval.core.api import (
     Trajectories,
     data_row,
     plugin_ref,
+    spans,
 )
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22
+#: Record pairs per block of the search (``Context.map_blocks``); chunked inside.
+BLOCK_PAIRS = 1 << 20
 #: Result of a search: nearest original (−1: none), its distance, and for ties="distance" the
 #: number of tied originals and whether the true original is among them.
 Search = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]
@@ -174,11 +177,8 @@ class RecordLinkage(RiskMeasure):
         n_orig, n_anon = len(prep.original), len(anon)
         w = self.window_size(n_orig) if isinstance(anon, Trajectories) else float(n_orig)
         windowed = isinstance(anon, Trajectories) and w < n_orig
-        if windowed:
-            assert isinstance(anon, Trajectories)
-            nearest, dist_min, tied = self._search_window(prep, anon, truth, w, ctx)
-        else:
-            nearest, dist_min, tied = self._search_all(prep, anon, truth, ctx)
+        nearest, dist_min, tied = search(prep, anon, truth, w if windowed else None,
+                                         self.params.ties, self.params.tie_tolerance, ctx)
         if self.params.ties == "identical":
             linked = (truth >= 0) & (nearest >= 0)
             linked[linked] = prep.groups[truth[linked]] == prep.groups[nearest[linked]]
@@ -245,76 +245,6 @@ class RecordLinkage(RiskMeasure):
         ids = anonymized.frame[key].to_numpy()
         return lookup.get_indexer(ids).astype(np.int64), ids
 
-    def _search_all(self, prep: Prepared, anon: Dataset, truth: np.ndarray,
-                    ctx: Context) -> Search:
-        """Exhaustive nearest original of every anonymized record (upstream's order on ties)."""
-        n_orig, n_anon = len(prep.original), len(anon)
-        cols = prep.order if prep.order is not None else np.arange(n_orig)
-        nearest = np.full(n_anon, -1)
-        dist_min = np.full(n_anon, np.nan)
-        n_tied = np.zeros(n_anon, np.int64)
-        true_tied = np.zeros(n_anon, bool)
-        rows_per_chunk = max(PAIRS_PER_CHUNK // max(n_orig, 1), 1)
-        with ctx.progress(n_anon, f"{self.name} (exhaustive)") as bar:
-            for start in range(0, n_anon, rows_per_chunk):
-                rows = np.arange(start, min(start + rows_per_chunk, n_anon))
-                d = prep.distance.pairwise(prep.original, anon, cols, rows).T  # D(orig, anon)
-                near, dmin = _argmin(d)
-                nearest[rows] = np.where(near >= 0, cols[np.maximum(near, 0)], -1)
-                dist_min[rows] = dmin
-                if self.params.ties == "distance":
-                    tie = d <= (dmin + self.params.tie_tolerance)[:, None]
-                    n_tied[rows] = tie.sum(axis=1)
-                    pos = np.full(n_orig, -1)
-                    pos[cols] = np.arange(n_orig)
-                    t = truth[rows]
-                    ok = t >= 0
-                    true_tied[rows[ok]] = tie[np.flatnonzero(ok), pos[t[ok]]]
-                bar.update(len(rows))
-        return nearest, dist_min, (n_tied, true_tied)
-
-    def _search_window(self, prep: Prepared, anon: Trajectories, truth: np.ndarray, w: float,
-                       ctx: Context) -> Search:
-        """Upstream's windowed search around each anonymized trajectory's reference distance."""
-        assert prep.reference is not None and prep.order is not None
-        assert prep.ref_sorted is not None
-        n_anon = len(anon)
-        r = _paired(prep.distance, anon, prep.reference, np.arange(n_anon),
-                    np.zeros(n_anon, np.int64))
-        lo, hi = window_bounds(prep.ref_sorted, r, w)
-        width = hi - lo + 1
-        nearest = np.full(n_anon, -1)
-        dist_min = np.full(n_anon, np.nan)
-        n_tied = np.zeros(n_anon, np.int64)
-        true_tied = np.zeros(n_anon, bool)
-        rows_per_chunk = max(PAIRS_PER_CHUNK // max(int(width.max(initial=1)), 1), 1)
-        with ctx.progress(n_anon, f"{self.name} (window {w:g})") as bar:
-            for start in range(0, n_anon, rows_per_chunk):
-                rows = np.arange(start, min(start + rows_per_chunk, n_anon))
-                counts = width[rows]
-                owner = np.repeat(np.arange(len(rows)), counts)
-                rank = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-                cand = prep.order[lo[rows][owner] + rank]
-                d = _paired(prep.distance, prep.original, anon, cand, rows[owner])
-                d = np.where(np.isnan(d), np.inf, d)
-                starts = np.cumsum(counts) - counts
-                dmin = np.minimum.reduceat(d, starts)
-                is_min = d == np.repeat(dmin, counts)
-                first = np.full(len(rows), -1)
-                hit = np.flatnonzero(is_min & np.isfinite(d))
-                first_hit = hit[np.r_[True, owner[hit][1:] != owner[hit][:-1]]] if len(hit) else hit
-                first[owner[first_hit]] = cand[first_hit]
-                nearest[rows] = first
-                dist_min[rows] = np.where(np.isfinite(dmin), dmin, np.nan)
-                if self.params.ties == "distance":
-                    tie = np.isfinite(d) & (d <= np.repeat(dmin + self.params.tie_tolerance,
-                                                           counts))
-                    n_tied[rows] = np.add.reduceat(tie.astype(np.int64), starts)
-                    hit_true = tie & (cand == truth[rows][owner])
-                    true_tied[rows] = np.add.reduceat(hit_true.astype(np.int64), starts) > 0
-                bar.update(len(rows))
-        return nearest, dist_min, (n_tied, true_tied)
-
     def _table(self, prep: Prepared, anon: Dataset, anon_ids: np.ndarray, truth: np.ndarray,
                nearest: np.ndarray, dist_min: np.ndarray, prob: np.ndarray) -> pd.DataFrame:
         """One row per anonymized record: its nearest original and the true one's distance."""
@@ -333,6 +263,118 @@ class RecordLinkage(RiskMeasure):
             "true_distance": true_dist,
             "probability": prob,
         })
+
+
+@dataclass(frozen=True)
+class SearchJob:
+    """What every block of the nearest-original search reads (shipped once per worker)."""
+
+    distance: Distance
+    original: Dataset
+    anonymized: Dataset
+    truth: np.ndarray
+    order: np.ndarray | None
+    ref_sorted: np.ndarray | None
+    reference: Trajectories | None
+    window: float | None  # None: exhaustive
+    ties: str
+    tie_tolerance: float
+
+
+def search(prep: Prepared, anon: Dataset, truth: np.ndarray, window: float | None, ties: str,
+           tie_tolerance: float, ctx: Context) -> Search:
+    """Nearest original of every anonymized record, in blocks of anonymized records
+    (``ctx.map_blocks``): exhaustive (``window`` None) or upstream's window. Each record's
+    result depends on that record alone, so blocks change nothing but where it runs."""
+    n_orig, n_anon = len(prep.original), len(anon)
+    width = n_orig if window is None else min(int(window) + 2, n_orig)
+    rows = max(BLOCK_PAIRS // max(width, 1), 1)
+    rows = min(rows, max(-(-n_anon // (4 * ctx.parallelism)), 1))  # work for every worker
+    job = SearchJob(prep.distance, prep.original, anon, truth, prep.order, prep.ref_sorted,
+                    prep.reference, window, ties, tie_tolerance)
+    label = "exhaustive" if window is None else f"window {window:g}"
+    with ctx.progress(n_anon, f"RecordLinkage ({label})") as bar:
+        parts = ctx.map_blocks(search_block, spans(n_anon, rows), job)
+        bar.update(n_anon)
+    if not parts:
+        empty = np.zeros(0)
+        return empty.astype(np.int64), empty, (empty.astype(np.int64), empty.astype(bool))
+    nearest, dist_min, n_tied, true_tied = (np.concatenate(a) for a in zip(*parts, strict=True))
+    return nearest, dist_min, (n_tied, true_tied)
+
+
+def search_block(job: SearchJob, span: tuple[int, int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Nearest original (−1: none), its distance, tied count and whether the true original
+    is tied, for anonymized records ``span``; chunked to :data:`PAIRS_PER_CHUNK`."""
+    rows = np.arange(*span)
+    if job.window is None:
+        return _search_all(job, rows)
+    assert isinstance(job.anonymized, Trajectories)
+    return _search_window(job, rows)
+
+
+def _search_all(job: SearchJob, block: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Exhaustive search (upstream's order on ties: originals in ``order``)."""
+    n_orig = len(job.original)
+    cols = job.order if job.order is not None else np.arange(n_orig)
+    n = len(block)
+    nearest, dist_min = np.full(n, -1), np.full(n, np.nan)
+    n_tied, true_tied = np.zeros(n, np.int64), np.zeros(n, bool)
+    pos = np.full(n_orig, -1)
+    pos[cols] = np.arange(n_orig)
+    step = max(PAIRS_PER_CHUNK // max(n_orig, 1), 1)
+    for a, b in spans(n, step):
+        rows = block[a:b]
+        d = job.distance.pairwise(job.original, job.anonymized, cols, rows).T  # D(orig, anon)
+        near, dmin = _argmin(d)
+        nearest[a:b] = np.where(near >= 0, cols[np.maximum(near, 0)], -1)
+        dist_min[a:b] = dmin
+        if job.ties == "distance":
+            tie = d <= (dmin + job.tie_tolerance)[:, None]
+            n_tied[a:b] = tie.sum(axis=1)
+            t = job.truth[rows]
+            ok = t >= 0
+            true_tied[a + np.flatnonzero(ok)] = tie[np.flatnonzero(ok), pos[t[ok]]]
+    return nearest, dist_min, n_tied, true_tied
+
+
+def _search_window(job: SearchJob, block: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Upstream's windowed search around each anonymized trajectory's reference distance."""
+    assert job.reference is not None and job.order is not None and job.ref_sorted is not None
+    assert job.window is not None
+    n = len(block)
+    r = _paired(job.distance, job.anonymized, job.reference, block, np.zeros(n, np.int64))
+    lo, hi = window_bounds(job.ref_sorted, r, job.window)
+    width = hi - lo + 1
+    nearest, dist_min = np.full(n, -1), np.full(n, np.nan)
+    n_tied, true_tied = np.zeros(n, np.int64), np.zeros(n, bool)
+    step = max(PAIRS_PER_CHUNK // max(int(width.max(initial=1)), 1), 1)
+    for a, b in spans(n, step):
+        rows = block[a:b]
+        counts = width[a:b]
+        owner = np.repeat(np.arange(len(rows)), counts)
+        rank = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        cand = job.order[lo[a:b][owner] + rank]
+        d = _paired(job.distance, job.original, job.anonymized, cand, rows[owner])
+        d = np.where(np.isnan(d), np.inf, d)
+        starts = np.cumsum(counts) - counts
+        dmin = np.minimum.reduceat(d, starts)
+        is_min = d == np.repeat(dmin, counts)
+        first = np.full(len(rows), -1)
+        hit = np.flatnonzero(is_min & np.isfinite(d))
+        first_hit = hit[np.r_[True, owner[hit][1:] != owner[hit][:-1]]] if len(hit) else hit
+        first[owner[first_hit]] = cand[first_hit]
+        nearest[a:b] = first
+        dist_min[a:b] = np.where(np.isfinite(dmin), dmin, np.nan)
+        if job.ties == "distance":
+            tie = np.isfinite(d) & (d <= np.repeat(dmin + job.tie_tolerance, counts))
+            n_tied[a:b] = np.add.reduceat(tie.astype(np.int64), starts)
+            hit_true = tie & (cand == job.truth[rows][owner])
+            true_tied[a:b] = np.add.reduceat(hit_true.astype(np.int64), starts) > 0
+    return nearest, dist_min, n_tied, true_tied
 
 
 def window_bounds(ref_sorted: np.ndarray, r: np.ndarray, w: float) -> tuple[np.ndarray, np.ndarray]:
