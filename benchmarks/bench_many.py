@@ -22,21 +22,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _adult import generalize, measures, read_adult
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
+from anoneval.core import Evaluator, evaluate
 
-from make_adult_variants import QUASI_IDENTIFIERS, generalize  # noqa: E402
-
-from anoneval.core import Evaluator, evaluate  # noqa: E402
-
-ADULT = ROOT / "examples" / "data" / "adult"
 LEVELS = [  # sex, age, race, marital-status, education, native-country, workclass; then k
     ([0, 1, 0, 0, 0, 0, 0], 2), ([0, 1, 0, 1, 1, 1, 1], 2), ([0, 1, 0, 1, 1, 1, 1], 5),
     ([0, 2, 0, 1, 1, 1, 1], 5), ([0, 2, 0, 1, 2, 1, 1], 5), ([0, 2, 1, 1, 2, 1, 1], 10),
@@ -45,17 +38,8 @@ LEVELS = [  # sex, age, race, marital-status, education, native-country, workcla
 ]
 
 
-def measures() -> list[dict[str, object]]:
-    qi = {"quasi_identifiers": QUASI_IDENTIFIERS}
-    hierarchies = {c: str(ADULT / f"adult_hierarchy_{c}.csv") for c in QUASI_IDENTIFIERS}
-    return [{"name": "KAnonymity", "params": {**qi, "k": 10}},
-            {"name": "DM", "params": qi},
-            {"name": "AECS", "params": qi},
-            {"name": "NonUniformEntropy", "params": {**qi, "hierarchies": hierarchies}}]
-
-
 def make_data(rows: int) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    adult = pd.read_csv(ADULT / "adult.csv", sep=";", dtype=str, keep_default_na=False)
+    adult = read_adult()
     take = np.random.default_rng(0).integers(0, len(adult), rows)
     original = adult.iloc[take].reset_index(drop=True)
     variants = {f"L{''.join(map(str, lv))}_k{k}": generalize(original, lv, k)[0]

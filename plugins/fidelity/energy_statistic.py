@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,11 +12,13 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.
 BLOCK = 2048
+#: Distance blocks per engine task (``Context.map_blocks``); they run on the task's threads.
+PAIRS_PER_TASK = 2
 
 
 @dataclass(frozen=True)
@@ -71,15 +72,39 @@ def _ed_1d(z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None]) -> np.nd
     return ed
 
 
-def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None], block: int = BLOCK
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pair_sums(shared: tuple[np.ndarray, np.ndarray | None, list[tuple[int, int]]],
+               block: list[tuple[int, int]]) -> list[tuple[float, Any, Any]]:
+    """For each block pair (i, j) of ``block``: the distance sum (twice off the diagonal) and,
+    with random splits, the partial sums D·L of both sides; pairs on :func:`task_threads`."""
+    Z, L, bounds = shared
+
+    def work(pair: tuple[int, int]) -> tuple[float, Any, Any]:
+        i, j = pair
+        si, sj = slice(*bounds[i]), slice(*bounds[j])
+        D = cdist(Z[si], Z[sj])
+        s = float(D.sum()) * (1.0 if i == j else 2.0)
+        if L is None:
+            return s, None, None
+        return s, D @ L[sj], (D.T @ L[si] if i != j else None)
+
+    threads = min(task_threads(), len(block), 8)
+    if threads <= 1:
+        return [work(pair) for pair in block]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(work, block))
+
+
+def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None], block: int = BLOCK,
+             ctx: Context | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ordered-pair sums of Euclidean distances, blockwise over the upper triangle.
 
     Distances by ``cdist`` (exact differences), one ``block × block`` block per thread at a
-    time. Blocks never straddle the actual/replica boundary, so the observed split's sums are
-    plain block sums. With random splits (rows 1.. of ``lab``) the partial sums R = D·L over
-    all splits (L: the split indicators, N × (B+1)) are accumulated too; each split's sums then
-    follow from R: Sxx = Σ_{i∈x} R_i, Sxy = Σ_{i∈y} R_i, Syy = total − Sxx − 2·Sxy.
+    time; :data:`PAIRS_PER_TASK` blocks make one task of ``ctx``'s engine, and the sums are
+    added in block order (the same on every engine). Blocks never straddle the actual/replica
+    boundary, so the observed split's sums are plain block sums. With random splits (rows 1..
+    of ``lab``) the partial sums R = D·L over all splits (L: the split indicators, N × (B+1))
+    are accumulated too; each split's sums then follow from R: Sxx = Σ_{i∈x} R_i,
+    Sxy = Σ_{i∈y} R_i, Syy = total − Sxx − 2·Sxy.
     """
     N = len(Z)
     n = int(lab[0].sum())
@@ -88,29 +113,21 @@ def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None], block:
     pairs = [(i, j) for i in range(len(spans)) for j in range(i, len(spans))]
     permute = len(lab) > 1
     L = np.ascontiguousarray(lab.T, dtype=np.float64) if permute else None
-
-    def work(pair: tuple[int, int]) -> tuple[int, int, float, Any, Any]:
-        i, j = pair
-        si, sj = slice(*spans[i]), slice(*spans[j])
-        D = cdist(Z[si], Z[sj])
-        s = float(D.sum()) * (1.0 if i == j else 2.0)
-        if L is None:
-            return i, j, s, None, None
-        return i, j, s, D @ L[sj], (D.T @ L[si] if i != j else None)
+    tasks = [pairs[k:k + PAIRS_PER_TASK] for k in range(0, len(pairs), PAIRS_PER_TASK)]
+    results = (ctx or Context()).map_blocks(_pair_sums, tasks, (Z, L, spans))
 
     sums = {"xx": 0.0, "yy": 0.0, "xy": 0.0}
     R = np.zeros_like(L) if L is not None else None
     total = 0.0
-    with ThreadPoolExecutor(min(os.cpu_count() or 1, 8)) as pool:
-        for i, j, s, ri, rj in pool.map(work, pairs):
-            total += s
-            key = ("x" if spans[i][0] < n else "y") + ("x" if spans[j][0] < n else "y")
-            sums["xy" if key == "yx" else key] += s
-            if R is not None:
-                R[slice(*spans[i])] += ri
-                if rj is not None:
-                    R[slice(*spans[j])] += rj
-            tick(1)
+    for (i, j), (s, ri, rj) in zip(pairs, itertools.chain.from_iterable(results), strict=True):
+        total += s
+        key = ("x" if spans[i][0] < n else "y") + ("x" if spans[j][0] < n else "y")
+        sums["xy" if key == "yx" else key] += s
+        if R is not None:
+            R[slice(*spans[i])] += ri
+            if rj is not None:
+                R[slice(*spans[j])] += rj
+        tick(1)
     if R is None or L is None:
         return (np.array([sums["xx"]]), np.array([sums["yy"]]), np.array([sums["xy"] / 2.0]))
     sxx = np.einsum("ib,ib->b", L, R)
@@ -125,10 +142,12 @@ def energy_statistic(
     resamples: int = 0,
     rng: np.random.Generator | None = None,
     tick: Callable[[int], None] = lambda k: None,
+    ctx: Context | None = None,
 ) -> EnergyResult:
     """E(x, x*) = nm/(n+m)·[2·mean‖x − y‖ − mean‖x − x′‖ − mean‖y − y′‖] and its p-value.
 
-    Exact O(N log N) per split in 1-D, blockwise O(N²) time and O(block·N) memory in d-D.
+    Exact O(N log N) per split in 1-D, blockwise O(N²) time and O(block·N) memory in d-D, the
+    blocks on ``ctx``'s engine.
     The p-value is (1 + #{E_b ≥ E})/(1 + B) over B random splits of the pooled rows.
     """
     X, Y = np.atleast_2d(X), np.atleast_2d(Y)
@@ -138,7 +157,7 @@ def energy_statistic(
     if Z.shape[1] == 1:
         ed = _ed_1d(Z[:, 0], lab, tick)
     else:
-        ed = _ed_from_sums(*_sums_nd(Z - Z.mean(axis=0), lab, tick), n, m)
+        ed = _ed_from_sums(*_sums_nd(Z - Z.mean(axis=0), lab, tick, ctx=ctx), n, m)
     e = float(ed[0])
     pvalue = None
     if resamples:
@@ -192,7 +211,7 @@ class EnergyStatistic(LossMeasure):
         joint_units = p.resamples + 1 if d == 1 else blocks * (blocks + 1) // 2
         column_units = (p.resamples + 1) * d if per_col else 0
         with ctx.progress(joint_units + column_units, "energy statistic") as bar:
-            joint = energy_statistic(X, Y, p.resamples, ctx.rng(0), bar.update)
+            joint = energy_statistic(X, Y, p.resamples, ctx.rng(0), bar.update, ctx)
             cols = {}
             if per_col:
                 for j, c in enumerate(columns):

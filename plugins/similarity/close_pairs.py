@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, MeasureResult, RiskMeasure, spans
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
+
+#: Rows per block of the KD-tree counts (``Context.map_blocks``).
+QUERY_ROWS = 1 << 15
 
 
 def close_pair_count(X: np.ndarray, Y: np.ndarray, d0: float) -> int:
@@ -19,10 +24,38 @@ def close_pair_count(X: np.ndarray, Y: np.ndarray, d0: float) -> int:
     return int(cKDTree(X).count_neighbors(cKDTree(Y), d0))
 
 
-def rows_with_close_partner(X: np.ndarray, Y: np.ndarray, d0: float) -> int:
-    """How many rows of X have some row of Y within distance ≤ d0."""
-    dist, _ = cKDTree(Y).query(X, k=1, distance_upper_bound=np.nextafter(d0, np.inf))
+def rows_with_close_partner(X: np.ndarray, Y: np.ndarray | cKDTree, d0: float) -> int:
+    """How many rows of X have some row of Y (or of Y's KD-tree) within distance ≤ d0."""
+    tree = Y if isinstance(Y, cKDTree) else cKDTree(Y)
+    dist, _ = tree.query(X, k=1, distance_upper_bound=np.nextafter(d0, np.inf))
     return int(np.count_nonzero(dist <= d0))
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """What every block of the count reads: both samples, their KD-trees and the actual's
+    per-column trees."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    tree_x: cKDTree
+    tree_y: cKDTree
+    column_trees: list[cKDTree]
+    d0: float
+
+
+def count_block(job: Pairs, block: tuple[str, int, int]) -> np.ndarray:
+    """Counts for rows ``start:stop`` of one side. Replica rows (``"y"``): close pairs jointly,
+    per column, and replica rows with a close actual row; actual rows (``"x"``): actual rows
+    with a close replica row. Integer counts: any split adds up to the same totals."""
+    side, start, stop = block
+    if side == "x":
+        return np.array([rows_with_close_partner(job.X[start:stop], job.tree_y, job.d0)])
+    Y = job.Y[start:stop]
+    joint = int(job.tree_x.count_neighbors(cKDTree(Y), job.d0))
+    cols = [int(t.count_neighbors(cKDTree(Y[:, j:j + 1]), job.d0))
+            for j, t in enumerate(job.column_trees)]
+    return np.array([joint, *cols, rows_with_close_partner(Y, job.tree_x, job.d0)])
 
 
 class ClosePairs(RiskMeasure):
@@ -56,17 +89,24 @@ class ClosePairs(RiskMeasure):
         X, Y, columns, _ = paired(original, anonymized, p, "ClosePairs")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         n, m = len(X), len(Y)
-        pi = close_pair_count(X, Y, p.d0) / (n * m)
-        cols = {}
-        if p.per_column and len(columns) > 1:
-            for j, c in enumerate(columns):
-                cols[c] = close_pair_count(X[:, j:j + 1], Y[:, j:j + 1], p.d0) / (n * m)
+        per_column = p.per_column and len(columns) > 1
+        job = Pairs(X, Y, cKDTree(X), cKDTree(Y),
+                    [cKDTree(X[:, j:j + 1]) for j in range(len(columns))] if per_column else [],
+                    p.d0)
+        x_blocks = [("x", a, b) for a, b in spans(n, QUERY_ROWS)]
+        parts = ctx.map_blocks(count_block, [*x_blocks, *(("y", a, b) for a, b in
+                                                        spans(m, QUERY_ROWS))], job)
+        x_close = sum(int(c[0]) for c in parts[:len(x_blocks)])
+        counts = np.sum(parts[len(x_blocks):], axis=0, dtype=np.int64)
+        pi = int(counts[0]) / (n * m)
+        cols = {c: int(counts[1 + j]) / (n * m) for j, c in enumerate(columns)} \
+            if per_column else {}
         return MeasureResult(
             value=pi,
             details={
                 "pi_d": pi, "columns": cols, "d0": p.d0, "epsilon": p.epsilon,
                 "passed": pi < p.epsilon,
-                "actual_rows_with_close_replica": rows_with_close_partner(X, Y, p.d0) / n,
-                "replica_rows_with_close_actual": rows_with_close_partner(Y, X, p.d0) / m,
+                "actual_rows_with_close_replica": x_close / n,
+                "replica_rows_with_close_actual": int(counts[-1]) / m,
             },
         )

@@ -10,25 +10,53 @@ import pandas as pd
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, ControlUse, DataError, MeasureResult, Microdata, RiskMeasure
+from anoneval.core.api import (
+    Context,
+    ControlUse,
+    DataError,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+    spans,
+)
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
-from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest_distances
+from anoneval.plugins.similarity._mixed import Encoded, encode, is_numeric, nearest_distances
+
+#: Query rows per block of the KD-tree searches (``Context.map_blocks``).
+QUERY_ROWS = 1 << 15
+#: Record pairs per block of the mixed-type brute-force search (chunked inside).
+BLOCK_PAIRS = 1 << 24
 
 
-def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0
+def _query_block(shared: tuple[cKDTree, np.ndarray, np.ndarray],
+                 block: tuple[str, int, int]) -> np.ndarray:
+    """Nearest-actual distances of actual rows (``"x"``: the second nearest, the nearest being
+    the row itself or a duplicate at 0) or replica rows (``"y"``) ``start:stop``."""
+    tree, X, Y = shared
+    side, start, stop = block
+    if side == "x":
+        return tree.query(X[start:stop], k=2)[0][:, 1]
+    return tree.query(Y[start:stop], k=1)[0]
+
+
+def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Context | None = None
               ) -> tuple[float, float, np.ndarray, np.ndarray, float]:
     """Share of replica rows close to an actual row, on already scaled samples (X needs two
     rows or more): #{h: DCR(x*_h) < t or DCR(x*_h) = 0}/m.
 
     Returns the share, the threshold t (the ``percentile``-th percentile of actual-to-actual
     nearest-neighbour distances), the DCRs of the replica rows, those NN distances and the
-    same share for the actual rows (their NN distances in place of DCRs).
+    same share for the actual rows (their NN distances in place of DCRs). The KD-tree queries
+    run in blocks of :data:`QUERY_ROWS` rows on ``ctx``'s engine (each row's distance is its
+    own: the same on every engine).
     """
-    tree = cKDTree(X)
-    # k=2: the nearest row is the row itself (or an exact duplicate at distance 0 either way)
-    nn_actual = tree.query(X, k=2)[0][:, 1]
+    blocks = ([("x", a, b) for a, b in spans(len(X), QUERY_ROWS)]
+              + [("y", a, b) for a, b in spans(len(Y), QUERY_ROWS)])
+    parts = (ctx or Context()).map_blocks(_query_block, blocks, (cKDTree(X), X, Y))
+    nx = len(spans(len(X), QUERY_ROWS))
+    nn_actual = np.concatenate(parts[:nx])
     threshold = float(np.percentile(nn_actual, percentile))
-    dcr = tree.query(Y, k=1)[0]
+    dcr = np.concatenate(parts[nx:]) if len(parts) > nx else np.zeros(0)
 
     def share(d: np.ndarray) -> float:
         return float(np.count_nonzero((d < threshold) | (d == 0)) / len(d))
@@ -36,12 +64,21 @@ def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0
     return share(dcr), threshold, dcr, nn_actual, share(nn_actual)
 
 
-def sdm_dcr(query: pd.DataFrame, reference: pd.DataFrame, columns: list[str]) -> np.ndarray:
+def _sdm_block(shared: tuple[Encoded, Encoded], span: tuple[int, int]) -> np.ndarray:
+    query, reference = shared
+    return nearest_distances(query.take(np.arange(*span)), reference, 1, cap=True)[:, 0]
+
+
+def sdm_dcr(query: pd.DataFrame, reference: pd.DataFrame, columns: list[str],
+            ctx: Context | None = None) -> np.ndarray:
     """SDMetrics' DCR of each query row to the reference: the mean over columns of
     min(|x − y| / R, 1) for numbers and datetimes (R the reference's range; R = 0: 0 if equal
-    else 1) and 0/1 for other columns; both missing 0, one missing 1."""
+    else 1) and 0/1 for other columns; both missing 0, one missing 1. Query rows run in
+    blocks on ``ctx``'s engine (chunked inside)."""
     (q, r), _, _ = encode([query, reference], columns, range_from=[1])
-    return nearest_distances(q, r, 1, cap=True)[:, 0] / len(columns)
+    rows = max(BLOCK_PAIRS // max(len(r), 1), 1)
+    parts = (ctx or Context()).map_blocks(_sdm_block, spans(len(q), rows), (q, r))
+    return (np.concatenate(parts) if parts else np.zeros(0)) / len(columns)
 
 
 def uniform_like(real: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -130,7 +167,7 @@ class DistanceToClosestRecord(RiskMeasure):
             raise DataError("the original data needs at least two rows for actual-to-actual "
                             "nearest-neighbour distances")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
-        share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile)
+        share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile, ctx)
         q = np.percentile(dcr, [5, 50])
         return MeasureResult(
             value=share,
@@ -154,10 +191,10 @@ class DistanceToClosestRecord(RiskMeasure):
         for _, data in sides:
             data.require(columns, "DistanceToClosestRecord column")
         real, syn = original.frame[columns], anonymized.frame[columns]
-        to_real = sdm_dcr(syn, real, columns)
+        to_real = sdm_dcr(syn, real, columns, ctx)
         if p.mode == "baseline":
             random = uniform_like(real, len(syn), ctx.rng(5))
-            to_random = sdm_dcr(random, real, columns)
+            to_random = sdm_dcr(random, real, columns, ctx)
             med_syn, med_rand = float(np.median(to_real)), float(np.median(to_random))
             details = {"median_DCR_to_real_data": {"synthetic_data": med_syn,
                                                    "random_data_baseline": med_rand}}
@@ -167,7 +204,7 @@ class DistanceToClosestRecord(RiskMeasure):
                                                "score is undefined"])
             score = min(med_syn / med_rand, 1.0)
         else:
-            to_holdout = sdm_dcr(syn, ctx.control.frame[columns], columns)
+            to_holdout = sdm_dcr(syn, ctx.control.frame[columns], columns, ctx)
             closer = float(np.mean(to_real < to_holdout))
             score = min(2 * (1 - closer), 1.0)
             details = {"synthetic_data_percentages": {"closer_to_training": closer,
