@@ -364,6 +364,12 @@ class DaskEngine(Engine):
         return self.gathered(futures, "the variants")
 
 
+def parallel(engine: Engine) -> bool:
+    """Whether ``engine`` runs tasks anywhere but one after the other in this process."""
+    return isinstance(engine, DaskEngine) or (isinstance(engine, LocalEngine)
+                                              and engine.workers > 1)
+
+
 def _import_distributed() -> Any:
     try:
         import distributed

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from anoneval.core.atomic import write_frame_atomic
+from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.config import Input, Plan
 from anoneval.core.data import Dataset, load
 from anoneval.core.errors import DataError
@@ -60,16 +61,29 @@ def run_plan(plan: Plan, show_progress: bool = False,
     overrides the config's ``engine`` section (a name, a dict or a ``distributed.Client``).
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
-    return _run(plan, show_progress, datasets, engine)
+    spec = engine if engine is not None else plan.config.engine
+    if spec is None or _many(plan):
+        return _run(plan, show_progress, datasets, engine)
+    from anoneval.core.engine import open_engine
+
+    with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
+        return _run(plan, show_progress, datasets, engine, eng.blocks())
+
+
+def _many(plan: Plan) -> bool:
+    """Whether the plan evaluates named variants (tasks of :meth:`Evaluator.evaluate_many`)."""
+    return plan.synthesizer is None and (len(plan.anonymized) > 1 or bool(
+        plan.anonymized and plan.anonymized[0].name is not None))
 
 
 def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
-         engine: Any) -> Report | MultiReport:
+         engine: Any, blocks: Blocks = SERIAL_BLOCKS) -> Report | MultiReport:
     original = _cached(datasets, "original", plan.original) if plan.original else None
     control = _cached(datasets, "control", plan.control) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir, control=control,
                           timings=plan.config.report is None or plan.config.report.timings)
+    evaluator.block_runner = blocks
     if plan.synthesizer is not None:
         synth = plan.synthesizer
         try:
@@ -89,7 +103,7 @@ def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
             frame = data.to_frame() if hasattr(data, "to_frame") else data.frame  # type: ignore
             write_frame_atomic(frame, plan.synthesizer_output)
         return evaluator.evaluate(data, synthesizer=info)
-    if len(plan.anonymized) > 1 or (plan.anonymized and plan.anonymized[0].name is not None):
+    if _many(plan):
         # without a cache to fill, each variant is loaded where its task runs
         variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v)
                                    if datasets is not None else functools.partial(load_input, v))

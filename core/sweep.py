@@ -27,6 +27,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from anoneval.core.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
-from anoneval.core.config import json_path, load_config, validate_config
+from anoneval.core.config import EngineSpec, Plan, json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.jsonable import to_jsonable
@@ -234,12 +235,16 @@ def only_swept_measure(raw: dict[str, Any], path: list[str | int]) -> tuple[dict
 
 def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any] | str, *,
           base_dir: str | Path | None = None, registry: Registry | None = None,
-          show_progress: bool = False, all_measures: bool = False) -> SweepReport:
+          show_progress: bool = False, all_measures: bool = False,
+          engine: Any = None) -> SweepReport:
     """Evaluate ``config`` (a dict or a config file) once per value of ``param``.
 
     For a param of ``measures[i]`` only that measure is evaluated unless ``all_measures``;
     a synthesizer param or the seed re-runs every measure. Every modified config is validated
-    before the first evaluation runs.
+    before the first evaluation runs. ``engine`` (default: the config's ``engine`` section)
+    runs the points as independent tasks when it has workers: each point loads its inputs
+    where it runs, with the default registry, as a variant task does; the report equals a
+    serial sweep's apart from timings.
     """
     from anoneval.core.runner import run_plan
 
@@ -267,13 +272,33 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
                     p = prefix + p[len("measures[0]"):]
                 problems.append((f"{param} = {json.dumps(v)}" + (f": {p}" if p else ""), msg))
             raise ConfigError(problems) from exc
+    from anoneval.core.engine import open_engine, parallel
+
+    spec = engine if engine is not None else (plans[0].config.engine if plans else None)
+    with open_engine(spec) as eng:
+        if parallel(eng) and len(plans) > 1:
+            with progress_bar(len(plans), f"sweep {param}", enabled=show_progress) as bar:
+                reports = eng.map(run_point, [replace(p, registry=None) for p in plans])
+                bar.update(len(plans))
+            return SweepReport(anoneval_version=own_version(), param=param, values=grid,
+                               runs=[SweepRun(value=v, report=r)
+                                     for v, r in zip(grid, reports, strict=True)])
     datasets: dict[str, Dataset] = {}
     runs = []
     with progress_bar(len(plans), f"sweep {param}", enabled=show_progress) as bar:
         for v, plan in zip(grid, plans, strict=True):
-            runs.append(SweepRun(value=v, report=run_plan(plan, datasets=datasets)))
+            runs.append(SweepRun(value=v, report=run_plan(plan, datasets=datasets,
+                                                          engine=engine)))
             bar.update()
     return SweepReport(anoneval_version=own_version(), param=param, values=grid, runs=runs)
+
+
+def run_point(plan: Plan) -> Report | MultiReport:
+    """One sweep point as an engine task: serial inside (its variants and blocks too)."""
+    from anoneval.core.runner import run_plan
+
+    return run_plan(replace(plan, registry=plan.registry or default_registry()),
+                    engine=EngineSpec(workers=1))
 
 
 def sweep_html(result: SweepReport, png: bytes | None) -> str:

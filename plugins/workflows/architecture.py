@@ -810,6 +810,23 @@ def run_architecture(config: str | Path | dict[str, Any], *, registry: Any = Non
     return Architecture(cfg, base, registry, show_progress, plots).run()
 
 
+def run_architectures(configs: Sequence[str | Path | dict[str, Any]], *, engine: Any = None,
+                      plots: bool | None = None) -> list[dict[str, Any]]:
+    """Run independent architecture configs (e.g. one per data set or seed), as tasks of
+    ``engine`` (a name, an engine config dict or a ``distributed.Client``; default serial),
+    with the default registry; the reports, in the configs' order, equal serial runs' apart
+    from their ``seconds``. Configs writing the same output files must not run together."""
+    from anoneval.core.engine import open_engine
+
+    with open_engine(engine) as eng:
+        return eng.map(_architecture_task, [(c, plots) for c in configs])
+
+
+def _architecture_task(job: tuple[str | Path | dict[str, Any], bool | None]) -> dict[str, Any]:
+    config, plots = job
+    return run_architecture(config, plots=plots)
+
+
 # ---------------------------------------------------------------------------------------------
 # the workflow and its command
 # ---------------------------------------------------------------------------------------------
@@ -865,4 +882,4 @@ class ArchitecturePlugin:
 
 
 __all__ = ["Architecture", "ArchitectureConfig", "ArchitecturePlugin", "ModelView", "Thresholds",
-           "check_paths", "load_architecture_config", "run_architecture"]
+           "check_paths", "load_architecture_config", "run_architecture", "run_architectures"]
