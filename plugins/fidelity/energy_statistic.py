@@ -94,12 +94,13 @@ def _pair_sums(shared: tuple[np.ndarray, np.ndarray | None, list[tuple[int, int]
         return list(pool.map(work, block))
 
 
-def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None], block: int = BLOCK,
-             ctx: Context | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None],
+             block: int | None = None, ctx: Context | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Ordered-pair sums of Euclidean distances, blockwise over the upper triangle.
 
-    Distances by ``cdist`` (exact differences), one ``block × block`` block per thread at a
-    time; :data:`PAIRS_PER_TASK` blocks make one task of ``ctx``'s engine, and the sums are
+    Distances by ``cdist`` (exact differences), one ``block × block`` block (default
+    :data:`BLOCK`) per thread at a time; :data:`PAIRS_PER_TASK` blocks make one task of ``ctx``'s engine, and the sums are
     added in block order (the same on every engine). Blocks never straddle the actual/replica
     boundary, so the observed split's sums are plain block sums. With random splits (rows 1..
     of ``lab``) the partial sums R = D·L over all splits (L: the split indicators, N × (B+1))
@@ -108,6 +109,7 @@ def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None], block:
     """
     N = len(Z)
     n = int(lab[0].sum())
+    block = block or BLOCK
     bounds = [*range(0, n, block), *range(n, N, block), N]
     spans = list(itertools.pairwise(bounds))
     pairs = [(i, j) for i in range(len(spans)) for j in range(i, len(spans))]
