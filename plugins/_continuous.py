@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import DataError, Microdata, Params, repeated
+from anoneval.core.api import DataError, DataKind, Inputs, Microdata, Params, repeated
 
 Transform = Literal["identity", "log", "log1p", "boxcox"]
 TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")
@@ -377,6 +377,14 @@ def divergence_summary(k: float) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------
 
 Scale = Literal["none", "std"]
+
+
+class ReplicaComparison:
+    """Mixin of the measures comparing the actual data (original) with a replica: microdata,
+    both inputs."""
+
+    accepts: ClassVar[tuple[DataKind, ...]] = ("microdata",)
+    inputs: ClassVar[Inputs] = "both"
 
 
 def paired(

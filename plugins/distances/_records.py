@@ -7,9 +7,10 @@ from typing import TypeVar
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, data_row
+from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, Params, data_row
 
 #: Pair-column elements per chunk of a distance matrix.
 CHUNK_ELEMENTS = 1 << 21
@@ -72,6 +73,14 @@ def rows_cols(data_x: Microdata, data_y: Microdata, rows: np.ndarray | None,
     rows = np.arange(len(data_x)) if rows is None else np.asarray(rows, np.int64).reshape(-1)
     cols = np.arange(len(data_y)) if cols is None else np.asarray(cols, np.int64).reshape(-1)
     return rows, cols
+
+
+class ColumnsParams(Params):
+    """Params of the numeric record distances: the columns compared."""
+
+    columns: list[str] | None = Field(
+        None, min_length=1, description="Numeric columns compared; null: all numeric columns "
+        "of the original.")
 
 
 _Fitted = TypeVar("_Fitted", bound="LinearMapDistance")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Params, Trajectories
-from anoneval.plugins.distances._traj import TrajectoryDistance, point_tensor
+from anoneval.plugins.distances._traj import PointTensorDistance
 
 
-class DTW(TrajectoryDistance):
+class DTW(PointTensorDistance):
     """Dynamic time warping distance on the points' positions (timestamps ignored).
 
     Source: Berndt & Clifford (1994), "Using dynamic time warping to find patterns in time
@@ -25,15 +24,9 @@ class DTW(TrajectoryDistance):
 
     name = "DTW"
     description = "Dynamic time warping of trajectory positions (sum of haversine metres)."
-    unit = "metres"
 
-    class Params(Params):
-        pass
-
-    def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
-                n1: int, n2: int) -> np.ndarray:
+    def _reduce(self, cost: np.ndarray, n1: int, n2: int) -> np.ndarray:
         """The DP by anti-diagonals, vectorised over the cells of a diagonal and all pairs."""
-        cost = point_tensor(x, xa, y, yb, n1, n2)
         acc = np.full((n1 + 1, n2 + 1, *cost.shape[2:]), np.inf)
         acc[0, 0] = 0.0
         for s in range(2, n1 + n2 + 1):

@@ -7,8 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Params
-from anoneval.plugins.distances._records import LinearMapDistance
+from anoneval.plugins.distances._records import ColumnsParams, LinearMapDistance
 
 
 class Euclidean(LinearMapDistance):
@@ -25,10 +24,7 @@ class Euclidean(LinearMapDistance):
     name = "Euclidean"
     description = "Euclidean distance on standardized numeric columns (microdata)."
 
-    class Params(Params):
-        columns: list[str] | None = Field(
-            None, min_length=1, description="Numeric columns compared; null: all numeric "
-            "columns of the original.")
+    class Params(ColumnsParams):
         standardize: Literal["std", "range", "none"] = Field(
             "std", description="Scale of each column, learnt on the original: standard "
             "deviation, range, or none.")

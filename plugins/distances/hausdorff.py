@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Params, Trajectories
-from anoneval.plugins.distances._traj import TrajectoryDistance, point_tensor
+from anoneval.plugins.distances._traj import PointTensorDistance
 
 
-class Hausdorff(TrajectoryDistance):
+class Hausdorff(PointTensorDistance):
     """Symmetric Hausdorff distance between the trajectories' point sets (timestamps ignored).
 
     Source: Hausdorff (1914); for trajectories e.g. traj-dist (Besse et al. 2016). With d the
@@ -22,12 +21,6 @@ class Hausdorff(TrajectoryDistance):
 
     name = "Hausdorff"
     description = "Hausdorff distance between trajectory point sets (haversine metres)."
-    unit = "metres"
 
-    class Params(Params):
-        pass
-
-    def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
-                n1: int, n2: int) -> np.ndarray:
-        cost = point_tensor(x, xa, y, yb, n1, n2)
+    def _reduce(self, cost: np.ndarray, n1: int, n2: int) -> np.ndarray:
         return np.maximum(cost.min(axis=1).max(axis=0), cost.min(axis=0).max(axis=0))

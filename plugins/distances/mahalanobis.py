@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import DataError, Params
-from anoneval.plugins.distances._records import LinearMapDistance
+from anoneval.core.api import DataError
+from anoneval.plugins.distances._records import ColumnsParams, LinearMapDistance
 
 
 class Mahalanobis(LinearMapDistance):
@@ -22,10 +22,7 @@ class Mahalanobis(LinearMapDistance):
     name = "Mahalanobis"
     description = "Mahalanobis distance with the original's covariance (microdata)."
 
-    class Params(Params):
-        columns: list[str] | None = Field(
-            None, min_length=1, description="Numeric columns compared; null: all numeric "
-            "columns of the original.")
+    class Params(ColumnsParams):
         rcond: float = Field(1e-12, gt=0, lt=1, description="Relative cut-off of small "
                              "covariance eigenvalues (pseudo-inverse).")
 

@@ -13,7 +13,13 @@ from pydantic import Field
 from scipy.spatial.distance import cdist
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
-from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._continuous import (
+    ColumnsParams,
+    ReplicaComparison,
+    Scale,
+    paired,
+    scale_pair,
+)
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.
 BLOCK = 2048
@@ -100,12 +106,12 @@ def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None],
     """Ordered-pair sums of Euclidean distances, blockwise over the upper triangle.
 
     Distances by ``cdist`` (exact differences), one ``block × block`` block (default
-    :data:`BLOCK`) per thread at a time; :data:`PAIRS_PER_TASK` blocks make one task of ``ctx``'s engine, and the sums are
-    added in block order (the same on every engine). Blocks never straddle the actual/replica
-    boundary, so the observed split's sums are plain block sums. With random splits (rows 1..
-    of ``lab``) the partial sums R = D·L over all splits (L: the split indicators, N × (B+1))
-    are accumulated too; each split's sums then follow from R: Sxx = Σ_{i∈x} R_i,
-    Sxy = Σ_{i∈y} R_i, Syy = total − Sxx − 2·Sxy.
+    :data:`BLOCK`) per thread at a time; :data:`PAIRS_PER_TASK` blocks make one task of
+    ``ctx``'s engine, and the sums are added in block order (the same on every engine). Blocks
+    never straddle the actual/replica boundary, so the observed split's sums are plain block
+    sums. With random splits (rows 1.. of ``lab``) the partial sums R = D·L over all splits
+    (L: the split indicators, N × (B+1)) are accumulated too; each split's sums then follow
+    from R: Sxx = Σ_{i∈x} R_i, Sxy = Σ_{i∈y} R_i, Syy = total − Sxx − 2·Sxy.
     """
     N = len(Z)
     n = int(lab[0].sum())
@@ -169,7 +175,7 @@ def energy_statistic(
     return EnergyResult(n * m / (n + m) * e, e, pvalue, resamples)
 
 
-class EnergyStatistic(LossMeasure):
+class EnergyStatistic(ReplicaComparison, LossMeasure):
     """Energy statistic between actual and replica, per column and joint (eq. 12 of the paper).
 
     E(x, x*) = nm/(n+m)·ED with the energy distance (V-statistics, zero diagonal included)
@@ -185,8 +191,6 @@ class EnergyStatistic(LossMeasure):
 
     name = "EnergyStatistic"
     description = "Energy (Cramér) statistic between actual and replica, per column and joint."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         resamples: int = Field(

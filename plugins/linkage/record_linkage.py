@@ -25,6 +25,7 @@ from anoneval.core.api import (
     plugin_ref,
     spans,
 )
+from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22
@@ -126,18 +127,13 @@ class RecordLinkage(RiskMeasure):
         """Fit the distance on the original, group identical originals, sort by reference."""
         if original is None:
             return None
-        distance = ctx.create("distance", self.params.distance)
-        assert isinstance(distance, Distance)
-        if original.data_kind not in distance.accepts:
-            raise DataError(f"distance {distance.name} accepts {', '.join(distance.accepts)} "
-                            f"data, the original is {original.data_kind}; for microdata use "
-                            "Euclidean, Mahalanobis or Gower")
         if isinstance(original, Trajectories) and self.params.id is not None:
             raise DataError("the 'id' param is for microdata; trajectories link by trajectory_id")
         data = self._strip_id(original, "original")
         if len(data) == 0:
             raise DataError("the original data has no records")
-        distance.fit(data, ctx)
+        distance = fitted_distance(ctx, self.params.distance, data,
+                                   "; for microdata use Euclidean, Mahalanobis or Gower")
         groups = _content_groups(data, distance)
         sizes = np.bincount(groups)
         reference = order = ref_sorted = None

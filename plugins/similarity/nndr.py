@@ -16,29 +16,43 @@ from anoneval.core.api import (
     PluginRef,
     RiskMeasure,
     plugin_ref,
+    spans,
 )
+from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of query records.
 CHUNK_ELEMENTS = 1 << 22
+#: Record pairs per block of query records (``Context.map_blocks``).
+BLOCK_PAIRS = 1 << 24
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def nndr(distance: Distance, query: Dataset, reference: Dataset) -> np.ndarray:
-    """d₁/d₂ of each query record: distances to its nearest and second-nearest reference
-    record. 0 when d₁ = 0 (an exact copy, also of a duplicated reference record)."""
+def ratio_block(shared: tuple[Distance, Dataset, Dataset], span: tuple[int, int]
+                ) -> np.ndarray:
+    """NNDR of query records ``span`` (chunked to :data:`CHUNK_ELEMENTS` distances)."""
+    distance, query, reference = shared
     n = len(reference)
-    out = np.empty(len(query))
-    step = max(1, CHUNK_ELEMENTS // n)
-    for start in range(0, len(query), step):
-        rows = np.arange(start, min(start + step, len(query)))
-        d = distance.pairwise(query, reference, rows=rows)
+    out = np.empty(span[1] - span[0])
+    for a, b in spans(len(out), max(1, CHUNK_ELEMENTS // n)):
+        d = distance.pairwise(query, reference, rows=np.arange(span[0] + a, span[0] + b))
         if np.isnan(d).any():
             raise DataError(f"{distance.name} gave no distance for some record pairs (no "
                             "comparable column); NNDR needs a distance for every pair")
         two = np.sort(np.partition(d, 1, axis=1)[:, :2], axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[rows] = np.where(two[:, 0] > 0, two[:, 0] / two[:, 1], 0.0)
+            out[a:b] = np.where(two[:, 0] > 0, two[:, 0] / two[:, 1], 0.0)
     return out
+
+
+def nndr(distance: Distance, query: Dataset, reference: Dataset,
+         ctx: Context | None = None) -> np.ndarray:
+    """d₁/d₂ of each query record: distances to its nearest and second-nearest reference
+    record. 0 when d₁ = 0 (an exact copy, also of a duplicated reference record). Blocks of
+    query records run on ``ctx``'s engine."""
+    rows = max(1, BLOCK_PAIRS // len(reference))
+    parts = (ctx or Context()).map_blocks(ratio_block, spans(len(query), rows),
+                                          (distance, query, reference))
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def summary(ratios: np.ndarray, threshold: float) -> dict[str, object]:
@@ -85,13 +99,11 @@ class NNDR(RiskMeasure):
             raise DataError("NNDR needs at least two original records")
         if len(anonymized) == 0:
             raise DataError("the anonymized data has no records")
-        distance = ctx.create("distance", self.params.distance)
-        assert isinstance(distance, Distance)
-        distance.fit(original, ctx)
+        distance = fitted_distance(ctx, self.params.distance, original)
         t = self.params.threshold
-        released = summary(nndr(distance, anonymized, original), t)
+        released = summary(nndr(distance, anonymized, original, ctx), t)
         details: dict[str, object] = {"threshold": t, "distance": distance.name, **released}
         if ctx.control is not None and len(ctx.control):
-            details["control"] = summary(nndr(distance, ctx.control, original), t)
+            details["control"] = summary(nndr(distance, ctx.control, original, ctx), t)
         return MeasureResult(value=released["share_below"], details=details)
 
