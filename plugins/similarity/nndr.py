@@ -11,7 +11,6 @@ from anoneval.core.api import (
     Dataset,
     Distance,
     MeasureResult,
-    Microdata,
     Params,
     PluginRef,
     RiskMeasure,
@@ -93,7 +92,7 @@ class NNDR(RiskMeasure):
                                  "Euclidean with its columns).")
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
-        if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
+        if {getattr(d, "data_kind", None) for d in (original, anonymized)} != {"microdata"}:
             raise DataError("NNDR compares microdata")
         if len(original) < 2:
             raise DataError("NNDR needs at least two original records")
