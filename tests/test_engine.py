@@ -57,12 +57,9 @@ def without_timings(report) -> dict:
     return data
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cl, \
-            distributed.Client(cl, set_as_default=False) as client:
-        yield client
+@pytest.fixture
+def cluster(dask_client):
+    return dask_client
 
 
 def test_spec_validation_names_the_path():
