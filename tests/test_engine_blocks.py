@@ -50,7 +50,6 @@ def use_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(distance_to_closest_record, "BLOCK_PAIRS", 900)
     monkeypatch.setattr(close_pairs, "QUERY_ROWS", 16)
     monkeypatch.setattr(energy_statistic, "BLOCK", 16)
-    monkeypatch.setattr(energy_statistic, "PAIRS_PER_TASK", 1)
 
 
 def trajectories(n: int, seed: int) -> tuple[Trajectories, Trajectories]:

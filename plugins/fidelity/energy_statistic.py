@@ -6,7 +6,6 @@ import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -23,8 +22,6 @@ from anoneval.plugins._continuous import (
 
 #: Rows per side of a distance block in d-D: 2048² float64 = 32 MB per block and thread.
 BLOCK = 2048
-#: Distance blocks per engine task (``Context.map_blocks``); they run on the task's threads.
-PAIRS_PER_TASK = 2
 
 
 @dataclass(frozen=True)
@@ -78,36 +75,54 @@ def _ed_1d(z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None]) -> np.nd
     return ed
 
 
-def _pair_sums(shared: tuple[np.ndarray, np.ndarray | None, list[tuple[int, int]]],
-               block: list[tuple[int, int]]) -> list[tuple[float, Any, Any]]:
-    """For each block pair (i, j) of ``block``: the distance sum (twice off the diagonal) and,
-    with random splits, the partial sums D·L of both sides; pairs on :func:`task_threads`."""
-    Z, L, bounds = shared
+def _row_block(shared: tuple[np.ndarray, np.ndarray | None, list[tuple[int, int]], int],
+               i: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The distance sums of rows ``bounds[i]`` against the pooled sample, one column block at a
+    time (on :func:`task_threads` threads, added in block order).
 
-    def work(pair: tuple[int, int]) -> tuple[float, Any, Any]:
-        i, j = pair
-        si, sj = slice(*bounds[i]), slice(*bounds[j])
-        D = cdist(Z[si], Z[sj])
-        s = float(D.sum()) * (1.0 if i == j else 2.0)
+    Without random splits (``L`` None) only the blocks j ≥ i are computed (the distances are
+    symmetric: blocks j > i count twice) and the sums by side (xx, yy, xy) are returned. With
+    them, every block j: the row block's total and its partial sums R_i = Σ_j D_ij·L_j.
+    """
+    Z, L, bounds, n = shared
+    si = slice(*bounds[i])
+    cols = range(len(bounds)) if L is not None else range(i, len(bounds))
+
+    def work(j: int) -> tuple[float, np.ndarray | None]:
+        D = cdist(Z[si], Z[slice(*bounds[j])])
         if L is None:
-            return s, None, None
-        return s, D @ L[sj], (D.T @ L[si] if i != j else None)
+            return float(D.sum()) * (1.0 if i == j else 2.0), None
+        return float(D.sum()), D @ L[slice(*bounds[j])]
 
-    threads = min(task_threads(), len(block), 8)
+    threads = min(task_threads(), len(cols), 8)
     if threads <= 1:
-        return [work(pair) for pair in block]
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(work, block))
+        parts = [work(j) for j in cols]
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            parts = list(pool.map(work, cols))
+    if L is None:
+        sums = np.zeros(3)  # xx, yy, xy
+        row_x = bounds[i][0] < n
+        for j, (s, _) in zip(cols, parts, strict=True):
+            col_x = bounds[j][0] < n
+            sums[0 if row_x and col_x else 1 if not (row_x or col_x) else 2] += s
+        return sums, None
+    R = np.zeros((si.stop - si.start, L.shape[1]))
+    total = 0.0
+    for s, r in parts:
+        total += s
+        R += r
+    return np.array([total]), R
 
 
 def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None],
              block: int | None = None, ctx: Context | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ordered-pair sums of Euclidean distances, blockwise over the upper triangle.
+    """Ordered-pair sums of Euclidean distances, by blocks of rows.
 
-    Distances by ``cdist`` (exact differences), one ``block × block`` block (default
-    :data:`BLOCK`) per thread at a time; :data:`PAIRS_PER_TASK` blocks make one task of
-    ``ctx``'s engine, and the sums are added in block order (the same on every engine). Blocks
+    Distances by ``cdist`` (exact differences), ``block × block`` (default :data:`BLOCK`) at a
+    time. Each block of rows is one task of ``ctx``'s engine (memory: the block's rows × the
+    splits), and the blocks' sums are added in block order: the same on every engine. Blocks
     never straddle the actual/replica boundary, so the observed split's sums are plain block
     sums. With random splits (rows 1.. of ``lab``) the partial sums R = D·L over all splits
     (L: the split indicators, N × (B+1)) are accumulated too; each split's sums then follow
@@ -116,28 +131,15 @@ def _sums_nd(Z: np.ndarray, lab: np.ndarray, tick: Callable[[int], None],
     N = len(Z)
     n = int(lab[0].sum())
     block = block or BLOCK
-    bounds = [*range(0, n, block), *range(n, N, block), N]
-    spans = list(itertools.pairwise(bounds))
-    pairs = [(i, j) for i in range(len(spans)) for j in range(i, len(spans))]
-    permute = len(lab) > 1
-    L = np.ascontiguousarray(lab.T, dtype=np.float64) if permute else None
-    tasks = [pairs[k:k + PAIRS_PER_TASK] for k in range(0, len(pairs), PAIRS_PER_TASK)]
-    results = (ctx or Context()).map_blocks(_pair_sums, tasks, (Z, L, spans))
-
-    sums = {"xx": 0.0, "yy": 0.0, "xy": 0.0}
-    R = np.zeros_like(L) if L is not None else None
-    total = 0.0
-    for (i, j), (s, ri, rj) in zip(pairs, itertools.chain.from_iterable(results), strict=True):
-        total += s
-        key = ("x" if spans[i][0] < n else "y") + ("x" if spans[j][0] < n else "y")
-        sums["xy" if key == "yx" else key] += s
-        if R is not None:
-            R[slice(*spans[i])] += ri
-            if rj is not None:
-                R[slice(*spans[j])] += rj
-        tick(1)
-    if R is None or L is None:
-        return (np.array([sums["xx"]]), np.array([sums["yy"]]), np.array([sums["xy"] / 2.0]))
+    bounds = list(itertools.pairwise([*range(0, n, block), *range(n, N, block), N]))
+    L = np.ascontiguousarray(lab.T, dtype=np.float64) if len(lab) > 1 else None
+    results = (ctx or Context()).map_blocks(_row_block, range(len(bounds)), (Z, L, bounds, n))
+    tick(len(bounds))
+    if L is None:
+        xx, yy, xy = np.sum([r for r, _ in results], axis=0) if results else np.zeros(3)
+        return np.array([xx]), np.array([yy]), np.array([xy / 2.0])
+    total = float(sum(float(r[0]) for r, _ in results))
+    R = np.concatenate([r for _, r in results])
     sxx = np.einsum("ib,ib->b", L, R)
     sxy = np.einsum("ib,ib->b", 1.0 - L, R)
     syy = total - sxx - 2.0 * sxy
@@ -214,7 +216,7 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
         per_col = p.per_column and d > 1
         # progress units: splits in 1-D, distance blocks in d-D (see the two paths)
         blocks = len(range(0, n, BLOCK)) + len(range(0, m, BLOCK))
-        joint_units = p.resamples + 1 if d == 1 else blocks * (blocks + 1) // 2
+        joint_units = p.resamples + 1 if d == 1 else blocks
         column_units = (p.resamples + 1) * d if per_col else 0
         with ctx.progress(joint_units + column_units, "energy statistic") as bar:
             joint = energy_statistic(X, Y, p.resamples, ctx.rng(0), bar.update, ctx)
