@@ -67,7 +67,8 @@ def run_plan(plan: Plan, show_progress: bool = False,
     from anoneval.core.engine import open_engine
 
     with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
-        return _run(plan, show_progress, datasets, engine, eng.blocks())
+        report = _run(plan, show_progress, datasets, engine, eng.blocks())
+        return report.model_copy(update={"engine": eng.describe()})
 
 
 def _many(plan: Plan) -> bool:

@@ -29,8 +29,9 @@ from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22
-#: Record pairs per block of the search (``Context.map_blocks``); chunked inside.
-BLOCK_PAIRS = 1 << 20
+#: Record pairs per block of the search (``Context.map_blocks``; about 0.1 s of work with
+#: Martinez2021); smaller searches run as one block, in place.
+BLOCK_PAIRS = 1 << 18
 #: Result of a search: nearest original (−1: none), its distance, and for ties="distance" the
 #: number of tied originals and whether the true original is among them.
 Search = tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]
@@ -285,7 +286,6 @@ def search(prep: Prepared, anon: Dataset, truth: np.ndarray, window: float | Non
     n_orig, n_anon = len(prep.original), len(anon)
     width = n_orig if window is None else min(int(window) + 2, n_orig)
     rows = max(BLOCK_PAIRS // max(width, 1), 1)
-    rows = min(rows, max(-(-n_anon // (4 * ctx.parallelism)), 1))  # work for every worker
     job = SearchJob(prep.distance, prep.original, anon, truth, prep.order, prep.ref_sorted,
                     prep.reference, window, ties, tie_tolerance)
     label = "exhaustive" if window is None else f"window {window:g}"
