@@ -185,14 +185,15 @@ def _run_block_task(fn: Callable[[Any, Any], Any], shared: Any, block: Any) -> A
 
 class ProcessBlocks(Blocks):
     """Blocks in the local engine's worker processes; ``shared`` is written once to a temporary
-    file that each process reads once."""
+    file that each process reads once. Fewer than two blocks per worker run in this process
+    (starting the processes would cost more than it saves)."""
 
     def __init__(self, engine: LocalEngine) -> None:
         self.engine = engine
         self.parallelism = engine.workers
 
     def map(self, fn: Callable[[S, B], R], blocks: Sequence[B], shared: S) -> list[R]:
-        if len(blocks) <= 1:
+        if len(blocks) < 2 * self.parallelism:
             return super().map(fn, blocks, shared)
         with tempfile.NamedTemporaryFile(prefix="anoneval-blocks-", suffix=".pkl",
                                          delete=False) as f:

@@ -18,7 +18,7 @@ from anoneval.core.sweep import sweep
 from anoneval.plugins.distances import martinez2021
 from anoneval.plugins.fidelity import energy_statistic
 from anoneval.plugins.linkage import record_linkage
-from anoneval.plugins.similarity import close_pairs, distance_to_closest_record
+from anoneval.plugins.similarity import close_pairs, distance_to_closest_record, nndr
 from anoneval.plugins.workflows.architecture import run_architectures
 from anoneval.registry import build_registry
 
@@ -49,6 +49,7 @@ def use_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(distance_to_closest_record, "QUERY_ROWS", 16)
     monkeypatch.setattr(distance_to_closest_record, "BLOCK_PAIRS", 900)
     monkeypatch.setattr(close_pairs, "QUERY_ROWS", 16)
+    monkeypatch.setattr(nndr, "BLOCK_PAIRS", 200)
     monkeypatch.setattr(energy_statistic, "BLOCK", 16)
 
 
@@ -89,6 +90,8 @@ CASES = [
     ("DistanceToClosestRecord", {"mode": "baseline"}, "microdata"),
     ("ClosePairs", {"columns": ["a", "b"], "d0": 0.1}, "microdata"),
     ("EnergyStatistic", {"columns": ["a", "b"], "resamples": 9}, "microdata"),
+    ("EnergyStatistic", {"columns": ["a", "b"], "resamples": 0}, "microdata"),
+    ("NNDR", {}, "microdata"),
 ]
 IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 
