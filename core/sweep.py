@@ -35,7 +35,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from anoneval.core.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
-from anoneval.core.config import EngineSpec, Plan, json_path, load_config, validate_config
+from anoneval.core.config import Plan, json_path, load_config, validate_config
 from anoneval.core.data import Dataset
 from anoneval.core.errors import ConfigError
 from anoneval.core.jsonable import to_jsonable
@@ -297,8 +297,8 @@ def run_point(plan: Plan) -> Report | MultiReport:
     """One sweep point as an engine task: serial inside (its variants and blocks too)."""
     from anoneval.core.runner import run_plan
 
-    return run_plan(replace(plan, registry=plan.registry or default_registry()),
-                    engine=EngineSpec(workers=1))
+    serial = plan.config.model_copy(update={"engine": None})
+    return run_plan(replace(plan, registry=plan.registry or default_registry(), config=serial))
 
 
 def sweep_html(result: SweepReport, png: bytes | None) -> str:
