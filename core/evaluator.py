@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
-from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
+from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
 from anoneval.core.errors import ConfigError, DataError
@@ -85,10 +85,12 @@ def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
         if timeout is None:
             return run()
         outcome: dict[str, Any] = {}
+        task = in_task()  # the plugin's thread is a task too when its caller is one
 
         def target() -> None:
             try:
-                outcome["value"] = run()
+                with as_task() if task else contextlib.nullcontext():
+                    outcome["value"] = run()
             except Exception as exc:  # handed to the caller's thread
                 outcome["error"] = exc
 
