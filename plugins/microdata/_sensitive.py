@@ -24,6 +24,7 @@ from anoneval.plugins.microdata._common import (
     pair_counts,
     released_classes,
 )
+from anoneval.plugins.microdata._records import RecordTable
 
 
 class SensitiveParams(QIParams):
@@ -133,19 +134,8 @@ def result(data: Microdata, cl: Classes, violates: np.ndarray, stat: np.ndarray,
     }
     out.update(details)
     if p.per_record:
-        row_class = cl.row_class()
-        ok = row_class >= 0
-        rc = np.maximum(row_class, 0)
-        table = pd.DataFrame({
-            "class": row_class,
-            "class_size": pd.array(np.where(ok, cl.sizes[rc] if len(cl.sizes) else 0, 0),
-                                   dtype="Int64"),
-            stat_name: np.where(ok, stat[rc] if len(stat) else np.nan, np.nan),
-            "violates": pd.array(np.where(ok, violates[rc] if len(violates) else False, False),
-                                 dtype="boolean"),
-        })
-        table.loc[~ok, ["class_size", "violates"]] = pd.NA
-        if p.id is not None and p.id in data.frame.columns:
-            table.insert(0, p.id, data.frame[p.id].to_numpy())
-        out["per_record"] = table
+        table = RecordTable(data, cl, p.id)
+        table.add_float(stat_name, stat)
+        table.add_bool("violates", violates)
+        out["per_record"] = table.frame()
     return MeasureResult(value=in_violating / n if n else 0.0, details=out)
