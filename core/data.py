@@ -72,6 +72,12 @@ class Dataset:
             value = self._cache[key] = _frozen(compute())
             return value
 
+    def __copy__(self) -> Dataset:
+        """A shallow copy that shares the cache (a view: see ``evaluator.read_only``)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (to ship to a worker) without the derived arrays: they are recomputed."""
         return {**self.__dict__, "_cache": {}}
@@ -849,15 +855,23 @@ def _text(values: pd.Series) -> pd.Series:
             return str(v.item())
         return str(v)
 
+    if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # text already
+        return values.astype(object).where(values.notna(), np.nan)
     return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
 def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
     """Text holding only numbers, as the dtype of ``like`` (float64 when that cannot hold
-    them); None when some value is not a number."""
-    out = pd.to_numeric(values, errors="coerce")
-    if (out.isna() & values.notna()).any():
+    them); None when some value is not a number. Each distinct text is parsed once."""
+    codes, uniques = pd.factorize(values)
+    numbers = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
+    if numbers.isna().any():
         return None
+    if (codes < 0).any():  # missing values stay missing
+        out = pd.Series(np.where(codes < 0, np.nan, numbers.to_numpy(dtype=np.float64)[codes]),
+                        index=values.index)
+    else:
+        out = pd.Series(numbers.to_numpy()[codes], index=values.index)
     if pd.api.types.is_integer_dtype(like.dtype) and out.notna().all() and (
             out % 1 == 0).all():
         return out.astype(like.dtype)

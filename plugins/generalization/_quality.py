@@ -318,7 +318,10 @@ def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: Qual
     anonymized.require(qi, "quasi-identifier")
     if not len(original):
         raise DataError("the original data has no records")
-    key = ("anoneval.generalization.inputs", original, tuple(qi), p.suppression_token,
+    # the evaluator hands each measure a fresh view of a dataset sharing its cache: a sentinel
+    # kept in the original's cache identifies the original across measures
+    same_original = original.cached(("anoneval.generalization.identity",), object)
+    key = ("anoneval.generalization.inputs", same_original, tuple(qi), p.suppression_token,
            p.missing, p.id, tuple(sorted(p.hierarchies.items())), ctx.base_dir)
     return anonymized.cached(key, lambda: _build(
         original, anonymized, p, {c: str(ctx.path(v)) for c, v in p.hierarchies.items()}, ctx))
@@ -423,22 +426,27 @@ def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
 def attribute_type(original: Microdata, col: str, types: dict[str, str]) -> str:
     """The declared type of ``col``, else the type of the original's values: its pandas dtype,
     or, for a text column whose every value is a number (as when the release's generalized
-    text made both sides read the column as text), integer or decimal."""
+    text made both sides read the column as text), integer or decimal (decided on the
+    column's distinct values, once per dataset)."""
     if col in types:
         return types[col]
-    series = original.frame[col]
-    dtype = series.dtype
+    dtype = original.frame[col].dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "string"
-    if not pd.api.types.is_numeric_dtype(dtype):
-        values = series.dropna()
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "decimal"
+
+    def compute() -> str:
+        _, uniques = original.codes(col)
+        values = pd.Series(np.asarray(uniques, dtype=object)).dropna()
         numbers = pd.to_numeric(values, errors="coerce")
         if len(values) == 0 or numbers.isna().any():
             return "string"
         return "integer" if bool((numbers == numbers.round()).all()) else "decimal"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "integer"
-    return "decimal"
+
+    return original.cached(("anoneval.generalization.type", col), compute)
 
 
 def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
