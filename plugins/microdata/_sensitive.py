@@ -11,6 +11,7 @@ class), like ``KAnonymity`` and ``LDiversity``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,29 @@ def prepare(original: Dataset | None, anonymized: Dataset | None, p: SensitivePa
 def class_key(p: SensitiveParams) -> tuple[object, ...]:
     """Cache key of the class summary the distributions are taken over."""
     return (tuple(p.quasi_identifiers), p.suppression_token, p.missing, p.id)
+
+
+#: Statistics within this (relative or absolute, as each model says) of their bound count as equal
+#: to it, against rounding.
+TOLERANCE = 1e-12
+
+
+def worst_per_class(data: Microdata, cl: Classes, p: SensitiveParams, ctx: Context, name: str,
+                    stat: Callable[[str, Distribution], np.ndarray]
+                    ) -> tuple[np.ndarray, dict[str, dict[str, float | None]], float | None]:
+    """The largest ``stat`` (one value per class) over the sensitive attributes.
+
+    Returns it per class, each attribute's largest value as ``{attribute: {name: value}}``
+    (``per_attribute`` of the details) and the largest of all (None without classes).
+    """
+    n_classes = len(cl.sizes)
+    worst = np.zeros(n_classes)
+    per_attribute: dict[str, dict[str, float | None]] = {}
+    for sa in p.sensitive:
+        value = stat(sa, distribution(data, cl, sa, ctx, class_key(p)))
+        worst = np.maximum(worst, value)
+        per_attribute[sa] = {name: float(value.max()) if n_classes else None}
+    return worst, per_attribute, float(worst.max()) if n_classes else None
 
 
 def result(data: Microdata, cl: Classes, violates: np.ndarray, stat: np.ndarray,

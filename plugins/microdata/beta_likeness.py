@@ -9,6 +9,7 @@ from pydantic import Field
 
 from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.microdata._sensitive import (
+    TOLERANCE,
     SensitiveParams,
     class_key,
     class_max,
@@ -16,9 +17,6 @@ from anoneval.plugins.microdata._sensitive import (
     prepare,
     result,
 )
-
-#: Relative tolerance of the comparison with β (rounding of (q − p)/p).
-TOLERANCE = 1e-12
 
 
 class BetaLikeness(RiskMeasure):
