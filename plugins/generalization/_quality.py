@@ -38,7 +38,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    data_row,
+)
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
     Hierarchy,
@@ -372,6 +380,26 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
                           sup_value, unknown, token, c in paths))
     return Inputs(sides, len(original), row_sup, gids, group_sizes, group_sup, orig_group,
                   orig_sizes)
+
+
+class QualityModel(LossMeasure):
+    """Base of ARX's quality models: both sides as microdata, one set of inputs for all."""
+
+    accepts = ("microdata",)
+    inputs = "both"
+
+    class Params(QualityParams):
+        pass
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        inputs = quality_inputs(original, anonymized, self.params, ctx)
+        assert isinstance(original, Microdata)  # quality_inputs checked it
+        return self.loss(inputs, original, ctx)
+
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+        """The model's result from the shared inputs of the comparison."""
+        raise NotImplementedError
 
 
 def arx_equal_values(inputs: Inputs) -> np.ndarray:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
     ArxCompatParams,
+    Inputs,
+    QualityModel,
     column_result,
     nonsuppressed_counts,
-    quality_inputs,
     suppressed_rows,
 )
 
 
-class Granularity(LossMeasure):
+class Granularity(QualityModel):
     """Granularity (Iyengar's loss metric LM): per attribute the mean domain share of the cells.
 
     Source: Iyengar (2002), "Transforming data to satisfy privacy constraints", KDD; ARX's
@@ -33,16 +34,12 @@ class Granularity(LossMeasure):
 
     name = "Granularity"
     description = "ARX granularity (Iyengar's loss): mean domain share of the released cells."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ArxCompatParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
         n_sup = int(suppressed_rows(inputs, p.compat).sum())
         raw = np.array([(nonsuppressed_counts(inputs, s, p.compat) @ s.share() + n_sup) / inputs.n
                         for s in inputs.columns])

@@ -6,19 +6,20 @@ import math
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
+    Inputs,
     Numbers,
+    QualityModel,
     Side,
     TypedParams,
     attribute_type,
     numbers,
-    quality_inputs,
     row_result,
 )
 
 
-class RecordSquaredError(LossMeasure):
+class RecordSquaredError(QualityModel):
     """Record-level squared error: mean standardized Euclidean distance to the farther end.
 
     Source: ARX's ``QualityModelRowOrientedSquaredError`` (Prasser et al. 2016). Each
@@ -33,17 +34,12 @@ class RecordSquaredError(LossMeasure):
 
     name = "RecordSquaredError"
     description = "ARX record-level squared error: standardized distance to the releases."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(TypedParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        assert isinstance(original, Microdata)
         real = np.zeros(inputs.n)
         worst = np.zeros(inputs.n)
         kinds = {}

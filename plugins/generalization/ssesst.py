@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
+    Inputs,
+    QualityModel,
     TypedParams,
     attribute_type,
     numbers,
-    quality_inputs,
     row_result,
 )
 
 
-class SSESST(LossMeasure):
+class SSESST(QualityModel):
     """SSE/SST: Σ (mid_orig − mid_rel)² over Σ (mid_rel − centroid_orig)², clamped to [0, 1].
 
     Source: ARX's ``QualityModelRowOrientedSSESST`` (Prasser et al. 2016), the clustering
@@ -26,17 +27,12 @@ class SSESST(LossMeasure):
 
     name = "SSESST"
     description = "ARX SSE/SST: squared error of released midpoints over their total spread."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(TypedParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        assert isinstance(original, Microdata)
         sse = sst = 0.0
         kinds = {}
         for s in inputs.columns:
