@@ -57,7 +57,7 @@ from anoneval.plugins.microdata._common import (
     pair_counts,
     released_classes,
 )
-from anoneval.plugins.microdata._hierarchy import read_hierarchies
+from anoneval.plugins.microdata._hierarchy import listed, read_hierarchies
 
 Aggregate = Literal["arithmetic", "geometric", "max"]
 AttributeType = Literal["string", "integer", "decimal"]
@@ -154,12 +154,10 @@ class Table:
         """Row of each raw value; an error names the values column 0 lacks."""
         rows = self.raw.get_indexer(texts)
         if (rows < 0).any():
-            bad = [str(t) for t in texts[rows < 0]]
-            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             raise DataError(
                 f"hierarchy {self.path} of column {col!r} lacks the original value(s) "
-                f"{', '.join(map(repr, bad[:5]))}{more}; every value of the original data must "
-                "be in its first column")
+                f"{listed(texts[rows < 0])}; every value of the original data must be in its "
+                "first column")
         return rows
 
 
@@ -260,12 +258,10 @@ class Side:
         """Raise if a released value is neither in the hierarchy nor the token (or missing)."""
         if not self.unknown.any():
             return
-        vals = [str(v) for v in self.rel_texts[self.unknown]]
-        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
         hint = ("" if self.given else
                 "; give its hierarchy (hierarchies: {column: path}) for generalized values")
         raise DataError(
-            f"column {self.name!r}: released value(s) {', '.join(map(repr, vals[:5]))}{more} "
+            f"column {self.name!r}: released value(s) {listed(self.rel_texts[self.unknown])} "
             f"are not in hierarchy {self.table.path} (nor the suppression token "
             f"{self.token!r}){hint}")
 
@@ -507,6 +503,14 @@ def value_pairs(inputs: Inputs, s: Side) -> tuple[np.ndarray, np.ndarray, np.nda
     """The (original code, released code) pairs of the rows and their counts (cached)."""
     return inputs.cached(("pairs", s.name), lambda: pair_counts(
         s.orig, len(s.orig_texts), s.rel, len(s.rel_texts)))
+
+
+def typed_columns(inputs: Inputs, original: Microdata, types: dict[str, str]
+                  ) -> tuple[list[tuple[Side, Numbers]], dict[str, str]]:
+    """Each quasi-identifier as :func:`numbers` of its type (declared in ``types``, else
+    :func:`attribute_type`), and the types used (for details)."""
+    kinds = {s.name: attribute_type(original, s.name, types) for s in inputs.columns}
+    return [(s, numbers(inputs, s, kinds[s.name])) for s in inputs.columns], kinds
 
 
 def numbers(inputs: Inputs, s: Side, kind: str) -> Numbers:

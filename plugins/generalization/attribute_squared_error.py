@@ -10,9 +10,8 @@ from anoneval.plugins.generalization._quality import (
     Inputs,
     QualityModel,
     TypedParams,
-    attribute_type,
     column_result,
-    numbers,
+    typed_columns,
 )
 
 
@@ -37,10 +36,9 @@ class AttributeSquaredError(QualityModel):
 
     def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        raw, hi, kinds = [], [], {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        raw, hi = [], []
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for _, num in columns:  # num: per (original, released) value pair
             xlo, xhi = num.x_lo[num.a], num.x_hi[num.a]
             m, big = min(xlo.min(), xhi.min()), max(xlo.max(), xhi.max())
             dmax = np.maximum((xlo - m) ** 2, (xlo - big) ** 2)

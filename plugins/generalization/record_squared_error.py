@@ -13,9 +13,8 @@ from anoneval.plugins.generalization._quality import (
     QualityModel,
     Side,
     TypedParams,
-    attribute_type,
-    numbers,
     row_result,
+    typed_columns,
 )
 
 
@@ -42,10 +41,8 @@ class RecordSquaredError(QualityModel):
         p = self.params
         real = np.zeros(inputs.n)
         worst = np.zeros(inputs.n)
-        kinds = {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for s, num in columns:  # num: per (original, released) value pair
             x, ylo, yhi = num.x_lo[num.a], num.y_lo[num.b], num.y_hi[num.b]
             mean = float(num.w @ x) / inputs.n
             sd = math.sqrt(float(num.w @ (x - mean) ** 2) / inputs.n)  # population

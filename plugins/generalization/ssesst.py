@@ -7,9 +7,8 @@ from anoneval.plugins.generalization._quality import (
     Inputs,
     QualityModel,
     TypedParams,
-    attribute_type,
-    numbers,
     row_result,
+    typed_columns,
 )
 
 
@@ -34,10 +33,8 @@ class SSESST(QualityModel):
     def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
         sse = sst = 0.0
-        kinds = {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for _, num in columns:  # num: per (original, released) value pair
             mid_in = (num.x_lo[num.a] + num.x_hi[num.a]) / 2
             mid_out = (num.y_lo[num.b] + num.y_hi[num.b]) / 2
             centroid = float(num.w @ mid_in) / inputs.n
