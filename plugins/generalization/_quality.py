@@ -398,6 +398,17 @@ class QualityModel(LossMeasure):
         raise NotImplementedError
 
 
+class CellModel(QualityModel):
+    """Base of the cell models that offer ARX's suppression quirk behind ``compat``."""
+
+    class Params(ArxCompatParams):
+        pass
+
+    def suppressed_count(self, inputs: Inputs) -> int:
+        """Suppressed records, with ARX's equal-values quirk under ``compat="arx"``."""
+        return int(suppressed_rows(inputs, self.params.compat).sum())
+
+
 def arx_equal_values(inputs: Inputs) -> np.ndarray:
     """Rows whose quasi-identifier texts are all equal (ARX's ``isSuppressed`` quirk)."""
 

@@ -6,16 +6,14 @@ import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
-    ArxCompatParams,
+    CellModel,
     Inputs,
-    QualityModel,
     column_result,
     nonsuppressed_counts,
-    suppressed_rows,
 )
 
 
-class GeneralizationIntensity(QualityModel):
+class GeneralizationIntensity(CellModel):
     """Generalization intensity (precision loss): per attribute the mean of level / height.
 
     Source: Sweeney (2002), "Achieving k-anonymity privacy protection using generalization and
@@ -34,12 +32,9 @@ class GeneralizationIntensity(QualityModel):
     name = "GeneralizationIntensity"
     description = "ARX generalization intensity (precision): mean level/height of the cells."
 
-    class Params(ArxCompatParams):
-        pass
-
     def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        n_sup = int(suppressed_rows(inputs, p.compat).sum())
+        n_sup = self.suppressed_count(inputs)
         raw = []
         for s in inputs.columns:
             s.require_known()

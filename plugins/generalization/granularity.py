@@ -6,16 +6,14 @@ import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
-    ArxCompatParams,
+    CellModel,
     Inputs,
-    QualityModel,
     column_result,
     nonsuppressed_counts,
-    suppressed_rows,
 )
 
 
-class Granularity(QualityModel):
+class Granularity(CellModel):
     """Granularity (Iyengar's loss metric LM): per attribute the mean domain share of the cells.
 
     Source: Iyengar (2002), "Transforming data to satisfy privacy constraints", KDD; ARX's
@@ -35,12 +33,9 @@ class Granularity(QualityModel):
     name = "Granularity"
     description = "ARX granularity (Iyengar's loss): mean domain share of the released cells."
 
-    class Params(ArxCompatParams):
-        pass
-
     def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        n_sup = int(suppressed_rows(inputs, p.compat).sum())
+        n_sup = self.suppressed_count(inputs)
         raw = np.array([(nonsuppressed_counts(inputs, s, p.compat) @ s.share() + n_sup) / inputs.n
                         for s in inputs.columns])
         lo = np.array([1.0 / s.table.domain for s in inputs.columns])

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, Microdata
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._common import (
     Classes,
     QIParams,
@@ -51,6 +51,14 @@ class SensitiveParams(QIParams):
         if self.id is not None and self.id in self.sensitive:
             raise ValueError(f"id column {self.id!r} is also a sensitive attribute")
         return self
+
+
+class SensitiveRisk(RiskMeasure):
+    """Base of the attribute-disclosure models: the share of records in violating classes."""
+
+    unit = "share"
+    accepts = ("microdata",)
+    inputs = "either"
 
 
 @dataclass

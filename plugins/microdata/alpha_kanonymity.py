@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
     SensitiveParams,
+    SensitiveRisk,
     class_max,
     prepare,
     result,
@@ -15,7 +16,7 @@ from anoneval.plugins.microdata._sensitive import (
 )
 
 
-class AlphaKAnonymity(RiskMeasure):
+class AlphaKAnonymity(SensitiveRisk):
     """Share of records in equivalence classes that violate (α,k)-anonymity.
 
     Source: Wong, Li, Fu & Wang (2006), "(α, k)-anonymity: an enhanced k-anonymity model for
@@ -35,9 +36,6 @@ class AlphaKAnonymity(RiskMeasure):
 
     name = "AlphaKAnonymity"
     description = "Share of records in classes smaller than k or with a value share above alpha."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         alpha: float = Field(0.5, gt=0, le=1, description="Largest share of one sensitive "

@@ -8,11 +8,12 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
     Distribution,
     SensitiveParams,
+    SensitiveRisk,
     class_max,
     prepare,
     result,
@@ -20,7 +21,7 @@ from anoneval.plugins.microdata._sensitive import (
 )
 
 
-class DeltaDisclosure(RiskMeasure):
+class DeltaDisclosure(SensitiveRisk):
     """Share of records in equivalence classes that are not δ-disclosure private.
 
     Source: Brickell & Shmatikov (2008), "The cost of privacy: destruction of data-mining
@@ -43,9 +44,6 @@ class DeltaDisclosure(RiskMeasure):
 
     name = "DeltaDisclosure"
     description = "Share of records in classes that are not delta-disclosure private."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         delta: float = Field(1.0, gt=0, description="δ: classes with |log(q/p)| >= δ for a "

@@ -7,13 +7,14 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult
 from anoneval.plugins.microdata._common import as_text, hierarchy_rows
 from anoneval.plugins.microdata._hierarchy import Hierarchy, read_hierarchy
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
     Distribution,
     SensitiveParams,
+    SensitiveRisk,
     prepare,
     result,
     worst_per_class,
@@ -23,7 +24,7 @@ from anoneval.plugins.microdata._sensitive import (
 BLOCK_CELLS = 4_000_000
 
 
-class TCloseness(RiskMeasure):
+class TCloseness(SensitiveRisk):
     """Share of records in equivalence classes whose sensitive distribution is farther than t.
 
     Source: Li, Li & Venkatasubramanian (2007), "t-closeness: privacy beyond k-anonymity and
@@ -51,9 +52,6 @@ class TCloseness(RiskMeasure):
 
     name = "TCloseness"
     description = "Share of records in classes whose sensitive distribution is farther than t."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         t: float = Field(0.2, ge=0, le=1, description="Largest distance allowed (D > t "
