@@ -180,8 +180,13 @@ def test_li_et_al_tables_4_and_5(tmp_path):
     # The paper prints 0.278 for Table 5 w.r.t. Disease. That figure (5/18) cannot come from
     # this formula and hierarchy: with 9 records and H = 3 every cost term is a multiple of
     # 1/27. Table 4's all-stomach first class: root ±4/9 → 4/9 (the similarity attack).
-    t, dist = distances(table4, "disease", **hier)
-    assert dist[0] == pytest.approx(4 / 9) and t == pytest.approx(4 / 9)
+    t4, dist = distances(table4, "disease", **hier)
+    assert dist[0] == pytest.approx(4 / 9) and t4 == pytest.approx(4 / 9)
+    # ARX on the same tables (tests/data/arx/arx_li_tables.json) agrees with the hand values
+    arx = json.loads((ARX_DIR / "arx_li_tables.json").read_text())
+    for key, ours in (("table5_disease", t), ("table4_disease", t4), ("table5_salary", 1 / 6),
+                      ("table4_salary", 0.375)):
+        assert arx[key]["fails_at"] - 1e-9 <= ours <= arx[key]["holds_at"] + 1e-9, key
 
 
 def test_hierarchical_distance_hand(tmp_path):
