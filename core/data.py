@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
+from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
@@ -206,8 +207,26 @@ class FrameData(Dataset):
     def _hash_parts(self) -> list[bytes]:
         f = self._frame
         head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes, strict=False)]).encode()
-        values = pd.util.hash_pandas_object(f, index=False).to_numpy().tobytes() if len(f) else b""
-        return [head, values]
+        if not len(f):
+            return [head, b""]
+        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached
+        values = combine_hash_arrays((self._column_hash(c) for c in f.columns), len(f.columns))
+        return [head, values.tobytes()]
+
+    def _column_hash(self, column: str) -> np.ndarray:
+        """pandas' hash of each value of ``column``; an object column whose codes are cached is
+        hashed per distinct value (as pandas does after factorizing it itself)."""
+        series = self._frame[column]
+        cached = self._cache.get(("codes", column))
+        if cached is None or series.dtype != object:
+            return pd.util.hash_pandas_object(series, index=False).to_numpy()
+        codes, uniques = cached
+        values = np.asarray(uniques, dtype=object)
+        real = len(values) - (1 if len(values) and values[-1] is None else 0)  # None: missing
+        out = np.full(len(codes), np.iinfo(np.uint64).max, dtype=np.uint64)
+        known = codes < real
+        out[known] = pd.util.hash_array(values[:real], categorize=False)[codes[known]]
+        return out
 
 
 class Microdata(FrameData):
