@@ -8,14 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    MeasureResult,
-    Microdata,
-    RiskMeasure,
-)
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
 from anoneval.plugins.microdata._common import Classes, QIParams, released_classes
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._uniqueness import (
@@ -146,13 +139,14 @@ class PopulationUniqueness(RiskMeasure):
             details["reason"] = reason
             ctx.warn(f"population uniqueness not available: {reason}")
         if p.per_record:
-            details["per_record"] = _per_record(data, cl, p.id, chosen.uniques, h)
+            details["per_record"] = _per_record(RecordTable(data, cl, p.id), cl, chosen.uniques,
+                                                h)
         if chosen.uniques is None:
             return MeasureResult(value=None, details=details)
         return MeasureResult(value=chosen.uniques / N, details=details)
 
 
-def _per_record(data: Microdata, cl: Classes, id_col: str | None, uniques: float | None,
+def _per_record(table: RecordTable, cl: Classes, uniques: float | None,
                 h: Histogram) -> pd.DataFrame:
     """Class, class size, sample uniqueness and P(population unique) of each released row.
 
@@ -162,7 +156,6 @@ def _per_record(data: Microdata, cl: Classes, id_col: str | None, uniques: float
     P(population unique | sample unique)); a record in a class of 2 or more is not (0). Null
     for suppressed rows, and for every row when the estimate is not available.
     """
-    table = RecordTable(data, cl, id_col)
     unique = cl.sizes == 1
     table.add_bool("sample_unique", unique)
     c1 = h.classes_of_size(1)
