@@ -14,13 +14,14 @@ Group-by measures that declare :meth:`~anoneval.core.api.Measure.summaries` read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from anoneval.core.data import Dataset, FrameData
 from anoneval.core.errors import DataError
 
 Side = Literal["original", "anonymized"]
@@ -238,4 +239,23 @@ class ClassSummary:
         return all(self.histograms[s].equals(other.histograms[s]) for s in self.spec.sensitive)
 
 
-__all__ = ["ClassSummary", "SummarySpec"]
+def dataset_summarizer(original: Dataset | None,
+                       anonymized: Dataset | None) -> Callable[[SummarySpec], ClassSummary]:
+    """Summaries of in-memory datasets, each computed once per dataset and spec (cached on the
+    dataset, so every measure of a run shares it): the local engine's ``Context.summarize``."""
+
+    def summarize(spec: SummarySpec) -> ClassSummary:
+        data = original if spec.side == "original" else anonymized
+        if data is None:
+            raise DataError(f"no {spec.side} data to summarize ({spec})")
+        if not isinstance(data, FrameData):
+            raise DataError(f"class summaries need microdata or a table, not the "
+                            f"{data.data_kind} of the {spec.side} side")
+        data.require(spec.columns)
+        return data.cached(("class_summary", spec),
+                           lambda: ClassSummary.of_frame(data.frame, spec))
+
+    return summarize
+
+
+__all__ = ["ClassSummary", "SummarySpec", "dataset_summarizer"]
