@@ -56,9 +56,10 @@ class SummarySpec:
 def _plain(values: pd.Series) -> pd.Series:
     """A column with categoricals as their values and -0.0 as 0.0 (canonical keys)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        cats = values.cat.categories
-        values = pd.Series(cats.take(values.cat.codes.to_numpy(), allow_fill=True,
-                                     fill_value=None), index=values.index)
+        cats, codes = values.cat.categories, values.cat.codes.to_numpy()
+        if not len(cats):
+            return pd.Series(np.full(len(values), np.nan), index=values.index)
+        values = pd.Series(cats.take(np.maximum(codes, 0)), index=values.index).where(codes >= 0)
     elif pd.api.types.is_float_dtype(values.dtype):
         values = values + 0.0
     return values
