@@ -12,6 +12,11 @@ j-th largest counts 0 in a cell of fewer than j contributors and is an error oth
 non-numeric values and (for non-negative data) contributions summing to more than the total.
 With ``negative="absolute"`` a table's rule total is |total|, the best a table allows.
 
+From microdata the cells are built from the released side's class summary keyed by the spanning
+variables, contributor, magnitude and weight (:func:`cell_specs`): each summary row stands for
+its records, so counts, totals, holdings and the top contributions are those of the records,
+and an engine can compute it without gathering the data.
+
 Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
 ``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
 ``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
