@@ -22,7 +22,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
-from anoneval.core.sources import locate, type_partitions, with_partitions
+from anoneval.core.sources import Source, locate, type_partitions, with_partitions
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -637,7 +637,7 @@ def _nested_message(columns: list[str]) -> str:
             "flatten or drop them first")
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
     import pyarrow.parquet as pq
     from pyarrow import types
 
@@ -649,7 +649,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     nested = [f"{f.name!r} ({f.type})" for f in schema if types.is_nested(f.type)]
     if nested:
         raise DataError(_nested_message(nested))
-    return pd.read_parquet(path)
+    return pd.read_parquet(path, columns=None if columns is None else list(columns))
 
 
 def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
@@ -710,18 +710,24 @@ def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
     return frame
 
 
-def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
-    """Read a file into a DataFrame; never writes to it."""
+def read_frame(path: Path, fmt: str, opts: ReadOptions,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a file (only ``columns`` of it, in the file's order, when given) into a DataFrame;
+    never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
     if fmt == "csv":
-        return _read_csv(path, opts, dtype)
+        frame = _read_csv(path, opts, dtype)
+        return frame if columns is None else frame[[c for c in frame.columns if c in columns]]
     if fmt == "parquet":
-        frame = _read_parquet(path)
+        frame = _read_parquet(path, columns)
     elif fmt == "jsonl":
         frame = _read_jsonl(path, opts.encoding)
+        frame = frame if columns is None else frame[[c for c in frame.columns if c in columns]]
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    if dtype is None:
+    if isinstance(dtype, dict) and columns is not None:
+        dtype = {c: t for c, t in dtype.items() if c in frame.columns}
+    if not dtype:
         return frame
     try:
         return frame.astype(dtype)
@@ -749,38 +755,53 @@ def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
     raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
 
 
+def read_options(path: str | Path, kind: str,
+                 options: dict[str, Any] | ReadOptions | None) -> ReadOptions:
+    """The validated read options of an input of ``kind``; errors name the path."""
+    if kind not in OPTIONS:
+        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+    if isinstance(options, ReadOptions):
+        return options
+    try:
+        return OPTIONS[kind].model_validate(options or {})
+    except ValidationError as exc:
+        raise DataError(f"{path}: invalid options: " + "; ".join(
+            f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from None
+
+
+def source_format(source: Source, fmt: str | None) -> str:
+    """The format of a source's files: ``fmt`` when given, else from their extensions."""
+    fmt = fmt or source.format()
+    if fmt is None:
+        raise DataError(f"{source.given}: cannot tell the format from the extension; set "
+                        f"'format' to one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def read_file(file: Path, fmt: str, opts: ReadOptions,
+              columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`read_frame` with every read error as a :class:`DataError` naming the file."""
+    try:
+        return read_frame(file, fmt, opts, columns)
+    except DataError as exc:
+        raise DataError(f"{file}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{file}: not {opts.encoding} text ({exc.reason} at byte "
+                        f"{exc.start}); set options.encoding, e.g. 'latin-1' or "
+                        "'cp1252'") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+
+
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
     """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
     dataset, hive partitions included) or a glob of files (see :mod:`anoneval.core.sources`)."""
     source = locate(path)
-    fmt = fmt or source.format()
-    if fmt is None:
-        raise DataError(f"{path}: cannot tell the format from the extension; set 'format' "
-                        f"to one of {', '.join(FORMATS)}")
-    if kind not in OPTIONS:
-        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
-    if isinstance(options, ReadOptions):
-        opts = options
-    else:
-        try:
-            opts = OPTIONS[kind].model_validate(options or {})
-        except ValidationError as exc:
-            raise DataError(f"{path}: invalid options: " + "; ".join(
-                f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            ) from None
-    parts = []
-    for file in source.files:
-        try:
-            parts.append(with_partitions(read_frame(file, fmt, opts), source, file))
-        except DataError as exc:
-            raise DataError(f"{file}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{file}: not {opts.encoding} text ({exc.reason} at byte "
-                            f"{exc.start}); set options.encoding, e.g. 'latin-1' or "
-                            "'cp1252'") from None
-        except (OSError, ValueError, pd.errors.ParserError) as exc:
-            raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+    fmt = source_format(source, fmt)
+    opts = read_options(path, kind, options)
+    parts = [with_partitions(read_file(file, fmt, opts), source, file) for file in source.files]
     if len(parts) == 1:
         frame = parts[0]
     else:
