@@ -8,7 +8,7 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -40,6 +40,7 @@ from anoneval.core.errors import (
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
+from anoneval.core.summary import ClassSummary, SummarySpec
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -149,6 +150,8 @@ class Context:
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
     ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
     ``control`` is the control set (original records not used to make the release), when given.
+    ``summarize`` computes an equivalence-class summary (see :meth:`class_summary`); the
+    evaluator or engine sets it.
     """
 
     seed: int = 0
@@ -159,6 +162,16 @@ class Context:
     control: Dataset | None = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    summarize: Callable[[SummarySpec], ClassSummary] | None = None
+
+    def class_summary(self, spec: SummarySpec) -> ClassSummary:
+        """The equivalence-class summary of ``spec`` over the whole ``spec.side`` dataset,
+        computed once per dataset and spec and shared by every measure of the run."""
+        if self.summarize is None:
+            raise PluginError("this Context cannot compute class summaries: the evaluator sets "
+                              "Context.summarize (in a test pass Context(summarize=...), e.g. "
+                              "lambda spec: ClassSummary.of_frame(frame, spec))")
+        return self.summarize(spec)
 
     def path(self, value: str | Path) -> Path:
         """A file path from a param, relative to the config file's folder when there is one."""
@@ -246,6 +259,16 @@ class Measure(Plugin):
         """Whether this instance uses the control set; params may change it."""
         return self.uses_control
 
+    def summaries(self) -> Sequence[SummarySpec] | None:
+        """The class summaries this instance needs, or None (the default) when it reads the data.
+
+        A measure returning specs promises that :meth:`compute` reads the data only through
+        ``ctx.class_summary(spec)`` for those specs (it may test which sides are given, never
+        their rows), so an engine can run it on data it never gathers. Specs of a side that
+        is not given are never asked for.
+        """
+        return None
+
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
         """Work that depends on the original alone; the result reaches ``ctx.prepared``.
 
@@ -318,11 +341,12 @@ class Synthesizer(Plugin):
 
 
 __all__ = [
-    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "ControlUse",
+    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ClassSummary", "ConfigError", "Context",
+    "ControlUse",
     "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
     "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
-    "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
+    "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
