@@ -16,7 +16,7 @@ the same rows in the same order, and changes with any value, type, column or row
 
 from __future__ import annotations
 
-import hashlib
+import functools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,7 @@ from anoneval.core.data import (
 )
 from anoneval.core.errors import DataError
 from anoneval.core.sources import Source, locate
+from anoneval.core.summary import ClassSummary, SummarySpec
 
 T = TypeVar("T")
 #: Primes below 2**31 and the base of the polynomial row hash (products fit in 63 bits).
@@ -157,6 +158,26 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
                                            dtype=np.int64 if isinstance(v, int) else object)
                               for k, v in hive.items()})
     return head, rows
+
+
+def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
+    """Each spec's summary of one partition, or the error computing it."""
+    out: list[Any] = []
+    for spec in specs:
+        try:
+            out.append(ClassSummary.of_frame(frame, spec))
+        except Exception as exc:  # reported to the measures asking for this spec only
+            out.append(exc)
+    return out
+
+
+def _combine_all(parts: list[list[Any]]) -> list[Any]:
+    """Spec by spec, the combined summary, or the first error of a part."""
+    out: list[Any] = []
+    for pieces in zip(*parts, strict=True):
+        failed = [p for p in pieces if isinstance(p, BaseException)]
+        out.append(failed[0] if failed else ClassSummary.combine(pieces))
+    return out
 
 
 def _as_read() -> Any:
@@ -303,6 +324,27 @@ class Partitioned(Dataset):
         """The in-memory size of ``columns`` (all when None) of the whole dataset."""
         memory = self.scan().memory
         return sum(v for c, v in memory.items() if columns is None or c in columns)
+
+    def class_summaries(self, specs: Collection[SummarySpec]) -> None:
+        """Compute the summaries of ``specs`` not yet cached, all in one partition-wise pass
+        (a spec that fails keeps its error, raised when it is asked for)."""
+        todo = [s for s in dict.fromkeys(specs) if ("class_summary", s) not in self._cache]
+        if not todo:
+            return
+        columns = list(dict.fromkeys(c for s in todo for c in s.columns))
+        self.require(columns)
+        parts = self.reduce(columns, functools.partial(_summaries, tuple(todo)), _combine_all)
+        for spec, part in zip(todo, parts, strict=True):
+            self._cache[("class_summary", spec)] = part
+
+    def class_summary(self, spec: SummarySpec) -> ClassSummary:
+        """The class summary of ``spec`` over every partition (computed once)."""
+        self.require(spec.columns)
+        self.class_summaries([spec])
+        found = self._cache[("class_summary", spec)]
+        if isinstance(found, BaseException):
+            raise found
+        return found  # type: ignore[no-any-return]
 
     def _hash_parts(self) -> list[bytes]:
         scan = self.scan()

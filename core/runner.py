@@ -9,15 +9,20 @@ from typing import Any
 from anoneval.core.atomic import write_frame_atomic
 from anoneval.core.config import Input, Plan
 from anoneval.core.data import Dataset, load
+from anoneval.core.engine import engine_spec
 from anoneval.core.errors import DataError
 from anoneval.core.evaluator import Evaluator
 from anoneval.core.outputs import check_outputs
+from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MultiReport, Report
 
 
-def load_input(item: Input) -> Dataset:
-    """Load one input of a plan; errors name the file."""
+def load_input(item: Input, lazy: bool = False) -> Dataset:
+    """Load one input of a plan (``lazy``: as Dask partitions, kept on disk); errors name the
+    file."""
     try:
+        if lazy:
+            return Partitioned(item.path, item.kind, item.format, item.options)
         return load(item.path, item.kind, item.format, item.options)
     except DataError as exc:
         raise DataError(f"{item.side}: {exc}") from exc
@@ -39,9 +44,10 @@ def plan_outputs(plan: Plan) -> list[tuple[str, Path]]:
             if plan.synthesizer_output is not None else [])
 
 
-def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input) -> Dataset:
+def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input,
+            lazy: bool = False) -> Dataset:
     if datasets is None:
-        return load_input(item)
+        return load_input(item, lazy)
     if key not in datasets:
         datasets[key] = load_input(item)
     return datasets[key]
@@ -65,8 +71,10 @@ def run_plan(plan: Plan, show_progress: bool = False,
 
 def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
          engine: Any) -> Report | MultiReport:
-    original = _cached(datasets, "original", plan.original) if plan.original else None
-    control = _cached(datasets, "control", plan.control) if plan.control else None
+    engine = engine if engine is not None else plan.config.engine
+    lazy = engine_spec(engine)[0].name == "dask" and plan.synthesizer is None
+    original = _cached(datasets, "original", plan.original, lazy) if plan.original else None
+    control = _cached(datasets, "control", plan.control, lazy) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir, control=control,
                           timings=plan.config.report is None or plan.config.report.timings)
@@ -91,12 +99,16 @@ def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
         return evaluator.evaluate(data, synthesizer=info)
     if len(plan.anonymized) > 1 or (plan.anonymized and plan.anonymized[0].name is not None):
         # without a cache to fill, each variant is loaded where its task runs
-        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v)
-                                   if datasets is not None else functools.partial(load_input, v))
+        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v, lazy)
+                                   if datasets is not None or lazy
+                                   else functools.partial(load_input, v))
                     for v in plan.anonymized}
         ru = plan.config.report.ru_map if plan.config.report else None
         return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None,
-                                       engine=engine if engine is not None
-                                       else plan.config.engine)
-    anonymized = _cached(datasets, "anonymized", plan.anonymized[0]) if plan.anonymized else None
+                                       engine=engine)
+    anonymized = (_cached(datasets, "anonymized", plan.anonymized[0], lazy)
+                  if plan.anonymized else None)
+    if lazy:
+        many = evaluator.evaluate_many({"": anonymized}, engine=engine)
+        return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
     return evaluator.evaluate(anonymized)
