@@ -21,6 +21,16 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.fixture(scope="session")
+def cluster():
+    """A ``distributed.Client`` of a LocalCluster (2 workers, 1 thread each) for the session."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as cl, \
+            distributed.Client(cl, set_as_default=False) as client:
+        yield client
+
+
 @pytest.fixture
 def toy_registry():
     """Built-ins plus the toy plugins of ``_toy_plugins``; no entry points."""

@@ -57,14 +57,6 @@ def without_timings(report) -> dict:
     return data
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cl, \
-            distributed.Client(cl, set_as_default=False) as client:
-        yield client
-
-
 def test_spec_validation_names_the_path():
     with pytest.raises(ConfigError) as err:
         engine_spec({"name": "dask", "workers": 0})
