@@ -9,7 +9,7 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -41,7 +41,7 @@ from anoneval.core.errors import (
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
-from anoneval.core.summary import ClassSummary, Side, SummarySpec
+from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -172,9 +172,16 @@ class Context:
         computed once per dataset and spec and shared by every measure of the run."""
         if self.summarize is None:
             raise PluginError("this Context cannot compute class summaries: the evaluator sets "
-                              "Context.summarize (in a test pass Context(summarize=...), e.g. "
-                              "lambda spec: ClassSummary.of_frame(frame, spec))")
+                              "Context.summarize (outside one pass Context(summarize="
+                              "dataset_summarizer(original, anonymized)))")
         return self.summarize(spec)
+
+    def with_summaries(self, original: Dataset | None, anonymized: Dataset | None) -> Context:
+        """This context, or when no evaluator or engine set :attr:`summarize` (a measure called
+        directly, as in tests) a copy (sharing warnings) that summarizes the given datasets."""
+        if self.summarize is not None:
+            return self
+        return replace(self, summarize=dataset_summarizer(original, anonymized))
 
     def path(self, value: str | Path) -> Path:
         """A file path from a param, relative to the config file's folder when there is one."""
@@ -403,6 +410,7 @@ __all__ = [
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "plugin_ref", "released",

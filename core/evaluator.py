@@ -24,29 +24,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from anoneval.core.api import (
-    ClassSummary,
-    Context,
-    Measure,
-    MeasureResult,
-    SummarySpec,
-    SynthesisResult,
-    Synthesizer,
-)
+from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.data import (
-    Dataset,
-    FrameData,
-    Microdata,
-    align_dtypes,
-    as_dataset,
-    require_records,
-)
+from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
 from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
 from anoneval.core.scaled import Mode, ScaledRun, gather_limit, mode_of
+from anoneval.core.summary import dataset_summarizer
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
@@ -199,23 +185,6 @@ class Evaluator:
                        show_progress=self.show_progress, prepared=prepared,
                        control=read_only(self.control))
 
-    def summarizer(self, anonymized: Dataset | None) -> Callable[[SummarySpec], ClassSummary]:
-        """``Context.summarize`` of the local engine: each dataset's summary of a spec is
-        computed once (cached on the dataset) and shared by every measure."""
-
-        def summarize(spec: SummarySpec) -> ClassSummary:
-            data = self.original if spec.side == "original" else anonymized
-            if data is None:
-                raise DataError(f"no {spec.side} data to summarize ({spec})")
-            if not isinstance(data, FrameData):
-                raise DataError(f"class summaries need microdata or a table, not the "
-                                f"{data.data_kind} of the {spec.side} side")
-            data.require(spec.columns)
-            return data.cached(("class_summary", spec),
-                               lambda: ClassSummary.of_frame(data.frame, spec))
-
-        return summarize
-
     def control_overlap(self) -> int:
         """Control records equal to an original record (computed once)."""
         if self._overlap is None:
@@ -260,7 +229,7 @@ class Evaluator:
         # a gathered measure prepares on the gathered original
         prepared, prep_error = (None, None) if mode == "gathered" else self._prepare(i, planned)
         ctx = self._context(prepared)
-        ctx.summarize = self.summarizer(anonymized)
+        ctx.summarize = dataset_summarizer(self.original, anonymized)
         if scaled is not None:
             ctx.summarize = scaled.summarizer(ctx.summarize, self.original, anonymized)
         result: MeasureResult | None = None

@@ -14,13 +14,14 @@ Group-by measures that declare :meth:`~anoneval.core.api.Measure.summaries` read
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from anoneval.core.data import Dataset, FrameData
 from anoneval.core.errors import DataError
 
 Side = Literal["original", "anonymized"]
@@ -55,36 +56,53 @@ class SummarySpec:
 def _plain(values: pd.Series) -> pd.Series:
     """A column with categoricals as their values and -0.0 as 0.0 (canonical keys)."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        cats = values.cat.categories
-        values = pd.Series(cats.take(values.cat.codes.to_numpy(), allow_fill=True,
-                                     fill_value=None), index=values.index)
+        cats, codes = values.cat.categories, values.cat.codes.to_numpy()
+        if not len(cats):
+            return pd.Series(np.full(len(values), np.nan), index=values.index)
+        values = pd.Series(cats.take(np.maximum(codes, 0)), index=values.index).where(codes >= 0)
     elif pd.api.types.is_float_dtype(values.dtype):
         values = values + 0.0
     return values
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
-    """Codes of the sorted distinct values, missing values last, and their number."""
+def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Codes of the sorted distinct values, missing values last (code ``len(uniques)``)."""
     try:
         codes, uniques = pd.factorize(values, sort=True)
-    except TypeError:  # values that do not compare (e.g. numbers and text): sort their text
-        codes, uniques = pd.factorize(values.map(lambda v: f"{type(v).__name__}:{v}")
-                                      .where(values.notna()), sort=True)
+    except TypeError:  # values that do not compare (numbers and text): by type, then text
+        codes, uniques = pd.factorize(values)
+        order = np.argsort(np.array([f"{type(v).__name__}:{v}" for v in uniques]),
+                           kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
+        uniques = pd.Index(uniques).take(order)
     codes = codes.astype(np.int64, copy=False)
-    card = len(uniques)
+    uniques = pd.Index(uniques, copy=False)
     if (codes < 0).any():
-        codes = np.where(codes < 0, card, codes)
-        card += 1
-    return codes, card
+        codes = np.where(codes < 0, len(uniques), codes)
+    return codes, uniques
 
 
-def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted dense group id of each row over ``columns`` and the first row of each group."""
+def _values(uniques: pd.Index, codes: np.ndarray) -> pd.Series:
+    """The value of each code; the missing code gives the column's missing marker."""
+    missing = codes >= len(uniques)
+    if not missing.any():
+        return pd.Series(uniques.take(codes), copy=False)
+    if not len(uniques):
+        return pd.Series(np.full(len(codes), np.nan))
+    return pd.Series(uniques.take(np.minimum(codes, len(uniques) - 1))).where(~missing)
+
+
+def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Series]]:
+    """Sorted dense group id of each row over ``columns`` and each group's key values."""
     key = np.zeros(n, dtype=np.int64)
     size = 1
+    coded = []
     for col in columns:
-        codes, card = _codes(col)
-        card = max(card, 1)
+        codes, uniques = _codes(col)
+        card = len(uniques) + 1  # room for the missing value
+        coded.append((codes, uniques))
         if size * card >= 2**62:  # re-densify before the mixed-radix key could overflow
             key, uniq = pd.factorize(key, sort=True)
             size = max(len(uniq), 1)
@@ -94,26 +112,27 @@ def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, np.ndarray
     ids = ids.astype(np.int64, copy=False)
     first = np.empty(len(uniq), dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
-    return ids, first
+    return ids, [_values(uniques, codes[first]) for codes, uniques in coded]
 
 
-def _take(values: pd.Series, rows: np.ndarray) -> pd.Series:
-    """Values at ``rows`` with every missing value as the column's one missing marker."""
-    out = values.iloc[rows].reset_index(drop=True)
-    isna = out.isna()
-    if isna.any() and out.dtype == object:
-        out = out.where(~isna, np.nan)
-    return out
+def _classes(keys: Sequence[pd.Series], names: Sequence[str],
+             n: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """Class of each row and the key frame (without keys, one class of every record)."""
+    if not keys:
+        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(min(n, 1)))
+    ids, values = _group(keys, n)
+    return ids, pd.DataFrame(dict(zip(names, values, strict=True)))
 
 
 def _histogram(classes: np.ndarray, values: pd.Series, counts: np.ndarray) -> pd.DataFrame:
     """(class, value) → summed count, sorted by class then value."""
-    n = len(classes)
-    ids, first = _group([pd.Series(classes), values], n)
+    codes, uniques = _codes(values)
+    card = len(uniques) + 1
+    ids, pairs = pd.factorize(classes * card + codes, sort=True)
     return pd.DataFrame({
-        "class": classes[first],
-        "value": _take(values, first),
-        "count": np.bincount(ids, weights=counts, minlength=len(first)).astype(np.int64),
+        "class": pairs // card,
+        "value": _values(uniques, pairs % card),
+        "count": np.bincount(ids, weights=counts, minlength=len(pairs)).astype(np.int64),
     })
 
 
@@ -159,14 +178,9 @@ class ClassSummary:
                             f"{', '.join(map(str, frame.columns))}")
         n = len(frame)
         keys = [_plain(frame[c]) for c in spec.keys]
-        if keys:
-            ids, first = _group(keys, n)
-        else:  # no keys: one class of every record
-            ids, first = np.zeros(n, dtype=np.int64), np.zeros(min(n, 1), dtype=np.int64)
-        key_frame = pd.DataFrame({c: _take(k, first) for c, k in zip(spec.keys, keys,
-                                                                      strict=True)},
-                                 index=pd.RangeIndex(len(first)))
-        counts = np.bincount(ids, minlength=len(first)).astype(np.int64)
+        ids, key_frame = _classes(keys, spec.keys, n)
+        n_classes = len(key_frame)
+        counts = np.bincount(ids, minlength=n_classes).astype(np.int64)
         weights = None
         if spec.weights is not None:
             raw = frame[spec.weights]
@@ -175,7 +189,7 @@ class ClassSummary:
             if len(bad):
                 raise DataError(f"weight column {spec.weights!r}: {len(bad)} value(s) are "
                                 f"missing or not finite numbers, e.g. {raw.iloc[bad[0]]!r}")
-            weights = np.bincount(ids, weights=w, minlength=len(first))
+            weights = np.bincount(ids, weights=w, minlength=n_classes)
         ones = np.ones(n, dtype=np.int64)
         hists = {s: _histogram(ids, _plain(frame[s]), ones) for s in spec.sensitive}
         return cls(spec, key_frame, counts, weights, hists)
@@ -194,19 +208,13 @@ class ClassSummary:
         if len(parts) == 1:
             return parts[0]
         keys = pd.concat([p.keys for p in parts], ignore_index=True)
-        n = len(keys)
-        if spec.keys:
-            ids, first = _group([keys[c] for c in spec.keys], n)
-        else:
-            ids, first = np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        key_frame = pd.DataFrame({c: _take(keys[c], first) for c in spec.keys},
-                                 index=pd.RangeIndex(len(first)))
-        counts = np.zeros(len(first), dtype=np.int64)
+        ids, key_frame = _classes([keys[c] for c in spec.keys], spec.keys, len(keys))
+        counts = np.zeros(len(key_frame), dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
         weights = None
         if spec.weights is not None:
             weights = np.bincount(ids, weights=np.concatenate([p.weights for p in parts]),
-                                  minlength=len(first))
+                                  minlength=len(key_frame))
         offsets = np.cumsum([0, *(p.n_classes for p in parts)])
         hists = {}
         for s in spec.sensitive:
@@ -232,4 +240,23 @@ class ClassSummary:
         return all(self.histograms[s].equals(other.histograms[s]) for s in self.spec.sensitive)
 
 
-__all__ = ["ClassSummary", "SummarySpec"]
+def dataset_summarizer(original: Dataset | None,
+                       anonymized: Dataset | None) -> Callable[[SummarySpec], ClassSummary]:
+    """Summaries of in-memory datasets, each computed once per dataset and spec (cached on the
+    dataset, so every measure of a run shares it): the local engine's ``Context.summarize``."""
+
+    def summarize(spec: SummarySpec) -> ClassSummary:
+        data = original if spec.side == "original" else anonymized
+        if data is None:
+            raise DataError(f"no {spec.side} data to summarize ({spec})")
+        if not isinstance(data, FrameData):
+            raise DataError(f"class summaries need microdata or a table, not the "
+                            f"{data.data_kind} of the {spec.side} side")
+        data.require(spec.columns)
+        return data.cached(("class_summary", spec),
+                           lambda: ClassSummary.of_frame(data.frame, spec))
+
+    return summarize
+
+
+__all__ = ["ClassSummary", "SummarySpec", "dataset_summarizer"]

@@ -224,6 +224,6 @@ def test_hive_partitions_are_typed_as_the_local_loader_types_them(hive):
 
 def test_partial_without_combine_is_refused_when_the_class_is_made():
     with pytest.raises(TypeError, match="partial, combine and finalize"):
-        class Half(RiskMeasure):  # noqa: F841
+        class Half(RiskMeasure):
             def partial(self, frame, ctx):
                 return 0

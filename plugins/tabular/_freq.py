@@ -13,12 +13,14 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import (
+    ClassSummary,
     Context,
     DataError,
     Dataset,
     FrameData,
     LossMeasure,
     Microdata,
+    SummarySpec,
     Table,
     data_row,
 )
@@ -36,8 +38,18 @@ class FreqParams(SpanParams):
     """Params of every frequency-table measure."""
 
 
-def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """Key columns and counts of the observed cells (microdata) or of the table's rows."""
+def freq_spec(p: FreqParams, side: str) -> SummarySpec | None:
+    """The class summary the frequency table of microdata comes from, None for a table's
+    params."""
+    if not p.cells or p.count_column:
+        return None
+    return SummarySpec(side, tuple(p.cells))  # type: ignore[arg-type]
+
+
+def frequency_table(data: Dataset, p: FreqParams, owner: str,
+                    summary: ClassSummary | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Key columns and counts of the observed cells (microdata; from ``summary``, the data's
+    class summary over ``p.cells``, when given) or of the table's rows."""
     if isinstance(data, Table):
         keys = table_keys(data, p.cells)
         count_col = table_count(data, p.count_column)
@@ -54,6 +66,8 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
     if p.count_column:
         raise DataError(f"{owner}: 'count_column' applies to table data only; this is microdata")
     data.require(p.cells, "column")
+    if summary is not None:
+        return summary.keys[p.cells], summary.counts.astype(np.float64)
     ids, n_cells = data.group_ids(p.cells)
     counts = np.bincount(ids, minlength=n_cells).astype(np.float64)
     rows = _first_rows(ids, n_cells)
@@ -64,16 +78,17 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
 def product_size(data: Dataset, keys: pd.DataFrame) -> int:
     """Number of cells of the full cross product of the key variables' categories.
 
-    A categorical column contributes all its categories (observed or not); any other column its
-    distinct values. Missing values count as one more category.
+    A categorical column (by the data's column type) contributes all its categories (observed
+    or not); any other column its distinct values among ``keys``, the observed cells. Missing
+    values count as one more category.
     """
     size = 1
     for col in keys.columns:
-        s = data.frame[col] if isinstance(data, FrameData) else keys[col]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            card = len(s.cat.categories) + int(s.isna().any())
+        dtype = data.frame[col].dtype if isinstance(data, FrameData) else keys[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            card = len(dtype.categories) + int(keys[col].isna().any())
         else:
-            card = int(s.nunique(dropna=False))
+            card = int(keys[col].nunique(dropna=False))
         size *= max(card, 1)
     return size
 

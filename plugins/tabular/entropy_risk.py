@@ -8,8 +8,17 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._freq import FreqParams, frequency_table, product_size
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    RiskMeasure,
+    SummarySpec,
+    released,
+)
+from anoneval.plugins.tabular._freq import FreqParams, freq_spec, frequency_table, product_size
 
 
 class EntropyRisk(RiskMeasure):
@@ -30,6 +39,10 @@ class EntropyRisk(RiskMeasure):
     ``w1·|D|/K + w2·(1 − H/log K) − w3·(1/√N)·log(1/(e·√N))``, D the zero cells; its third term
     (1 + ½ log N)/√N falls from 1 at N = 1 towards 0 as the population grows. The handbook
     leaves the weights to the user; they must be >= 0 and sum to 1 so that it stays in [0, 1].
+
+    On microdata the counts come from the released side's class summary over ``cells``, which
+    an engine computes without gathering the data (the categories of categorical columns are
+    read from the column types); a table dataset is read as it is.
     """
 
     name = "EntropyRisk"
@@ -54,11 +67,20 @@ class EntropyRisk(RiskMeasure):
                 raise ValueError(f"weights must be >= 0 and sum to 1; got {v}")
             return v
 
+    def summaries(self) -> list[SummarySpec] | None:
+        specs = [freq_spec(self.params, side) for side in ("anonymized", "original")]
+        return None if specs[0] is None else specs  # type: ignore[return-value]
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
         data = released(original, anonymized)
-        keys, counts = frequency_table(data, p, self.name)
+        spec = freq_spec(p, "anonymized" if anonymized is not None else "original")
+        summary = None
+        if spec is not None and isinstance(data, Microdata):
+            data.require(p.cells, "column")
+            summary = ctx.with_summaries(original, anonymized).class_summary(spec)
+        keys, counts = frequency_table(data, p, self.name, summary)
         n_units = float(counts.sum())
         if n_units <= 0:
             raise DataError(f"{self.name}: the table holds no units (all counts are 0)")
