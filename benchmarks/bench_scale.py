@@ -122,7 +122,8 @@ def census(rows: int, folder: Path, limit: int) -> None:
     from anoneval.core.partitioned import Partitioned
 
     t0 = time.perf_counter()
-    write_census(folder, rows)
+    if not (folder / f"part-{(rows - 1) // CENSUS_CHUNK:05d}.parquet").exists():
+        write_census(folder, rows)
     print(f"census: {rows:,} rows written to {folder} in {time.perf_counter() - t0:.1f} s")
     try:
         data = Partitioned(folder)
@@ -141,7 +142,10 @@ def census(rows: int, folder: Path, limit: int) -> None:
                 import psutil
 
                 while not done.wait(0.2):
-                    rss = client.run(lambda: psutil.Process().memory_info().rss)
+                    try:
+                        rss = client.run(lambda: psutil.Process().memory_info().rss)
+                    except OSError:  # a worker restarting: sample the next time
+                        continue
                     for w, v in rss.items():
                         peaks[w] = max(peaks.get(w, 0), v)
 

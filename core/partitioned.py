@@ -44,8 +44,8 @@ T = TypeVar("T")
 PRIMES = np.array([2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549,
                    2147483543, 2147483497], dtype=np.uint64)
 BASE = 1_000_003
-#: How many partials one combine task merges.
-FAN_IN = 8
+#: How many partials one combine task merges (it holds them all in memory).
+FAN_IN = 4
 
 
 # -- the partition-wise row hash ----------------------------------------------------------------
@@ -141,6 +141,13 @@ def _read_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
     return frame.astype(cast) if cast else frame
 
 
+def _reduce_piece(partial: Callable[[pd.DataFrame], T], file: Path, hive: dict[str, Any],
+                  fmt: str, opts: ReadOptions, wanted: Sequence[str] | None,
+                  dtypes: dict[str, Any]) -> T:
+    """``partial`` of one partition, read here."""
+    return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes))
+
+
 def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tuple[
         pd.DataFrame, int]:
     """A file's first row (column names and types) and its number of rows."""
@@ -169,6 +176,35 @@ def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]
         except Exception as exc:  # reported to the measures asking for this spec only
             out.append(exc)
     return out
+
+
+def _covers(wide: SummarySpec, spec: SummarySpec) -> bool:
+    """Whether ``spec``'s summary is a projection of ``wide``'s (same side and keys)."""
+    return (wide.side == spec.side and wide.keys == spec.keys
+            and spec.weights == wide.weights and set(spec.sensitive) <= set(wide.sensitive))
+
+
+def _widened(specs: Sequence[SummarySpec]) -> list[SummarySpec]:
+    """Fewer specs covering ``specs``: those of one side, keys and weights merge into one
+    with every sensitive column, so one grouping serves them all."""
+    wide: list[SummarySpec] = []
+    for spec in specs:
+        for i, w in enumerate(wide):
+            if w.side == spec.side and w.keys == spec.keys and w.weights == spec.weights:
+                wide[i] = SummarySpec(w.side, w.keys, w.weights,
+                                      tuple(dict.fromkeys([*w.sensitive, *spec.sensitive])))
+                break
+        else:
+            wide.append(spec)
+    return wide
+
+
+def _narrowed(summary: ClassSummary, spec: SummarySpec) -> ClassSummary:
+    """The summary of ``spec`` from that of a spec covering it (see :func:`_covers`)."""
+    if summary.spec == spec:
+        return summary
+    return ClassSummary(spec, summary.keys, summary.counts, summary.weights,
+                        {s: summary.histograms[s] for s in spec.sensitive})
 
 
 def _combine_all(parts: list[list[Any]]) -> list[Any]:
@@ -304,11 +340,18 @@ class Partitioned(Dataset):
     def reduce(self, columns: Collection[str] | None, partial: Callable[[pd.DataFrame], T],
                combine: Callable[[list[T]], T]) -> T:
         """``combine`` of ``partial`` of every partition of ``columns``, as a tree on the
-        cluster in path order; only the combined result reaches this process."""
+        cluster in path order; only the combined result reaches this process. Each task reads
+        its partition and reduces it at once, so a worker never holds partitions waiting."""
         from dask import delayed
 
-        with _as_read():
-            parts = [delayed(partial)(p) for p in self.frame(columns).to_delayed()]
+        meta = self.meta if columns is None else self.meta[
+            [c for c in self.meta.columns if c in set(columns)]]
+        if columns is not None:
+            self.require(columns)
+        dtypes = dict(meta.dtypes.items())
+        cols = None if columns is None else list(meta.columns)
+        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes)
+                 for f, h in zip(self.located.files, self.hive, strict=True)]
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
 
     def gather(self, columns: Collection[str] | None = None) -> Dataset:
@@ -333,9 +376,13 @@ class Partitioned(Dataset):
             return
         columns = list(dict.fromkeys(c for s in todo for c in s.columns))
         self.require(columns)
-        parts = self.reduce(columns, functools.partial(_summaries, tuple(todo)), _combine_all)
-        for spec, part in zip(todo, parts, strict=True):
-            self._cache[("class_summary", spec)] = part
+        wide = _widened(todo)
+        computed = self.reduce(columns, functools.partial(_summaries, tuple(wide)), _combine_all)
+        for spec in todo:
+            source = next(w for w in wide if _covers(w, spec))
+            found = computed[wide.index(source)]
+            self._cache[("class_summary", spec)] = (
+                found if isinstance(found, BaseException) else _narrowed(found, spec))
 
     def class_summary(self, spec: SummarySpec) -> ClassSummary:
         """The class summary of ``spec`` over every partition (computed once)."""
