@@ -122,9 +122,11 @@ def census(rows: int, folder: Path, limit: int) -> None:
     from anoneval.core.partitioned import Partitioned
 
     t0 = time.perf_counter()
-    if not (folder / f"part-{(rows - 1) // CENSUS_CHUNK:05d}.parquet").exists():
+    if (folder / f"part-{(rows - 1) // CENSUS_CHUNK:05d}.parquet").exists():
+        print(f"census: {rows:,} rows already in {folder}")
+    else:
         write_census(folder, rows)
-    print(f"census: {rows:,} rows written to {folder} in {time.perf_counter() - t0:.1f} s")
+        print(f"census: {rows:,} rows written to {folder} in {time.perf_counter() - t0:.1f} s")
     try:
         data = Partitioned(folder)
         in_memory = rows * (len(CENSUS_QI) + 2) * 8
