@@ -30,7 +30,7 @@ from anoneval.core.data import (
     load,
     sniff_separator,
 )
-from anoneval.core.duplicates import repeated
+from anoneval.core.duplicates import distinct, repeated
 from anoneval.core.errors import (
     AnonevalError,
     ConfigError,
@@ -411,6 +411,7 @@ __all__ = [
     "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
+    "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "plugin_ref", "released",

@@ -31,6 +31,8 @@ from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
+from anoneval.plugins.tabular.entropy_risk import EntropyRisk
+from anoneval.plugins.tabular.sensitivity_rules import SensitivityRules
 from anoneval.registry import build_registry
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -303,3 +305,78 @@ def test_docs_class_summary_example():
     assert report.measures[0].value == brute / 7 and report.measures[0].details["uniques"] == 1
     ctx = Context(summarize=dataset_summarizer(Microdata(original), None))
     assert measure.compute(Microdata(original), None, ctx).value == 2 / 7  # (2,y), (nan,z)
+
+
+# -- tabular rules and entropy risk from combined partials -----------------------------------
+
+
+@st.composite
+def magnitudes(draw: st.DrawFn, negative: bool) -> pd.DataFrame:
+    """Microdata for cell tables: NaN spanning values, repeated magnitudes (ties), dyadic
+    weights and contributor ids (some missing)."""
+    n = draw(st.integers(1, 30))
+    values = [0.0, 1.0, 2.5, 7.0, 40.0, 100.0] + ([-3.0, -50.0] if negative else [])
+    row = st.fixed_dictionaries({
+        "r": st.sampled_from(["n", "s", None]),
+        "g": st.sampled_from([1, 2]),
+        "v": st.sampled_from(values),
+        "w": st.sampled_from([0.5, 1.0, 2.0, 3.25]),
+        "h": st.sampled_from([1.0, 2.0, 3.0, np.nan]),
+    })
+    return pd.DataFrame(draw(st.lists(row, min_size=n, max_size=n)),
+                        columns=["r", "g", "v", "w", "h"])
+
+
+def by_keys(cells: pd.DataFrame) -> pd.DataFrame:
+    """Cells sorted by their keys as text (every missing key as None: NaN and None alike)."""
+    keys = [c for c in ("r", "g") if c in cells.columns]
+    text = cells.assign(**{k: cells[k].astype(object).where(cells[k].notna(), None).astype(str)
+                           for k in keys})
+    return text.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def tabular_check(measure, frame, blocks):
+    from anoneval.plugins.tabular import _cells
+
+    fast = summary_path(measure, None, frame, blocks)
+    with pytest.MonkeyPatch.context() as m:  # the row path: cells from the records
+        m.setattr(_cells, "cell_specs", lambda p: None)
+        slow = row_path(measure, None, frame)
+    same(fast[0], slow[0])
+    d1, d2 = dict(fast[1]), dict(slow[1])
+    same(by_keys(d1.pop("cells")), by_keys(d2.pop("cells")))
+    same(d1, d2)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data(), st.sampled_from(["plain", "weight", "unweighted", "holding", "absolute"]),
+       st.booleans())
+def test_sensitivity_rules_from_summary(data, case, totals):
+    frame = data.draw(magnitudes(negative=case == "absolute"))
+    blocks = data.draw(partitionings(len(frame)))
+    params = {"cells": ["r", "g"], "magnitude": "v", "totals": totals, "max_rows": None,
+              "rules": [{"rule": "nk", "n": 2, "k": 80}, {"rule": "p", "p": 10},
+                        {"rule": "pq", "p": 20, "q": 60, "n": 2},
+                        {"rule": "freq", "min_contributors": 3}]}
+    if case in ("weight", "unweighted"):
+        params.update(weight="w", frequency="unweighted" if case == "unweighted" else "weighted")
+    if case == "holding":
+        params["contributor"] = "h"
+        params["rules"].append({"rule": "nk", "n": 1, "k": 60, "level": "record"})
+    if case == "absolute":
+        params["negative"] = "absolute"
+    tabular_check(SensitivityRules(params), frame, blocks)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data(), st.sampled_from(["cells", "units"]), st.sampled_from(["product", "observed"]))
+def test_entropy_risk_from_summary(data, normalize, grid):
+    frame = data.draw(magnitudes(negative=False))
+    frame["r"] = frame["r"].astype(pd.CategoricalDtype(["n", "s", "t"]))
+    blocks = data.draw(partitionings(len(frame)))
+    measure = EntropyRisk(cells=["r", "g"], normalize=normalize, grid=grid)
+    fast, slow = summary_path(measure, None, frame, blocks), row_path(
+        EntropyRisk(cells=["r", "g"], normalize=normalize, grid=grid, count_column=None),
+        None, frame)
+    same(fast[0], slow[0])
+    same(fast[1], slow[1])

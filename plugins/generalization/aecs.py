@@ -34,8 +34,6 @@ class AECS(ClassLossMeasure):
     description = "Average equivalence class size (ARX's AECS metric or quality model)."
 
     class Params(KParams):
-        k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed; "
-                                            "also the divisor of the normalized form.")
         suppressed: Literal["one_class", "ignore"] = Field(
             "one_class", description="Suppressed records form one extra class (ARX's AECS "
                                      "metric) or are left out (ARX's quality model).")

@@ -27,11 +27,11 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from anoneval.core.api import (
     ClassSummary,
@@ -40,10 +40,11 @@ from anoneval.core.api import (
     Dataset,
     Microdata,
     Params,
+    RiskMeasure,
     SummarySpec,
     data_row,
+    distinct,
     released,
-    repeated,
     sniff_separator,
 )
 
@@ -54,7 +55,8 @@ NULL_TEXT = "NULL"
 class QIParams(Params):
     """Params every measure of the family shares."""
 
-    quasi_identifiers: list[str] = Field(
+    quasi_identifiers: Annotated[list[str], AfterValidator(
+        distinct("quasi-identifiers listed twice:"))] = Field(
         min_length=1, description="Columns an intruder may know (the key variables).")
     suppression_token: str = Field(
         "*", min_length=1,
@@ -68,14 +70,6 @@ class QIParams(Params):
         None, description="Key column aligning the records of both sides (row order when "
                           "null); original records absent from the anonymized data count as "
                           "suppressed.")
-
-    @field_validator("quasi_identifiers")
-    @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        dups = repeated(value)
-        if dups:
-            raise ValueError(f"quasi-identifiers listed twice: {dups}")
-        return value
 
     @model_validator(mode="after")
     def _id_not_a_qi(self) -> QIParams:
@@ -244,6 +238,15 @@ def group_classes(cols: Sequence[Column], gids: np.ndarray, n_groups: int) -> np
     class_of_group = np.cumsum(~sup) - 1
     class_of_group[sup] = -1
     return class_of_group
+
+
+class ClassRiskMeasure(RiskMeasure):
+    """Base of the risk measures of the released side's equivalence classes: a share of the
+    records, either side accepted (the anonymized one when given)."""
+
+    unit = "share"
+    accepts = ("microdata",)
+    inputs = "either"
 
 
 def summary_specs(p: QIParams, weights: str | None = None,

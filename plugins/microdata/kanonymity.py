@@ -14,11 +14,11 @@ from anoneval.core.api import (
     Dataset,
     MeasureResult,
     Microdata,
-    RiskMeasure,
     SummarySpec,
 )
 from anoneval.plugins.microdata._common import (
     Classes,
+    ClassRiskMeasure,
     QIParams,
     class_sums,
     released_classes,
@@ -33,7 +33,7 @@ from anoneval.plugins.microdata._frequencies import (
 )
 
 
-class KAnonymity(RiskMeasure):
+class KAnonymity(ClassRiskMeasure):
     """Share of records in equivalence classes of fewer than ``k`` records.
 
     Source: Sweeney (2002), "k-anonymity: a model for protecting privacy", IJUFKS 10(5).
@@ -76,9 +76,6 @@ class KAnonymity(RiskMeasure):
 
     name = "KAnonymity"
     description = "Share of records in equivalence classes smaller than k."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(QIParams):
         missing: Literal["value", "suppressed", "wildcard"] = Field(  # type: ignore[assignment]

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, SummarySpec
+from anoneval.core.api import Context, Dataset, MeasureResult, SummarySpec
 from anoneval.plugins.microdata._common import (
+    ClassRiskMeasure,
     class_sums,
     pair_counts,
     released_classes,
@@ -24,7 +25,7 @@ from anoneval.plugins.microdata._sensitive import SensitiveParams
 ENTROPY_TOLERANCE = 1e-9
 
 
-class LDiversity(RiskMeasure):
+class LDiversity(ClassRiskMeasure):
     """Share of records in equivalence classes that violate l-diversity.
 
     Source: Machanavajjhala et al. (2007), "l-diversity: privacy beyond k-anonymity", ACM TKDD
@@ -60,9 +61,6 @@ class LDiversity(RiskMeasure):
 
     name = "LDiversity"
     description = "Share of records in equivalence classes that are not l-diverse."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         l: float = Field(2, ge=1, description="Required diversity l (integer for distinct and "  # noqa: E741

@@ -12,6 +12,11 @@ j-th largest counts 0 in a cell of fewer than j contributors and is an error oth
 non-numeric values and (for non-negative data) contributions summing to more than the total.
 With ``negative="absolute"`` a table's rule total is |total|, the best a table allows.
 
+From microdata the cells are built from the released side's class summary keyed by the spanning
+variables, contributor, magnitude and weight (:func:`cell_specs`): each summary row stands for
+its records, so counts, totals, holdings and the top contributions are those of the records,
+and an engine can compute it without gathering the data.
+
 Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
 ``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
 ``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
@@ -46,11 +51,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from anoneval.core.api import (
     Context,
@@ -64,8 +69,8 @@ from anoneval.core.api import (
     SummarySpec,
     Table,
     data_row,
+    distinct,
     released,
-    repeated,
 )
 
 #: Relative tolerance of the rule comparisons (see the module docstring).
@@ -76,7 +81,7 @@ Level = Literal["record", "holding"]
 class SpanParams(Params):
     """Params of every tabular measure: the spanning variables and a table's count column."""
 
-    cells: list[str] = Field(
+    cells: Annotated[list[str], AfterValidator(distinct("spanning variables repeat"))] = Field(
         default_factory=list,
         description="Spanning (categorical) variables of the table. Required for microdata; for "
                     "a table dataset they default to the table's 'keys' load option.")
@@ -84,13 +89,6 @@ class SpanParams(Params):
         None, description="Table data: column with the number of units (contributors) per cell, "
                           "when the table's 'count' load option is not set.")
 
-    @field_validator("cells")
-    @classmethod
-    def _distinct_cells(cls, v: list[str]) -> list[str]:
-        dups = repeated(v)
-        if dups:
-            raise ValueError(f"spanning variables repeat {dups}")
-        return v
 
 
 class CellParams(SpanParams):

@@ -23,6 +23,7 @@ from anoneval.core.api import (
     SummarySpec,
     Table,
     data_row,
+    released,
 )
 from anoneval.plugins.tabular._cells import (
     SpanParams,
@@ -38,12 +39,36 @@ class FreqParams(SpanParams):
     """Params of every frequency-table measure."""
 
 
-def freq_spec(p: FreqParams, side: str) -> SummarySpec | None:
-    """The class summary the frequency table of microdata comes from, None for a table's
-    params."""
+def freq_specs(p: FreqParams) -> list[SummarySpec] | None:
+    """The class summaries (anonymized, original) the frequency table of microdata comes
+    from, or None for a table's params."""
     if not p.cells or p.count_column:
         return None
-    return SummarySpec(side, tuple(p.cells))  # type: ignore[arg-type]
+    return [SummarySpec(side, tuple(p.cells)) for side in ("anonymized", "original")]
+
+
+class FrequencySummaries:
+    """Mixin of the measures of one frequency table: on microdata the counts come from the
+    released side's class summary over ``cells`` (see :func:`released_frequencies`)."""
+
+    params: FreqParams
+
+    def summaries(self) -> list[SummarySpec] | None:
+        return freq_specs(self.params)
+
+
+def released_frequencies(original: Dataset | None, anonymized: Dataset | None, p: FreqParams,
+                         owner: str, ctx: Context) -> tuple[Dataset, pd.DataFrame, np.ndarray]:
+    """The released dataset and its :func:`frequency_table`, from its class summary when it
+    is microdata and ``p`` names the cells."""
+    data = released(original, anonymized)
+    specs = freq_specs(p)
+    summary = None
+    if specs is not None and isinstance(data, Microdata):
+        data.require(p.cells, "column")
+        summary = ctx.with_summaries(original, anonymized).class_summary(
+            specs[0] if anonymized is not None else specs[1])
+    return data, *frequency_table(data, p, owner, summary)
 
 
 def frequency_table(data: Dataset, p: FreqParams, owner: str,

@@ -8,20 +8,16 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    MeasureResult,
-    Microdata,
-    RiskMeasure,
-    SummarySpec,
-    released,
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
+from anoneval.plugins.tabular._freq import (
+    FreqParams,
+    FrequencySummaries,
+    product_size,
+    released_frequencies,
 )
-from anoneval.plugins.tabular._freq import FreqParams, freq_spec, frequency_table, product_size
 
 
-class EntropyRisk(RiskMeasure):
+class EntropyRisk(FrequencySummaries, RiskMeasure):
     """1 − H / log K for a frequency table, H = −Σ (c_i/N) log(c_i/N) (natural log, 0 log 0 = 0).
 
     Antal, Shlomo & Elliot (2014): high entropy means counts spread
@@ -67,20 +63,10 @@ class EntropyRisk(RiskMeasure):
                 raise ValueError(f"weights must be >= 0 and sum to 1; got {v}")
             return v
 
-    def summaries(self) -> list[SummarySpec] | None:
-        specs = [freq_spec(self.params, side) for side in ("anonymized", "original")]
-        return None if specs[0] is None else specs  # type: ignore[return-value]
-
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        data = released(original, anonymized)
-        spec = freq_spec(p, "anonymized" if anonymized is not None else "original")
-        summary = None
-        if spec is not None and isinstance(data, Microdata):
-            data.require(p.cells, "column")
-            summary = ctx.with_summaries(original, anonymized).class_summary(spec)
-        keys, counts = frequency_table(data, p, self.name, summary)
+        data, keys, counts = released_frequencies(original, anonymized, p, self.name, ctx)
         n_units = float(counts.sum())
         if n_units <= 0:
             raise DataError(f"{self.name}: the table holds no units (all counts are 0)")
