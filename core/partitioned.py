@@ -322,16 +322,20 @@ class Partitioned(Dataset):
             raise DataError(f"{what} {', '.join(map(repr, missing))} not in the {self.kind} "
                             f"({self.source}); its columns are: {', '.join(self.columns)}")
 
+    def _projection(self, columns: Collection[str] | None) -> tuple[
+            pd.DataFrame, list[str] | None, dict[str, Any]]:
+        """The meta of ``columns`` (in the dataset's order), their names and their types."""
+        if columns is None:
+            return self.meta, None, dict(self.meta.dtypes.items())
+        self.require(columns)
+        meta = self.meta[[c for c in self.meta.columns if c in set(columns)]]
+        return meta, list(meta.columns), dict(meta.dtypes.items())
+
     def frame(self, columns: Collection[str] | None = None) -> Any:
         """The lazy ``dask.dataframe`` of ``columns`` (all when None), one partition per file."""
         import dask.dataframe as dd
 
-        meta = self.meta
-        if columns is not None:
-            self.require(columns)
-            meta = meta[[c for c in meta.columns if c in set(columns)]]
-        dtypes = dict(meta.dtypes.items())
-        cols = None if columns is None else list(meta.columns)
+        meta, cols, dtypes = self._projection(columns)
         with _as_read():
             return dd.from_map(_read_piece, list(self.located.files), self.hive,
                                args=(self.fmt, self.opts, cols, dtypes), meta=meta,
@@ -344,12 +348,7 @@ class Partitioned(Dataset):
         its partition and reduces it at once, so a worker never holds partitions waiting."""
         from dask import delayed
 
-        meta = self.meta if columns is None else self.meta[
-            [c for c in self.meta.columns if c in set(columns)]]
-        if columns is not None:
-            self.require(columns)
-        dtypes = dict(meta.dtypes.items())
-        cols = None if columns is None else list(meta.columns)
+        _, cols, dtypes = self._projection(columns)
         parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes)
                  for f, h in zip(self.located.files, self.hive, strict=True)]
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]

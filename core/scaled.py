@@ -126,8 +126,9 @@ class ScaledRun:
         declared: Mapping[Side, Collection[str]] = measure.columns() or {}
         todo = {side: data for side, data in _sides(original, anonymized).items()
                 if isinstance(data, Partitioned)}
-        columns = {side: (sorted(declared[side], key=data.columns.index)
-                          if side in declared else None) for side, data in todo.items()}
+        columns = {side: list(declared[side]) if side in declared else None for side in todo}
+        for side, data in todo.items():
+            data.require(columns[side] or ())
         size = sum(data.gathered_bytes(columns[side]) for side, data in todo.items())
         rows = sum(len(data) for data in todo.values())
         if size > self.gather_limit:

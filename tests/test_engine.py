@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -144,17 +143,16 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def real_cluster():
     """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, stopped after."""
-    dask_cli = shutil.which("dask", path=str(Path(sys.executable).parent)) or shutil.which("dask")
-    if dask_cli is None:
-        pytest.fail("the dask command is missing although distributed is installed")
+    # this interpreter's dask command: the scheduler unpickles graphs naming anoneval functions
+    dask_cli = [sys.executable, "-m", "dask"]
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
-    procs = [subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
+    procs = [subprocess.Popen([*dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
                                str(port), "--dashboard-address", ":0", "--no-show"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                               start_new_session=True)]
-    workers = [subprocess.Popen([dask_cli, "worker", address, "--nthreads", "1",
+    workers = [subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1",
                                  "--host", "127.0.0.1", "--no-dashboard", "--nworkers", "1"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                                 start_new_session=True) for _ in range(2)]
