@@ -281,7 +281,16 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
             given.require([weights], "weight column")
         given.require(sensitive, "sensitive attribute")
     ctx = ctx.with_summaries(original, anonymized)
-    summary = ctx.class_summary(SummarySpec(side, tuple(qi), weights, tuple(sensitive)))
+    try:
+        summary = ctx.class_summary(SummarySpec(side, tuple(qi), weights, tuple(sensitive)))
+        if weights is not None:
+            positive_weights(ctx.class_summary(SummarySpec(side, (weights,))), weights)
+    except DataError:
+        if weights is not None and isinstance(given, Microdata):  # in memory: name the row
+            from anoneval.plugins.microdata._frequencies import sampling_weights
+
+            sampling_weights(given, weights)
+        raise
     if anonymized is not None and original is not None:
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
@@ -289,8 +298,6 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
                 f"the original has {rows} rows and the anonymized data {summary.n_records}: "
                 "records must be row-aligned, or give 'id' (a key column present in both) to "
                 "align them")
-    if weights is not None:
-        positive_weights(ctx.class_summary(SummarySpec(side, (weights,))), weights)
     counts = summary.counts
     cols = []
     for c in qi:
@@ -359,6 +366,8 @@ def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray, b_card: int,
         counts = np.bincount(key, weights=weights, minlength=a_card * b_card)
         uniq = np.flatnonzero(counts)
         counts = counts[uniq]
+    elif weights is None:
+        uniq, counts = np.unique(key, return_counts=True)
     else:
         uniq, inverse = np.unique(key, return_inverse=True)
         counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))
