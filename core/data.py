@@ -13,7 +13,7 @@ import copy
 import csv
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -103,6 +103,20 @@ class Dataset:
                 "hash": self.content_hash()}
 
 
+def require_columns(data: Dataset, present: Collection[Any], columns: Collection[str],
+                    role: str = "column") -> None:
+    """Raise a :class:`DataError` naming every column of ``columns`` not ``present`` in
+    ``data`` and listing the present ones."""
+    missing = [c for c in columns if c not in present]
+    if missing:
+        what = role if len(missing) == 1 else role + "s"
+        raise DataError(
+            f"{what} {', '.join(map(repr, missing))} not in the {data.data_kind}"
+            f"{f' ({data.source})' if data.source else ''}; its columns are: "
+            f"{', '.join(map(str, present))}"
+        )
+
+
 class FrameData(Dataset):
     """Base of the data kinds held in one DataFrame (:class:`Microdata`, :class:`Table`)."""
 
@@ -139,14 +153,7 @@ class FrameData(Dataset):
 
     def require(self, columns: Sequence[str], role: str = "column") -> None:
         """Raise a :class:`DataError` naming every missing column and listing the present ones."""
-        missing = [c for c in columns if c not in self._frame.columns]
-        if missing:
-            what = role if len(missing) == 1 else role + "s"
-            raise DataError(
-                f"{what} {', '.join(map(repr, missing))} not in the {self.data_kind}"
-                f"{f' ({self.source})' if self.source else ''}; its columns are: "
-                f"{', '.join(map(str, self._frame.columns))}"
-            )
+        require_columns(self, self._frame.columns, columns, role)
 
     def codes(self, column: str) -> tuple[np.ndarray, pd.Index]:
         """Integer codes of a column's values and the values (missing values get a code)."""

@@ -33,6 +33,7 @@ from anoneval.core.data import (
     load,
     read_file,
     read_options,
+    require_columns,
     source_format,
 )
 from anoneval.core.errors import DataError
@@ -316,11 +317,7 @@ class Partitioned(Dataset):
 
     def require(self, columns: Collection[str], role: str = "column") -> None:
         """Raise a :class:`DataError` naming every missing column, as frames do."""
-        missing = [c for c in columns if c not in self.meta.columns]
-        if missing:
-            what = role if len(missing) == 1 else role + "s"
-            raise DataError(f"{what} {', '.join(map(repr, missing))} not in the {self.kind} "
-                            f"({self.source}); its columns are: {', '.join(self.columns)}")
+        require_columns(self, list(self.meta.columns), columns, role)
 
     def _projection(self, columns: Collection[str] | None) -> tuple[
             pd.DataFrame, list[str] | None, dict[str, Any]]:
