@@ -394,7 +394,8 @@ class Evaluator:
                 # partitioned data stays on the cluster: this process runs the measures
                 self._scaled = ScaledRun(client, gather_limit(client, eng.gather_limit))
                 try:
-                    self._scaled.attach(self.control)
+                    if isinstance(self.control, Partitioned):  # control measures read frames
+                        self.control = self.control.cached(("loaded",), self.control.load)
                     reports = [self._evaluate_variant(name, data)
                                for name, data in variants.items()]
                     inputs = self._inputs(many=True)
