@@ -1,6 +1,7 @@
 """Scale-out: 1 vs 2 workers (one thread each) on record linkage and on 200 variants of adult.
 
     python benchmarks/bench_scale.py [--quick] [--part linkage|variants|all]
+    python benchmarks/bench_scale.py --census [--rows N] [--memory-limit GiB] [--folder DIR]
 
 Linkage: RecordLinkage (Martinez2021, λ estimated on the original, upstream's default window)
 of 5,000 synthetic taxi-like trajectories (``bench_mobility.taxi_like``: about 14 points each,
@@ -17,6 +18,15 @@ benchmark farm would. Measures: KAnonymity, DM, AECS and NonUniformEntropy with 
 Printed: wall time of ``evaluate_many`` serially, with the local engine's ``workers: 2``
 (processes), and on a Dask ``LocalCluster`` of 1 and of 2 workers, the speed-ups of 2 workers
 (target ≥ 1.7×), and whether every report equals the serial one.
+
+Census (``--census [--rows N] [--memory-limit GiB] [--folder DIR]``): writes a synthetic census
+of ``--rows`` records (default 5×10^7; 8 quasi-identifiers of census-like banded
+cardinalities, a sensitive income band, sampling weights, 16 survey answers no measure reads)
+as a Parquet dataset of 10^6-row files, chunk by chunk (never whole in memory), then runs every
+group-by measure on it in one run on a ``LocalCluster`` of 2 workers (one thread each) whose
+``memory_limit`` is below the dataset's in-memory size, and prints the wall time, each worker's
+peak memory (RSS sampled every 0.2 s) and the measures' values. The dataset is deleted
+afterwards.
 
 The load average (``os.getloadavg``) is printed before each part: on a shared machine the
 figures are only as good as the load lets them be.
@@ -149,13 +159,120 @@ def bench_variants(count: int, repeats: int) -> None:
         print(f"  {'every report equals the serial one':<44}: {same}   ({load()})")
 
 
+#: Census columns: quasi-identifiers with their number of values, and a skew (Zipf exponent).
+CENSUS_QI = {"age_band": (10, 0.3), "sex": (2, 0.0), "region": (8, 0.5), "marital": (4, 1.0),
+             "education": (5, 0.6), "household": (5, 1.2), "citizenship": (3, 2.0),
+             "employment": (3, 0.8)}
+#: Survey answers no measure reads (column pruning leaves them on disk).
+CENSUS_OTHER = [f"q{i:02d}" for i in range(1, 17)]
+CENSUS_CHUNK = 1_000_000
+
+
+def write_census(folder: Path, rows: int) -> None:
+    """The census as ``part-NNNNN.parquet`` files of :data:`CENSUS_CHUNK` rows (int64 codes,
+    float64 weights), one chunk in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, start in enumerate(range(0, rows, CENSUS_CHUNK)):
+        n = min(CENSUS_CHUNK, rows - start)
+        cols = {}
+        for name, (card, skew) in CENSUS_QI.items():
+            p = 1.0 / np.arange(1, card + 1) ** skew
+            cols[name] = rng.choice(card, n, p=p / p.sum()).astype(np.int64)
+        cols["income_band"] = np.minimum(rng.poisson(3 + cols["education"]), 11)
+        cols["weight"] = rng.uniform(50.0, 150.0, n)
+        for name in CENSUS_OTHER:
+            cols[name] = rng.integers(0, 100, n)
+        pq.write_table(pa.table(cols), folder / f"part-{i:05d}.parquet")
+
+
+def census_measures() -> list[dict[str, object]]:
+    qi = {"quasi_identifiers": list(CENSUS_QI)}
+    return [{"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
+            {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
+            {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
+            {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi}]
+
+
+def census(rows: int, folder: Path, limit: int) -> None:
+    """Write the census, evaluate every group-by measure on 2 workers, print figures."""
+    import shutil
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    from anoneval.core import evaluate
+    from anoneval.core.partitioned import Partitioned
+
+    t0 = time.perf_counter()
+    if (folder / f"part-{(rows - 1) // CENSUS_CHUNK:05d}.parquet").exists():
+        print(f"census: {rows:,} rows already in {folder}")
+    else:
+        write_census(folder, rows)
+        print(f"census: {rows:,} rows written to {folder} in {time.perf_counter() - t0:.1f} s")
+    try:
+        data = Partitioned(folder)
+        in_memory = rows * (len(CENSUS_QI) + 2 + len(CENSUS_OTHER)) * 8
+        print(f"  in memory {in_memory / 2**30:.2f} GiB, on disk "
+              f"{sum(f.stat().st_size for f in folder.iterdir()) / 2**30:.2f} GiB; "
+              f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each")
+        # Dask's default heap trimming: memory, not speed, is what this run measures
+        with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=limit,
+                          host="127.0.0.1", dashboard_address=":0") as cluster, \
+                Client(cluster, set_as_default=False) as client:
+            peaks: dict[str, int] = {}
+            done = threading.Event()
+
+            def sample() -> None:
+                import psutil
+
+                while not done.wait(0.2):
+                    try:
+                        rss = client.run(lambda: psutil.Process().memory_info().rss)
+                    except OSError:  # a worker restarting: sample the next time
+                        continue
+                    for w, v in rss.items():
+                        peaks[w] = max(peaks.get(w, 0), v)
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            t0 = time.perf_counter()
+            report = evaluate(data, data, census_measures(), engine=client)
+            wall = time.perf_counter() - t0
+            done.set()
+            sampler.join()
+        print(f"  all group-by measures in one run: {wall:.1f} s wall")
+        for w, v in sorted(peaks.items()):
+            print(f"  peak RSS of worker {w}: {v / 2**30:.2f} GiB (limit {limit / 2**30:.2f})")
+        print(f"  inputs: {report.inputs['original']}")
+        for m in report.measures:
+            status = f"error: {m.error}" if m.error else f"{m.value}"
+            print(f"  {m.name:<20} {m.seconds:8.1f} s  {status}")
+            for w in m.warnings:
+                print(f"      warning: {w}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="1,000 trajectories and 40 variants instead of 5,000 and 200")
     ap.add_argument("--part", choices=["linkage", "variants", "all"], default="all")
     ap.add_argument("--repeats", type=int, default=1, help="runs per engine (the best counts)")
+    ap.add_argument("--census", action="store_true", help="the census group-by run instead")
+    ap.add_argument("--rows", type=int, default=50_000_000, help="census rows (5×10^7)")
+    ap.add_argument("--memory-limit", type=float, default=2.0,
+                    help="each census worker's memory_limit in GiB")
+    ap.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "anoneval-census",
+                    help="where the census is written (deleted after)")
     args = ap.parse_args(argv)
+    if args.census:
+        census(args.rows, args.folder, int(args.memory_limit * 2**30))
+        return
     if args.part in ("linkage", "all"):
         bench_linkage(1_000 if args.quick else 5_000, args.repeats)
     if args.part in ("variants", "all"):

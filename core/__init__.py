@@ -34,12 +34,13 @@ from anoneval.core.api import (
 )
 from anoneval.core.data import load
 from anoneval.core.evaluator import Evaluator, evaluate, evaluate_many
+from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MeasureReport, MultiReport, Report
 
 __all__ = [
     "AnonevalError", "ConfigError", "Context", "DataError", "Dataset", "Distance", "Evaluator",
     "LossMeasure", "Measure", "MeasureReport", "MeasureResult", "Microdata", "MultiReport",
-    "Params", "Plugin", "PluginError", "PluginRef", "Report", "RiskMeasure", "SynthesisResult",
-    "Synthesizer", "Table", "Trajectories", "UnknownPluginError", "evaluate", "evaluate_many",
-    "hookimpl", "load", "plugin_ref", "released",
+    "Params", "Partitioned", "Plugin", "PluginError", "PluginRef", "Report", "RiskMeasure",
+    "SynthesisResult", "Synthesizer", "Table", "Trajectories", "UnknownPluginError", "evaluate",
+    "evaluate_many", "hookimpl", "load", "plugin_ref", "released",
 ]

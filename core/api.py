@@ -8,13 +8,14 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
@@ -41,7 +42,7 @@ from anoneval.core.errors import (
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
-from anoneval.core.summary import ClassSummary, SummarySpec, dataset_summarizer
+from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 #: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
 PluginKind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
 PLUGIN_KINDS: tuple[PluginKind, ...] = ("risk_measure", "loss_measure", "distance", "synthesizer")
+#: The methods of a partition-wise measure (all three or none).
+PARTITION_WISE = ("partial", "combine", "finalize")
 
 
 class Direction(str, Enum):
@@ -296,6 +299,50 @@ class Measure(Plugin):
         """
         return None
 
+    def columns(self) -> Mapping[Side, Collection[str]] | None:
+        """The columns this instance reads of each side, or None (every column).
+
+        An engine reading partitioned data reads only these; a side the mapping leaves out is
+        read whole when the measure reads it. The default is the columns of
+        :meth:`summaries` when the measure has them, else None.
+        """
+        specs = self.summaries()
+        if specs is None:
+            return None
+        out: dict[Side, list[str]] = {}
+        for spec in specs:
+            cols = out.setdefault(spec.side, [])
+            cols.extend(c for c in spec.columns if c not in cols)
+        return out
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = [m for m in PARTITION_WISE if getattr(cls, m) is not getattr(Measure, m, None)]
+        if own and len(own) < len(PARTITION_WISE):
+            raise TypeError(f"{cls.__name__} defines {', '.join(own)} but not "
+                            f"{', '.join(m for m in PARTITION_WISE if m not in own)}: a "
+                            "partition-wise measure defines partial, combine and finalize")
+
+    @classmethod
+    def partition_wise(cls) -> bool:
+        """True when the measure defines :meth:`partial`, :meth:`combine` and
+        :meth:`finalize`."""
+        return cls.partial is not Measure.partial
+
+    def partial(self, frame: pd.DataFrame, ctx: Context) -> Any:
+        """A partial result of one block of rows of the released data (the anonymized side,
+        else the original), with the columns :meth:`columns` names for that side. Partials
+        must pickle: an engine computes them where the rows are."""
+        raise NotImplementedError
+
+    def combine(self, parts: Sequence[Any]) -> Any:
+        """One partial from several (associative: partials of partials give the same)."""
+        raise NotImplementedError
+
+    def finalize(self, combined: Any, ctx: Context) -> MeasureResult:
+        """The result from the combined partial of every block."""
+        raise NotImplementedError
+
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
         """Work that depends on the original alone; the result reaches ``ctx.prepared``.
 
@@ -306,7 +353,15 @@ class Measure(Plugin):
     def compute(
         self, original: Dataset | None, anonymized: Dataset | None, ctx: Context
     ) -> MeasureResult:
-        raise NotImplementedError
+        """The result. A partition-wise measure need not define it: by default it runs
+        :meth:`partial` on the whole released frame as one block, then finalizes."""
+        if not self.partition_wise():
+            raise NotImplementedError
+        data = released(original, anonymized)
+        if not isinstance(data, FrameData):
+            raise DataError(f"{self.name} runs partition-wise on microdata or a table, not "
+                            f"{data.data_kind}")
+        return self.finalize(self.combine([self.partial(data.frame, ctx)]), ctx)
 
     def direction(self) -> Direction:
         """Which way the value gets worse, from :attr:`higher_is_worse`."""

@@ -351,6 +351,11 @@ class EngineSpec(BaseModel):
         None, description="dask LocalCluster: memory limit of each worker, e.g. '4GB'.")
     connect_timeout: float = Field(30.0, gt=0, allow_inf_nan=False,
                                    description="dask: seconds to wait for the scheduler.")
+    gather_limit: str | None = Field(
+        None, description="dask: the most data a measure without a partition-wise form may "
+                          "gather into this process, e.g. '2GB' (null: the smallest worker "
+                          "memory limit or a quarter of this machine's memory, whichever is "
+                          "smaller).")
 
     @field_validator("address")
     @classmethod
@@ -360,7 +365,7 @@ class EngineSpec(BaseModel):
                              "tcp://127.0.0.1:8786")
         return value
 
-    @field_validator("memory_limit")
+    @field_validator("memory_limit", "gather_limit")
     @classmethod
     def _memory(cls, value: str | None) -> str | None:
         if value is not None and not _MEMORY.match(value.strip()):

@@ -13,7 +13,7 @@ import copy
 import csv
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -23,7 +23,7 @@ from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
-from anoneval.core.sources import locate, type_partitions, with_partitions
+from anoneval.core.sources import Source, locate, type_partitions, with_partitions
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -103,6 +103,20 @@ class Dataset:
                 "hash": self.content_hash()}
 
 
+def require_columns(data: Dataset, present: Collection[Any], columns: Collection[str],
+                    role: str = "column") -> None:
+    """Raise a :class:`DataError` naming every column of ``columns`` not ``present`` in
+    ``data`` and listing the present ones."""
+    missing = [c for c in columns if c not in present]
+    if missing:
+        what = role if len(missing) == 1 else role + "s"
+        raise DataError(
+            f"{what} {', '.join(map(repr, missing))} not in the {data.data_kind}"
+            f"{f' ({data.source})' if data.source else ''}; its columns are: "
+            f"{', '.join(map(str, present))}"
+        )
+
+
 class FrameData(Dataset):
     """Base of the data kinds held in one DataFrame (:class:`Microdata`, :class:`Table`)."""
 
@@ -139,14 +153,7 @@ class FrameData(Dataset):
 
     def require(self, columns: Sequence[str], role: str = "column") -> None:
         """Raise a :class:`DataError` naming every missing column and listing the present ones."""
-        missing = [c for c in columns if c not in self._frame.columns]
-        if missing:
-            what = role if len(missing) == 1 else role + "s"
-            raise DataError(
-                f"{what} {', '.join(map(repr, missing))} not in the {self.data_kind}"
-                f"{f' ({self.source})' if self.source else ''}; its columns are: "
-                f"{', '.join(map(str, self._frame.columns))}"
-            )
+        require_columns(self, self._frame.columns, columns, role)
 
     def codes(self, column: str) -> tuple[np.ndarray, pd.Index]:
         """Integer codes of a column's values and the values (missing values get a code)."""
@@ -662,7 +669,7 @@ def _nested_message(columns: list[str]) -> str:
             "flatten or drop them first")
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
     import pyarrow.parquet as pq
     from pyarrow import types
 
@@ -674,7 +681,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     nested = [f"{f.name!r} ({f.type})" for f in schema if types.is_nested(f.type)]
     if nested:
         raise DataError(_nested_message(nested))
-    return pd.read_parquet(path)
+    return pd.read_parquet(path, columns=None if columns is None else list(columns))
 
 
 def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
@@ -735,18 +742,24 @@ def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
     return frame
 
 
-def read_frame(path: Path, fmt: str, opts: ReadOptions) -> pd.DataFrame:
-    """Read a file into a DataFrame; never writes to it."""
+def read_frame(path: Path, fmt: str, opts: ReadOptions,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a file (only ``columns`` of it, in the file's order, when given) into a DataFrame;
+    never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
     if fmt == "csv":
-        return _read_csv(path, opts, dtype)
+        frame = _read_csv(path, opts, dtype)
+        return frame if columns is None else frame[[c for c in frame.columns if c in columns]]
     if fmt == "parquet":
-        frame = _read_parquet(path)
+        frame = _read_parquet(path, columns)
     elif fmt == "jsonl":
         frame = _read_jsonl(path, opts.encoding)
+        frame = frame if columns is None else frame[[c for c in frame.columns if c in columns]]
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
-    if dtype is None:
+    if isinstance(dtype, dict) and columns is not None:
+        dtype = {c: t for c, t in dtype.items() if c in frame.columns}
+    if not dtype:
         return frame
     try:
         return frame.astype(dtype)
@@ -774,38 +787,53 @@ def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
     raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
 
 
+def read_options(path: str | Path, kind: str,
+                 options: dict[str, Any] | ReadOptions | None) -> ReadOptions:
+    """The validated read options of an input of ``kind``; errors name the path."""
+    if kind not in OPTIONS:
+        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+    if isinstance(options, ReadOptions):
+        return options
+    try:
+        return OPTIONS[kind].model_validate(options or {})
+    except ValidationError as exc:
+        raise DataError(f"{path}: invalid options: " + "; ".join(
+            f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from None
+
+
+def source_format(source: Source, fmt: str | None) -> str:
+    """The format of a source's files: ``fmt`` when given, else from their extensions."""
+    fmt = fmt or source.format()
+    if fmt is None:
+        raise DataError(f"{source.given}: cannot tell the format from the extension; set "
+                        f"'format' to one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def read_file(file: Path, fmt: str, opts: ReadOptions,
+              columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`read_frame` with every read error as a :class:`DataError` naming the file."""
+    try:
+        return read_frame(file, fmt, opts, columns)
+    except DataError as exc:
+        raise DataError(f"{file}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{file}: not {opts.encoding} text ({exc.reason} at byte "
+                        f"{exc.start}); set options.encoding, e.g. 'latin-1' or "
+                        "'cp1252'") from None
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+
+
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
     """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
     dataset, hive partitions included) or a glob of files (see :mod:`anoneval.core.sources`)."""
     source = locate(path)
-    fmt = fmt or source.format()
-    if fmt is None:
-        raise DataError(f"{path}: cannot tell the format from the extension; set 'format' "
-                        f"to one of {', '.join(FORMATS)}")
-    if kind not in OPTIONS:
-        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
-    if isinstance(options, ReadOptions):
-        opts = options
-    else:
-        try:
-            opts = OPTIONS[kind].model_validate(options or {})
-        except ValidationError as exc:
-            raise DataError(f"{path}: invalid options: " + "; ".join(
-                f"options.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            ) from None
-    parts = []
-    for file in source.files:
-        try:
-            parts.append(with_partitions(read_frame(file, fmt, opts), source, file))
-        except DataError as exc:
-            raise DataError(f"{file}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{file}: not {opts.encoding} text ({exc.reason} at byte "
-                            f"{exc.start}); set options.encoding, e.g. 'latin-1' or "
-                            "'cp1252'") from None
-        except (OSError, ValueError, pd.errors.ParserError) as exc:
-            raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
+    fmt = source_format(source, fmt)
+    opts = read_options(path, kind, options)
+    parts = [with_partitions(read_file(file, fmt, opts), source, file) for file in source.files]
     if len(parts) == 1:
         frame = parts[0]
     else:

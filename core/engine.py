@@ -324,9 +324,12 @@ class DaskEngine(Engine):
 
     name = "dask"
 
-    def __init__(self, client: Any, address: str | None) -> None:
+    def __init__(self, client: Any, address: str | None,
+                 gather_limit: int | None = None) -> None:
         self.client = client
         self.address = address
+        #: bytes a measure may gather into this process (None: see ``scaled.gather_limit``)
+        self.gather_limit = gather_limit
 
     def describe(self) -> dict[str, Any]:
         workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
@@ -391,8 +394,12 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
             local.close()
         return
     distributed = _import_distributed()
+    from dask.utils import parse_bytes
+
+    limit = (None if spec.gather_limit is None or spec.gather_limit == "auto"
+             else int(parse_bytes(spec.gather_limit)))
     if client is not None:
-        yield DaskEngine(client, getattr(client.scheduler, "address", None))
+        yield DaskEngine(client, getattr(client.scheduler, "address", None), limit)
         return
     if spec.address is not None:
         try:
@@ -403,7 +410,7 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
                               f"{public_address(spec.address)} within "
                               f"{spec.connect_timeout:g} s: {exc}") from exc
         with client:
-            yield DaskEngine(client, spec.address)
+            yield DaskEngine(client, spec.address, limit)
         return
     with dask_trim_off(), distributed.LocalCluster(
             n_workers=spec.workers or os.cpu_count() or 1,
@@ -411,7 +418,7 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
             memory_limit=spec.memory_limit or "auto", host="127.0.0.1",
             dashboard_address=":0") as cluster, distributed.Client(
             cluster, set_as_default=False) as client:
-        yield DaskEngine(client, cluster.scheduler_address)
+        yield DaskEngine(client, cluster.scheduler_address, limit)
 
 
 @contextlib.contextmanager

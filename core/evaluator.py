@@ -31,7 +31,9 @@ from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
+from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
+from anoneval.core.scaled import Mode, ScaledRun, gather_limit, mode_of
 from anoneval.core.summary import dataset_summarizer
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -48,6 +50,14 @@ def copy_on_write() -> contextlib.AbstractContextManager[Any]:
     if _COW_OPTION:
         return pd.option_context("mode.copy_on_write", True)
     return contextlib.nullcontext()
+
+
+def _mode(measure: Measure) -> Mode:
+    """How a measure runs on partitioned data; a failing ``summaries()`` fails in compute."""
+    try:
+        return mode_of(measure)
+    except Exception:
+        return "gathered"
 
 
 class MeasureTimeout(Exception):
@@ -175,6 +185,7 @@ class Evaluator:
         self._overlap: int | None = None
         #: Runs the measures' blocks (``Context.map_blocks``); serial unless an engine sets it.
         self.block_runner: Blocks = SERIAL_BLOCKS
+        self._scaled: ScaledRun | None = None  # set while the dask engine runs partitioned data
 
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
@@ -214,6 +225,7 @@ class Evaluator:
         """Run a synthesizer on the original with the evaluation seed."""
         if self.original is None:
             raise ValueError("a synthesizer needs the original data")
+        self._in_memory()
         view, ctx = read_only(self.original), self._context()
         return _plugin_call(lambda: synthesizer.generate(view, ctx), None, synthesizer.name)
 
@@ -221,9 +233,14 @@ class Evaluator:
                     anonymized: Dataset | None) -> MeasureReport:
         """Run one measure, turning any exception into the entry's ``error``."""
         measure = planned.measure
-        prepared, prep_error = self._prepare(i, planned)
+        scaled = self._scaled if self._partitioned(anonymized) else None
+        mode = _mode(measure) if scaled is not None else None
+        # a gathered measure prepares on the gathered original
+        prepared, prep_error = (None, None) if mode == "gathered" else self._prepare(i, planned)
         ctx = self._context(prepared)
         ctx.summarize = dataset_summarizer(self.original, anonymized)
+        if scaled is not None:
+            ctx.summarize = scaled.summarizer(ctx.summarize, self.original, anonymized)
         result: MeasureResult | None = None
         error: str | None = None
         original, anon = read_only(self.original), read_only(anonymized)
@@ -244,8 +261,14 @@ class Evaluator:
                     self.control.data_kind if self.control is not None else None)
                 if problems:
                     raise ValueError("; ".join(problems))
-            result = _plugin_call(lambda: measure.compute(original, anon, ctx), planned.timeout,
-                                  measure.name)
+            def call() -> MeasureResult:
+                if scaled is not None and mode == "partition-wise":
+                    return scaled.partition_wise(measure, original, anon, ctx)
+                if mode == "gathered":
+                    return self._gathered(i, planned, anonymized, ctx)
+                return measure.compute(original, anon, ctx)
+
+            result = _plugin_call(call, planned.timeout, measure.name)
             if not isinstance(result, MeasureResult):
                 raise TypeError(f"{measure.name}.compute returned {type(result).__name__}, "
                                 "not MeasureResult")
@@ -286,6 +309,13 @@ class Evaluator:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
         anon = as_dataset(anonymized, self.data_kind
                           or (self.original.data_kind if self.original else None))
+        if self._scaled is None:
+            self._in_memory()
+            if isinstance(anon, Partitioned):
+                anon = anon.cached(("loaded",), anon.load)
+        else:
+            self._scaled.attach(self.original)
+            self._scaled.attach(anon)
         require_records(anon, f"anonymized variant {variant!r}" if variant else "anonymized")
         runner, notes = self, []
         if self.original is not None and anon is not None:
@@ -293,6 +323,9 @@ class Evaluator:
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
                 runner.block_runner = self.block_runner
+        if self._scaled is not None:
+            self._scaled.prefetch([p.measure for p in self.measures
+                                   if _mode(p.measure) == "summaries"], runner.original, anon)
         entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         for entry in entries:
             entry.warnings[:0] = notes
@@ -301,6 +334,34 @@ class Evaluator:
             inputs=self._inputs(anon),
             synthesizer=synthesizer, measures=entries,
         )
+
+    def _partitioned(self, anonymized: Dataset | None) -> bool:
+        return isinstance(self.original, Partitioned) or isinstance(anonymized, Partitioned)
+
+    def _gathered(self, i: int, planned: PlannedMeasure, anonymized: Dataset | None,
+                  ctx: Context) -> MeasureResult:
+        """Run a measure without a partition-wise form on its columns gathered in memory."""
+        assert self._scaled is not None
+        original, anon, note = self._scaled.gather(planned.measure, self.original, anonymized)
+        ctx.warn(note)
+        if original is not None and anon is not None:
+            original, anon, notes = align_dtypes(original, anon)
+            for n in notes:
+                ctx.warn(n)
+        runner = self
+        if original is not self.original and original is not None:
+            runner = self._aligned.setdefault(id(original), self._with_original(original))
+        ctx.prepared, error = runner._prepare(i, planned)
+        if error is not None:
+            raise error
+        return planned.measure.compute(read_only(original), read_only(anon), ctx)
+
+    def _in_memory(self) -> None:
+        """Read partitioned inputs into memory (the local engine)."""
+        if isinstance(self.original, Partitioned):
+            self.original = self.original.cached(("loaded",), self.original.load)
+        if isinstance(self.control, Partitioned):
+            self.control = self.control.cached(("loaded",), self.control.load)
 
     def _with_original(self, original: Dataset) -> Evaluator:
         twin = copy.copy(self)
@@ -312,6 +373,7 @@ class Evaluator:
 
         Optional: :meth:`evaluate` does it lazily; calling it first lets callers time it.
         """
+        self._in_memory()
         for i, planned in enumerate(self.measures):
             self._prepare(i, planned)
         if self.original is not None:
@@ -337,21 +399,41 @@ class Evaluator:
         from anoneval.core.engine import new_recipe, open_engine
 
         with open_engine(engine) as eng:
-            if len(variants) == 1:  # one task: run it here and spread its measures' blocks
+            client = getattr(eng, "client", None)
+            if client is not None and (self._partitioned(None) or isinstance(
+                    self.control, Partitioned) or any(isinstance(v, Partitioned)
+                                                      for v in variants.values())):
+                # partitioned data stays on the cluster: this process runs the measures
+                self._scaled = ScaledRun(client, gather_limit(client, eng.gather_limit))
+                self.block_runner = eng.blocks()
+                try:
+                    if isinstance(self.control, Partitioned):  # control measures read frames
+                        self.control = self.control.cached(("loaded",), self.control.load)
+                    reports = [self._evaluate_variant(name, data)
+                               for name, data in variants.items()]
+                    inputs = self._inputs(many=True)
+                finally:
+                    self._scaled = None
+                    self.block_runner = SERIAL_BLOCKS
+            elif len(variants) == 1:  # one task: run it here and spread its measures' blocks
+                self._in_memory()
                 self.block_runner = eng.blocks()
                 try:
                     reports = [self._evaluate_variant(*next(iter(variants.items())))]
                 finally:
                     self.block_runner = SERIAL_BLOCKS
+                inputs = self._inputs(many=True)
             else:
+                self._in_memory()
                 recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
                                     self.base_dir, self.timings, self.control)
                 reports = eng.run_variants(recipe, variants, self._evaluate_variant)
+                inputs = self._inputs(many=True)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
             anoneval_version=self._version, seed=self.seed,
-            inputs=self._inputs(many=True),
+            inputs=inputs,
             engine=described, variants=reports,
             risk_utility=build_risk_utility(reports, risk, loss),
         )

@@ -10,15 +10,20 @@ from anoneval.core.atomic import write_frame_atomic
 from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.config import Input, Plan
 from anoneval.core.data import Dataset, load
+from anoneval.core.engine import engine_spec
 from anoneval.core.errors import DataError
 from anoneval.core.evaluator import Evaluator
 from anoneval.core.outputs import check_outputs
+from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MultiReport, Report
 
 
-def load_input(item: Input) -> Dataset:
-    """Load one input of a plan; errors name the file."""
+def load_input(item: Input, lazy: bool = False) -> Dataset:
+    """Load one input of a plan (``lazy``: as Dask partitions, kept on disk); errors name the
+    file."""
     try:
+        if lazy:
+            return Partitioned(item.path, item.kind, item.format, item.options)
         return load(item.path, item.kind, item.format, item.options)
     except DataError as exc:
         raise DataError(f"{item.side}: {exc}") from exc
@@ -40,9 +45,10 @@ def plan_outputs(plan: Plan) -> list[tuple[str, Path]]:
             if plan.synthesizer_output is not None else [])
 
 
-def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input) -> Dataset:
+def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input,
+            lazy: bool = False) -> Dataset:
     if datasets is None:
-        return load_input(item)
+        return load_input(item, lazy)
     if key not in datasets:
         datasets[key] = load_input(item)
     return datasets[key]
@@ -62,7 +68,7 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
     spec = engine if engine is not None else plan.config.engine
-    if spec is None or _many(plan):
+    if spec is None or _many(plan) or _lazy(plan, spec):
         return _run(plan, show_progress, datasets, engine)
     from anoneval.core.engine import open_engine
 
@@ -77,10 +83,17 @@ def _many(plan: Plan) -> bool:
         plan.anonymized and plan.anonymized[0].name is not None))
 
 
+def _lazy(plan: Plan, engine: Any) -> bool:
+    """Whether the inputs stay on disk as partitions (the dask engine, no synthesizer)."""
+    return engine_spec(engine)[0].name == "dask" and plan.synthesizer is None
+
+
 def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
          engine: Any, blocks: Blocks = SERIAL_BLOCKS) -> Report | MultiReport:
-    original = _cached(datasets, "original", plan.original) if plan.original else None
-    control = _cached(datasets, "control", plan.control) if plan.control else None
+    engine = engine if engine is not None else plan.config.engine
+    lazy = _lazy(plan, engine)
+    original = _cached(datasets, "original", plan.original, lazy) if plan.original else None
+    control = _cached(datasets, "control", plan.control, lazy) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir, control=control,
                           timings=plan.config.report is None or plan.config.report.timings)
@@ -106,12 +119,16 @@ def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
         return evaluator.evaluate(data, synthesizer=info)
     if _many(plan):
         # without a cache to fill, each variant is loaded where its task runs
-        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v)
-                                   if datasets is not None else functools.partial(load_input, v))
+        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v, lazy)
+                                   if datasets is not None or lazy
+                                   else functools.partial(load_input, v))
                     for v in plan.anonymized}
         ru = plan.config.report.ru_map if plan.config.report else None
         return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None,
-                                       engine=engine if engine is not None
-                                       else plan.config.engine)
-    anonymized = _cached(datasets, "anonymized", plan.anonymized[0]) if plan.anonymized else None
+                                       engine=engine)
+    anonymized = (_cached(datasets, "anonymized", plan.anonymized[0], lazy)
+                  if plan.anonymized else None)
+    if lazy:
+        many = evaluator.evaluate_many({"": anonymized}, engine=engine)
+        return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
     return evaluator.evaluate(anonymized)

@@ -21,6 +21,17 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.fixture(scope="session")
+def cluster():
+    """A ``distributed.Client`` of a LocalCluster (2 single-threaded worker processes), shared
+    by the tests that need a real cluster but not a fresh one."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=":0") as cl, \
+            distributed.Client(cl, set_as_default=False) as client:
+        yield client
+
+
 @pytest.fixture
 def toy_registry():
     """Built-ins plus the toy plugins of ``_toy_plugins``; no entry points."""
@@ -50,14 +61,3 @@ def _no_third_party_plugins(request: pytest.FixtureRequest,
         monkeypatch.setenv(ENV_LOAD_PLUGINS, "")
     else:
         monkeypatch.delenv(ENV_LOAD_PLUGINS, raising=False)
-
-
-@pytest.fixture(scope="session")
-def dask_client():
-    """A client of one in-process-started LocalCluster (2 single-threaded worker processes),
-    shared by the tests that need a real cluster but not a fresh one."""
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
-            distributed.Client(cluster, set_as_default=False) as client:
-        yield client

@@ -38,8 +38,8 @@ def local2():
 
 
 @pytest.fixture(scope="module")
-def runners(local2, dask_client):
-    return {"processes": local2.blocks(), "dask": DaskEngine(dask_client, None).blocks()}
+def runners(local2, cluster):
+    return {"processes": local2.blocks(), "dask": DaskEngine(cluster, None).blocks()}
 
 
 def use_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,8 +154,8 @@ def test_blocks_come_back_in_order_and_shared_is_shipped_once_per_process(local2
     assert all(len(idents) == 1 for idents in per_process.values())
 
 
-def test_tasks_and_blocks_come_back_in_order(local2, dask_client):
-    dask = DaskEngine(dask_client, None)
+def test_tasks_and_blocks_come_back_in_order(local2, cluster):
+    dask = DaskEngine(cluster, None)
     assert dask.blocks().map(pow, [2, 3, 4, 5], 2) == [4, 8, 16, 32]
     assert local2.map(abs, [-3, 1, -2]) == dask.map(abs, [-3, 1, -2]) == [3, 1, 2]
 
@@ -168,13 +168,13 @@ def test_inside_a_task_plugins_use_one_thread():
     assert spans(7, 3) == [(0, 3), (3, 6), (6, 7)] and spans(0, 3) == []
 
 
-def test_one_evaluation_spreads_its_blocks_and_times_the_fit(dask_client, monkeypatch):
+def test_one_evaluation_spreads_its_blocks_and_times_the_fit(cluster, monkeypatch):
     original, anonymized = trajectories(40, 4)
     use_small_blocks(monkeypatch)
     measures = [{"name": "RecordLinkage"}]
     serial = evaluate(original, anonymized, measures, data_kind="trajectories")
     on_dask = evaluate(original, anonymized, measures, data_kind="trajectories",
-                       engine=dask_client)
+                       engine=cluster)
     assert on_dask.measures[0].details == serial.measures[0].details
     assert on_dask.measures[0].value == serial.measures[0].value
     assert on_dask.engine["name"] == "dask" and on_dask.measures[0].seconds > 0
@@ -198,15 +198,15 @@ def untimed(report: dict) -> dict:
     return report
 
 
-def test_sweep_points_as_tasks_give_the_serial_report(tmp_path, dask_client):
+def test_sweep_points_as_tasks_give_the_serial_report(tmp_path, cluster):
     cfg = sweep_config(tmp_path)
     args = (cfg, "measures[0].params.k", "2:5:1")
     serial = untimed(sweep(*args, base_dir=tmp_path).to_dict())
     assert [r["report"]["measures"][0]["params"]["k"] for r in serial["runs"]] == [2, 3, 4, 5]
-    assert untimed(sweep(*args, base_dir=tmp_path, engine=dask_client).to_dict()) == serial
+    assert untimed(sweep(*args, base_dir=tmp_path, engine=cluster).to_dict()) == serial
 
 
-def test_architecture_runs_as_tasks_give_the_serial_reports(tmp_path, data_dir, dask_client):
+def test_architecture_runs_as_tasks_give_the_serial_reports(tmp_path, data_dir, cluster):
     def cfg(k: int, transform: str) -> dict:
         out = tmp_path / f"run{k}"
         return {"data": str(data_dir / "mortgage_like.csv"), "columns": ["loan", "income"],
@@ -222,4 +222,4 @@ def test_architecture_runs_as_tasks_give_the_serial_reports(tmp_path, data_dir, 
     serial = untimed_runs(run_architectures(configs))
     assert [r["status"] for r in serial] == ["rejected", "released"]
     # grid moments go through BLAS, whose thread count (one per worker) may change the last bit
-    assert_close(untimed_runs(run_architectures(configs, engine=dask_client)), serial)
+    assert_close(untimed_runs(run_architectures(configs, engine=cluster)), serial)

@@ -95,6 +95,12 @@ class NonUniformEntropy(LossMeasure):
                                      f"quasi-identifiers {self.quasi_identifiers}")
             return self
 
+    def columns(self) -> dict[str, list[str]]:
+        """The quasi-identifiers and the id column, of both sides."""
+        p = self.params
+        cols = [*p.quasi_identifiers, *([p.id] if p.id else [])]
+        return {"original": cols, "anonymized": cols}
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

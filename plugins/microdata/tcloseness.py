@@ -77,6 +77,12 @@ class TCloseness(SensitiveRisk):
                                      " in 'hierarchies'")
             return self
 
+    def columns(self) -> dict[str, list[str]]:
+        """The quasi-identifiers, sensitive attributes and the id column, of both sides."""
+        p = self.params
+        cols = [*p.quasi_identifiers, *p.sensitive, *([p.id] if p.id else [])]
+        return {"original": cols, "anonymized": cols}
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

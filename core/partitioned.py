@@ -1,0 +1,402 @@
+"""Partitioned inputs: a dataset read lazily as Dask partitions, and reductions over them.
+
+A :class:`Partitioned` dataset is a file, a folder (a Parquet dataset, hive partitions
+included) or a glob, as :func:`anoneval.core.data.load` reads it, but kept on disk: each data
+file is one partition of a ``dask.dataframe``, read on the workers with the same reader, the
+same column types (hive keys as columns, typed as pyarrow types them) and only the columns asked
+for. Its row count, content hash and per-column memory are computed partition-wise
+(:meth:`Partitioned.scan`); :meth:`Partitioned.reduce` runs any partial/combine pair as a tree
+reduction on the cluster. The local engine turns it into an ordinary dataset (:meth:`load`).
+
+The content hash differs from the in-memory one (SHA-256 of all row hashes in order, which
+cannot be split): it is the SHA-256 of the column header, the row count and a polynomial hash
+of the same 64-bit row hashes (:class:`RowHash`), so it is the same for any partitioning of
+the same rows in the same order, and changes with any value, type, column or row order.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+from anoneval.core.data import (
+    DataKind,
+    Dataset,
+    ReadOptions,
+    from_frame,
+    load,
+    read_file,
+    read_options,
+    require_columns,
+    source_format,
+)
+from anoneval.core.errors import DataError
+from anoneval.core.sources import Source, locate
+from anoneval.core.summary import ClassSummary, SummarySpec
+
+T = TypeVar("T")
+#: Primes below 2**31 and the base of the polynomial row hash (products fit in 63 bits).
+PRIMES = np.array([2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2147483549,
+                   2147483543, 2147483497], dtype=np.uint64)
+BASE = 1_000_003
+#: How many partials one combine task merges (it holds them all in memory).
+FAN_IN = 4
+
+
+# -- the partition-wise row hash ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowHash:
+    """Rows counted and their polynomial hash ``Σ h_i · BASE^(n-1-i) mod p`` per prime."""
+
+    rows: int
+    sums: tuple[int, ...]
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> RowHash:
+        """The hash of ``frame``'s rows (pandas' 64-bit row hashes, as the in-memory hash)."""
+        n = len(frame)
+        if not n:
+            return cls(0, (0,) * len(PRIMES))
+        h = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
+        sums = []
+        for p in PRIMES:
+            powers = np.ones(1, dtype=np.uint64)  # BASE^0 .. BASE^(n-1) mod p, by doubling
+            while len(powers) < n:
+                step = np.uint64(pow(BASE, len(powers), int(p)))
+                powers = np.concatenate([powers, powers * step % p])
+            terms = (h % p) * powers[:n][::-1] % p
+            sums.append(int(terms.sum(dtype=np.uint64) % p))
+        return cls(n, tuple(sums))
+
+    @classmethod
+    def combine(cls, parts: Sequence[RowHash]) -> RowHash:
+        """The hash of the parts' rows one after the other (associative, order-sensitive)."""
+        rows, sums = 0, [0] * len(PRIMES)
+        for part in parts:
+            rows += part.rows
+            sums = [(s * pow(BASE, part.rows, int(p)) + t) % int(p)
+                    for s, t, p in zip(sums, part.sums, PRIMES, strict=True)]
+        return cls(rows, tuple(sums))
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one pass over every partition tells: rows, row hash, bytes in memory per column."""
+
+    hash: RowHash
+    memory: dict[str, int]
+
+    @classmethod
+    def of_frame(cls, frame: pd.DataFrame) -> Scan:
+        usage = frame.memory_usage(deep=True, index=False)
+        return cls(RowHash.of_frame(frame), {str(c): int(v) for c, v in usage.items()})
+
+    @classmethod
+    def combine(cls, parts: Sequence[Scan]) -> Scan:
+        memory: dict[str, int] = {}
+        for part in parts:
+            for c, v in part.memory.items():
+                memory[c] = memory.get(c, 0) + v
+        return cls(RowHash.combine([p.hash for p in parts]), memory)
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _hive_values(source: Source) -> list[dict[str, Any]]:
+    """Each file's hive partition values, integers when every value of a key is one."""
+    raw = [source.partitions(f) for f in source.files]
+    keys = list(raw[0]) if raw else []
+    typed: dict[str, bool] = {}
+    for key in keys:
+        values = pd.Series([r.get(key) for r in raw], dtype=object)
+        as_int = pd.to_numeric(values, errors="coerce")
+        typed[key] = bool(as_int.notna().all() and (as_int == as_int.round()).all())
+    return [{k: int(v) if typed.get(k) else v for k, v in r.items()} for r in raw]
+
+
+def _read_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
+                wanted: Sequence[str] | None, dtypes: dict[str, Any]) -> pd.DataFrame:
+    """One partition: the file's ``wanted`` columns (all when None) with its hive keys, typed
+    as the whole dataset is (as pandas types the concatenation of every file)."""
+    own = None if wanted is None else [c for c in wanted if c not in hive]
+    frame = read_file(file, fmt, opts, own)
+    clash = sorted(set(hive) & {str(c) for c in frame.columns})
+    if clash:
+        raise DataError(f"{file}: partition key(s) {clash} are also columns of the file")
+    keys = {k: v for k, v in hive.items() if wanted is None or k in wanted}
+    if keys:
+        frame = frame.assign(**{k: pd.Series([v] * len(frame), index=frame.index,
+                                             dtype=dtypes.get(k)) for k, v in keys.items()})
+    order = [c for c in dtypes if c in frame.columns]
+    frame = frame[order].reset_index(drop=True)
+    cast = {c: dtypes[c] for c in order if frame[c].dtype != dtypes[c]}
+    return frame.astype(cast) if cast else frame
+
+
+def _reduce_piece(partial: Callable[[pd.DataFrame], T], file: Path, hive: dict[str, Any],
+                  fmt: str, opts: ReadOptions, wanted: Sequence[str] | None,
+                  dtypes: dict[str, Any]) -> T:
+    """``partial`` of one partition, read here."""
+    return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes))
+
+
+def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tuple[
+        pd.DataFrame, int]:
+    """A file's first row (column names and types) and its number of rows."""
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        meta = pq.ParquetFile(file)
+        head = meta.schema_arrow.empty_table().to_pandas()
+        rows = meta.metadata.num_rows
+    else:
+        frame = read_file(file, fmt, opts)
+        head, rows = frame.iloc[:1], len(frame)
+    if hive:
+        head = head.assign(**{k: pd.Series([v] * len(head), index=head.index,
+                                           dtype=np.int64 if isinstance(v, int) else object)
+                              for k, v in hive.items()})
+    return head, rows
+
+
+def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
+    """Each spec's summary of one partition, or the error computing it."""
+    out: list[Any] = []
+    for spec in specs:
+        try:
+            out.append(ClassSummary.of_frame(frame, spec))
+        except Exception as exc:  # reported to the measures asking for this spec only
+            out.append(exc)
+    return out
+
+
+def _covers(wide: SummarySpec, spec: SummarySpec) -> bool:
+    """Whether ``spec``'s summary is a projection of ``wide``'s (same side and keys)."""
+    return (wide.side == spec.side and wide.keys == spec.keys
+            and spec.weights == wide.weights and set(spec.sensitive) <= set(wide.sensitive))
+
+
+def _widened(specs: Sequence[SummarySpec]) -> list[SummarySpec]:
+    """Fewer specs covering ``specs``: those of one side, keys and weights merge into one
+    with every sensitive column, so one grouping serves them all."""
+    wide: list[SummarySpec] = []
+    for spec in specs:
+        for i, w in enumerate(wide):
+            if w.side == spec.side and w.keys == spec.keys and w.weights == spec.weights:
+                wide[i] = SummarySpec(w.side, w.keys, w.weights,
+                                      tuple(dict.fromkeys([*w.sensitive, *spec.sensitive])))
+                break
+        else:
+            wide.append(spec)
+    return wide
+
+
+def _narrowed(summary: ClassSummary, spec: SummarySpec) -> ClassSummary:
+    """The summary of ``spec`` from that of a spec covering it (see :func:`_covers`)."""
+    if summary.spec == spec:
+        return summary
+    return ClassSummary(spec, summary.keys, summary.counts, summary.weights,
+                        {s: summary.histograms[s] for s in spec.sensitive})
+
+
+def _combine_all(parts: list[list[Any]]) -> list[Any]:
+    """Spec by spec, the combined summary, or the first error of a part."""
+    out: list[Any] = []
+    for pieces in zip(*parts, strict=True):
+        failed = [p for p in pieces if isinstance(p, BaseException)]
+        out.append(failed[0] if failed else ClassSummary.combine(pieces))
+    return out
+
+
+def _as_read() -> Any:
+    """Dask keeps the column types the reader gives (no conversion of text to pyarrow)."""
+    import dask
+
+    return dask.config.set({"dataframe.convert-string": False})
+
+
+def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
+    """Delayed ``combine`` over ``parts`` in a tree of :data:`FAN_IN`, keeping their order."""
+    from dask import delayed
+
+    while len(parts) > 1:
+        parts = [delayed(combine)(parts[i:i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
+    return parts[0]
+
+
+class Partitioned(Dataset):
+    """A dataset kept on disk and read as Dask partitions, one per data file (sorted path
+    order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.load`."""
+
+    def __init__(self, path: str | Path, kind: str = "microdata", fmt: str | None = None,
+                 options: dict[str, Any] | ReadOptions | None = None) -> None:
+        super().__init__(str(path))
+        self.located = locate(path)
+        self.fmt = source_format(self.located, fmt)
+        self.opts = read_options(path, kind, options)
+        self.kind = kind
+        self.hive = _hive_values(self.located)
+        self.client: Any = None
+        self._meta: pd.DataFrame | None = None
+        self._rows: list[int] | None = None
+
+    @property
+    def data_kind(self) -> DataKind:  # type: ignore[override]
+        return self.kind  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"Partitioned({self.source!r}, {len(self.located.files)} files)"
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the client (a task rebuilding it loads the files eagerly)."""
+        return {**super().__getstate__(), "client": None}
+
+    def attach(self, client: Any) -> Partitioned:
+        """Compute on ``client`` (a ``distributed.Client``) from now on."""
+        self.client = client
+        return self
+
+    def load(self) -> Dataset:
+        """The whole dataset in memory, as :func:`anoneval.core.data.load` reads it."""
+        return load(self.source or self.located.given, self.kind, self.fmt, self.opts)
+
+    def _compute(self, *delayed_values: Any) -> Any:
+        import dask
+
+        with _as_read():
+            if self.client is not None:
+                return self.client.gather(self.client.compute(list(delayed_values)))
+            return list(dask.compute(*delayed_values))
+
+    def _survey(self) -> None:
+        from dask import delayed
+
+        heads = self._compute(*[delayed(_head)(f, h, self.fmt, self.opts)
+                                for f, h in zip(self.located.files, self.hive, strict=True)])
+        first = list(heads[0][0].columns)
+        for file, (head, _) in zip(self.located.files, heads, strict=True):
+            if list(head.columns) != first:
+                raise DataError(f"{file}: its columns {list(head.columns)} differ from those "
+                                f"of {self.located.files[0]} ({first})")
+        frames = [h for h, _ in heads]
+        self._meta = (frames[0] if len(frames) == 1
+                      else pd.concat(frames, ignore_index=True)).iloc[:0]
+        self._rows = [r for _, r in heads]
+
+    @property
+    def meta(self) -> pd.DataFrame:
+        """An empty frame with the dataset's columns and types."""
+        if self._meta is None:
+            self._survey()
+        assert self._meta is not None
+        return self._meta
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.meta.columns]
+
+    @property
+    def partition_rows(self) -> list[int]:
+        """Rows of each partition (from Parquet metadata, else counted once on the cluster)."""
+        if self._rows is None:
+            self._survey()
+        assert self._rows is not None
+        return self._rows
+
+    def __len__(self) -> int:
+        return sum(self.partition_rows)
+
+    def require(self, columns: Collection[str], role: str = "column") -> None:
+        """Raise a :class:`DataError` naming every missing column, as frames do."""
+        require_columns(self, list(self.meta.columns), columns, role)
+
+    def _projection(self, columns: Collection[str] | None) -> tuple[
+            pd.DataFrame, list[str] | None, dict[str, Any]]:
+        """The meta of ``columns`` (in the dataset's order), their names and their types."""
+        if columns is None:
+            return self.meta, None, dict(self.meta.dtypes.items())
+        self.require(columns)
+        meta = self.meta[[c for c in self.meta.columns if c in set(columns)]]
+        return meta, list(meta.columns), dict(meta.dtypes.items())
+
+    def frame(self, columns: Collection[str] | None = None) -> Any:
+        """The lazy ``dask.dataframe`` of ``columns`` (all when None), one partition per file."""
+        import dask.dataframe as dd
+
+        meta, cols, dtypes = self._projection(columns)
+        with _as_read():
+            return dd.from_map(_read_piece, list(self.located.files), self.hive,
+                               args=(self.fmt, self.opts, cols, dtypes), meta=meta,
+                               enforce_metadata=False, label="anoneval-read")
+
+    def reduce(self, columns: Collection[str] | None, partial: Callable[[pd.DataFrame], T],
+               combine: Callable[[list[T]], T]) -> T:
+        """``combine`` of ``partial`` of every partition of ``columns``, as a tree on the
+        cluster in path order; only the combined result reaches this process. Each task reads
+        its partition and reduces it at once, so a worker never holds partitions waiting."""
+        from dask import delayed
+
+        _, cols, dtypes = self._projection(columns)
+        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes)
+                 for f, h in zip(self.located.files, self.hive, strict=True)]
+        return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
+
+    def gather(self, columns: Collection[str] | None = None) -> Dataset:
+        """``columns`` of every partition as one in-memory dataset of this kind."""
+        frame = self._compute(self.frame(columns))[0].reset_index(drop=True)
+        return from_frame(frame, self.kind, self.opts, source=self.source)
+
+    def scan(self) -> Scan:
+        """Rows, row hash and memory per column, computed partition-wise once."""
+        return self.cached(("scan",), lambda: self.reduce(None, Scan.of_frame, Scan.combine))
+
+    def gathered_bytes(self, columns: Collection[str] | None = None) -> int:
+        """The in-memory size of ``columns`` (all when None) of the whole dataset."""
+        memory = self.scan().memory
+        return sum(v for c, v in memory.items() if columns is None or c in columns)
+
+    def class_summaries(self, specs: Collection[SummarySpec]) -> None:
+        """Compute the summaries of ``specs`` not yet cached, all in one partition-wise pass
+        (a spec that fails keeps its error, raised when it is asked for)."""
+        todo = [s for s in dict.fromkeys(specs) if ("class_summary", s) not in self._cache]
+        if not todo:
+            return
+        columns = list(dict.fromkeys(c for s in todo for c in s.columns))
+        self.require(columns)
+        wide = _widened(todo)
+        computed = self.reduce(columns, functools.partial(_summaries, tuple(wide)), _combine_all)
+        for spec in todo:
+            source = next(w for w in wide if _covers(w, spec))
+            found = computed[wide.index(source)]
+            self._cache[("class_summary", spec)] = (
+                found if isinstance(found, BaseException) else _narrowed(found, spec))
+
+    def class_summary(self, spec: SummarySpec) -> ClassSummary:
+        """The class summary of ``spec`` over every partition (computed once)."""
+        self.require(spec.columns)
+        self.class_summaries([spec])
+        found = self._cache[("class_summary", spec)]
+        if isinstance(found, BaseException):
+            raise found
+        return found  # type: ignore[no-any-return]
+
+    def _hash_parts(self) -> list[bytes]:
+        scan = self.scan()
+        head = repr([(str(c), str(t)) for c, t in self.meta.dtypes.items()]).encode()
+        return [head, str(scan.hash.rows).encode(), repr(scan.hash.sums).encode()]
+
+    def content_hash(self) -> str:
+        """SHA-256 of the header, the row count and the partition-wise row hash."""
+        return "partitioned-" + super().content_hash()
+
+
+__all__ = ["Partitioned", "RowHash", "Scan"]

@@ -1,0 +1,229 @@
+"""Partitioned inputs on the dask engine: same results as local, pruning, fallback, hashes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import evaluate
+from anoneval.core.api import MeasureResult, RiskMeasure
+from anoneval.core.config import validate_config
+from anoneval.core.data import load
+from anoneval.core.partitioned import Partitioned, RowHash
+from anoneval.core.runner import run_plan
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+QI = ["age", "sex", "region"]
+GROUP_BY = [
+    {"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 3}},
+    {"name": "KAnonymity", "label": "weighted",
+     "params": {"quasi_identifiers": QI, "k": 3, "weights": "weight"}},
+    {"name": "LDiversity", "params": {"quasi_identifiers": QI, "sensitive": "disease"}},
+    {"name": "DM", "params": {"quasi_identifiers": QI}},
+    {"name": "DMStar", "params": {"quasi_identifiers": QI}},
+    {"name": "AECS", "params": {"quasi_identifiers": QI}},
+    {"name": "NonUniformEntropy", "params": {"quasi_identifiers": QI}},
+]
+
+
+def _docs_example() -> type:
+    """The partition-wise example measure of docs/writing-plugins.md, executed as written."""
+    text = (ROOT / "docs" / "writing-plugins.md").read_text()
+    section = text[text.index("### Partial, combine, finalize"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    namespace: dict[str, Any] = {"__name__": "writing_plugins_example"}
+    exec(code, namespace)
+    return namespace["MissingShare"]
+
+
+MissingShare = _docs_example()
+
+
+class SeenColumns(RiskMeasure):
+    """Which columns the partitions handed to ``partial`` held (observes column pruning)."""
+
+    name = "SeenColumns"
+    description = "Columns of the partitions."
+    inputs = "either"
+
+    def columns(self):
+        return {"anonymized": ["sex", "region"]}
+
+    def partial(self, frame, ctx):
+        return set(frame.columns), len(frame)
+
+    def combine(self, parts):
+        return set().union(*(p[0] for p in parts)), sum(p[1] for p in parts)
+
+    def finalize(self, combined, ctx):
+        return MeasureResult(value=combined[1], details={"columns": sorted(combined[0])})
+
+
+class MeanAge(RiskMeasure):
+    """Mean age from the frame: no partition-wise form, so it runs on gathered data."""
+
+    name = "MeanAge"
+    description = "Mean age."
+    inputs = "either"
+
+    def columns(self):
+        return {"original": ["age"], "anonymized": ["age"]}
+
+    def compute(self, original, anonymized, ctx):
+        return MeasureResult(value=float(anonymized.frame["age"].mean()))
+
+
+def census(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(20, 70, n), "sex": rng.choice(["f", "m"], n),
+        "disease": rng.choice(["flu", "cold", "none", None], n),
+        "weight": rng.uniform(1, 3, n).round(2), "region": rng.choice([1, 2, 3], n)})
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """An original and a generalized release, hive-partitioned by region (rows aligned)."""
+    root = tmp_path_factory.mktemp("hive")
+    original = census()
+    released = original.assign(age=original["age"] // 10 * 10)
+    original.to_parquet(root / "original", partition_cols=["region"], index=False)
+    released.to_parquet(root / "released", partition_cols=["region"], index=False)
+    return root / "original", root / "released"
+
+
+def close(a: Any, b: Any) -> bool:
+    """Equal, floats to 1e-12 relative (sums over partitions may add in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-12)
+    return a == b
+
+
+def test_every_group_by_family_equals_the_local_engine(hive, cluster):
+    original, released = hive
+    measures = [*GROUP_BY, MissingShare(columns=["disease"])]
+    local = evaluate(Partitioned(original), Partitioned(released), measures)
+    remote = evaluate(Partitioned(original), Partitioned(released), measures, engine=cluster)
+    assert remote.engine["name"] == "dask"
+    for here, there, spec in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
+                                 [*GROUP_BY, {"name": "MissingShare"}], strict=True):
+        assert here["error"] is None and there["error"] is None, (here["error"], there["error"])
+        assert close(here["value"], there["value"]), spec
+        assert close(here["details"], there["details"]), spec
+        gathered = [w for w in there["warnings"] if "gathered" in w]
+        assert [w for w in there["warnings"] if w not in gathered] == here["warnings"]
+    by_name = {m.label: m for m in remote.measures}
+    assert by_name["MissingShare"].value == pytest.approx(
+        census()["disease"].isna().mean())
+    assert not [w for w in by_name["MissingShare"].warnings if "gathered" in w]
+    # rows partition-wise; the hash is the partitioned one, the in-memory one locally
+    assert remote.inputs["original"]["rows"] == local.inputs["original"]["rows"] == 600
+    assert remote.inputs["original"]["hash"].startswith("partitioned-sha256:")
+    assert local.inputs["original"]["hash"] == load(original).content_hash()
+
+
+def test_summary_measures_never_gather(hive, cluster):
+    from anoneval.registry import default_registry
+
+    registry = default_registry()
+    original, released = hive
+    ported = [m for m in GROUP_BY
+              if registry.create("risk_measure" if m["name"] in ("KAnonymity", "LDiversity")
+                                 else "loss_measure", m["name"], m["params"]).summaries()]
+    if not ported:
+        pytest.skip("no group-by measure declares summaries() on this branch yet")
+    report = evaluate(Partitioned(original), Partitioned(released), ported, engine=cluster)
+    for m in report.measures:
+        assert m.error is None and not [w for w in m.warnings if "gathered" in w], m.name
+
+
+def test_only_declared_columns_are_read(hive, cluster):
+    _, released = hive
+    report = evaluate(None, Partitioned(released), [SeenColumns()], engine=cluster)
+    assert report.measures[0].value == 600
+    assert report.measures[0].details["columns"] == ["region", "sex"]
+    local = evaluate(None, Partitioned(released), [SeenColumns()])  # one block: every column
+    assert local.measures[0].details["columns"] == sorted(census().columns)
+
+
+def test_gathered_fallback_warns_and_too_large_is_an_error(hive, cluster):
+    original, released = hive
+    measures = [MeanAge(), MissingShare(columns=["disease"])]
+    ok = evaluate(Partitioned(original), Partitioned(released), measures, engine=cluster)
+    assert ok.measures[0].value == pytest.approx(float((census()["age"] // 10 * 10).mean()))
+    assert any("MeanAge" in w and "gathered 1200 rows" in w for w in ok.measures[0].warnings)
+    tight = {"name": "dask", "address": cluster.scheduler.address, "gather_limit": "1KB"}
+    refused = evaluate(Partitioned(original), Partitioned(released), measures, engine=tight)
+    error = refused.measures[0].error
+    assert "MeanAge" in error and "9.4 KiB" in error and "gather limit of 1000 B" in error
+    assert refused.measures[1].error is None and refused.measures[1].value == ok.measures[1].value
+
+
+def test_a_config_on_the_dask_engine_reads_partitions(hive, cluster, tmp_path):
+    original, released = hive
+    plan = validate_config({"original": {"path": str(original)},
+                            "anonymized": {"path": str(released)},
+                            "measures": GROUP_BY[:1]}, base_dir=tmp_path)
+    remote = run_plan(plan, engine=cluster)
+    local = run_plan(plan)
+    assert remote.engine["name"] == "dask"
+    assert remote.inputs["anonymized"]["hash"].startswith("partitioned-sha256:")
+    assert remote.measures[0].value == local.measures[0].value
+
+
+@pytest.mark.parametrize("cuts", [[], [1], [100, 101, 377], list(range(0, 600, 97))])
+def test_rows_and_hash_are_the_same_for_any_partitioning(tmp_path, cuts):
+    frame = census().drop(columns="region")
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    frame.to_parquet(whole / "part-0.parquet", index=False)
+    split = tmp_path / "split"
+    split.mkdir()
+    for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, len(frame)], strict=True)):
+        frame.iloc[a:b].to_parquet(split / f"part-{i:03d}.parquet", index=False)
+    one, many = Partitioned(whole), Partitioned(split)
+    assert len(one) == len(many) == len(frame)
+    assert one.content_hash() == many.content_hash()
+    assert many.gather().frame.equals(load(split).frame)
+    parts = [RowHash.of_frame(frame.iloc[a:b])
+             for a, b in zip([0, *cuts], [*cuts, len(frame)], strict=True)]
+    assert RowHash.combine(parts) == RowHash.of_frame(frame) == one.scan().hash
+
+
+def test_the_hash_sees_row_order_values_and_types(tmp_path):
+    frame = census()
+    variants = {"same": frame, "swapped": frame.iloc[[1, 0, *range(2, len(frame))]],
+                "value": frame.assign(age=frame["age"].where(frame.index != 5, 99)),
+                "type": frame.assign(age=frame["age"].astype(float))}
+    hashes = {}
+    for name, f in variants.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        f.to_parquet(folder / "p.parquet", index=False)
+        hashes[name] = Partitioned(folder).content_hash()
+    assert len(set(hashes.values())) == len(hashes)
+
+
+def test_hive_partitions_are_typed_as_the_local_loader_types_them(hive):
+    original, _ = hive
+    lazy = Partitioned(original).gather().frame
+    eager = load(original).frame
+    assert lazy.equals(eager) and (lazy.dtypes == eager.dtypes).all()
+
+
+def test_partial_without_combine_is_refused_when_the_class_is_made():
+    with pytest.raises(TypeError, match="partial, combine and finalize"):
+        class Half(RiskMeasure):
+            def partial(self, frame, ctx):
+                return 0
