@@ -133,6 +133,20 @@ def sample_targets(n_rows: int, n_attacks: int, rng: np.random.Generator) -> np.
     return np.sort(rng.choice(n_rows, size=min(n_attacks, n_rows), replace=False))
 
 
+def targeted_result(n_attacks: int, success: np.ndarray, baseline: np.ndarray,
+                    control: np.ndarray, confidence_level: float,
+                    details: dict[str, Any]) -> MeasureResult:
+    """The result of an attack on sampled targets from its per-target successes (main,
+    baseline, control); a warning when fewer targets than ``n_attacks`` were available."""
+    warnings = []
+    if len(success) < n_attacks or len(control) < n_attacks:
+        warnings.append(f"n_attacks = {n_attacks} exceeds the records available; "
+                        f"{len(success)} original and {len(control)} control targets used")
+    return attack_result(len(success), int(success.sum()), int(baseline.sum()),
+                         int(control.sum()), confidence_level, n_control_attacks=len(control),
+                         details=details, warnings=warnings)
+
+
 class AttackMeasure(RiskMeasure):
     """Base of the control-set attacks."""
 

@@ -10,10 +10,10 @@ from anoneval.core.api import Context, DataError, MeasureResult, repeated
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
-    attack_result,
     check_not_all_missing,
     frames,
     sample_targets,
+    targeted_result,
 )
 from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest
 
@@ -97,14 +97,7 @@ class AttributeInference(AttackMeasure):
                                     p.tolerance)
         guesses = secrets.iloc[rng.integers(0, len(syn), size=len(t_ori))]
         base = correct(guesses, ori[p.secret].iloc[t_ori], regression, p.tolerance)
-        warnings = []
-        if len(t_ori) < p.n_attacks or len(t_ctl) < p.n_attacks:
-            warnings.append(f"n_attacks = {p.n_attacks} exceeds the records available; "
-                            f"{len(t_ori)} original and {len(t_ctl)} control targets used")
-        return attack_result(len(t_ori), int(success["main"].sum()), int(base.sum()),
-                             int(success["control"].sum()), p.confidence_level,
-                             n_control_attacks=len(t_ctl),
-                             details={"secret": p.secret, "regression": regression,
-                                      "aux_cols": p.aux_cols},
-                             warnings=warnings)
-
+        return targeted_result(p.n_attacks, success["main"], base, success["control"],
+                               p.confidence_level,
+                               {"secret": p.secret, "regression": regression,
+                                "aux_cols": p.aux_cols})

@@ -9,10 +9,10 @@ from anoneval.core.api import Context, DataError, MeasureResult, repeated
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
-    attack_result,
     check_not_all_missing,
     frames,
     sample_targets,
+    targeted_result,
 )
 from anoneval.plugins.similarity._mixed import encode, nearest
 
@@ -87,13 +87,6 @@ class Linkability(AttackMeasure):
         k = p.n_neighbors
         base = linked(rng.integers(0, len(syn), size=(len(t_ori), k)),
                       rng.integers(0, len(syn), size=(len(t_ori), k)))
-        warnings = []
-        if len(t_ori) < p.n_attacks or len(t_ctl) < p.n_attacks:
-            warnings.append(f"n_attacks = {p.n_attacks} exceeds the records available; "
-                            f"{len(t_ori)} original and {len(t_ctl)} control targets used")
-        return attack_result(len(t_ori), int(hits["main"].sum()), int(base.sum()),
-                             int(hits["control"].sum()), p.confidence_level,
-                             n_control_attacks=len(t_ctl),
-                             details={"n_neighbors": k, "aux_cols": [cols_a, cols_b]},
-                             warnings=warnings)
-
+        return targeted_result(p.n_attacks, hits["main"], base, hits["control"],
+                               p.confidence_level,
+                               {"n_neighbors": k, "aux_cols": [cols_a, cols_b]})

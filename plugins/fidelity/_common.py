@@ -137,8 +137,6 @@ class ColumnFidelity(LossMeasure):
     """A fidelity measure scored column by column: :meth:`score` gives each column's row of
     the breakdown (with ``score``) and, when the score is undefined, a warning."""
 
-    accepts = ("microdata",)
-    inputs = "both"
     #: Columns taken by default: ``numeric`` (numeric on both sides) or ``categorical``.
     kind: ClassVar[str] = "categorical"
 

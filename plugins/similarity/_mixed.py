@@ -16,10 +16,9 @@ reference records and their distances: an exhaustive search, blockwise (a block'
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import warnings
 
 import numpy as np
 import pandas as pd

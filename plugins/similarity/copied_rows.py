@@ -94,8 +94,6 @@ class CopiedRows(RiskMeasure):
     description = "Share of released records that copy an original record (1 − SDMetrics' "\
                   "NewRowSynthesis)."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(Params):
         tolerance: float = Field(0.01, ge=0, description="Relative tolerance of numeric matches "

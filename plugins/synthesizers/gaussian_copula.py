@@ -74,7 +74,6 @@ class GaussianCopula(Synthesizer):
 
     name = "GaussianCopula"
     description = "Gaussian-copula replica with empirical/parametric and categorical marginals."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(

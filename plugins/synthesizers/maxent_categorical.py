@@ -46,7 +46,6 @@ class MaxEntCategorical(Synthesizer):
 
     name = "MaxEntCategorical"
     description = "Maximum-entropy categorical replica given marginal tables (IPF)."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(
