@@ -69,15 +69,12 @@ def for_trees(X: sparse.csr_matrix) -> sparse.csr_matrix | np.ndarray:
     return X.toarray().astype(np.float32) if X.shape[0] * X.shape[1] <= DENSE_CELLS else X
 
 
-#: Default of ``max_rows``: records per data set given to a model fit.
-MAX_ROWS = 200_000
-
-
-def max_rows_field() -> Any:
-    return Field(MAX_ROWS, ge=2, description="Records of each data set given to the model: a "
-                                             "larger one is replaced by a random sample of "
-                                             "that many (evaluation seed; listed in details "
-                                             "and warnings); null: all records.")
+def max_rows_field(defaults: str) -> Any:
+    return Field(None, ge=2, description="Records of each data set given to the model: a larger "
+                                         "one is replaced by a random sample of that many "
+                                         "(evaluation seed; listed in details and warnings); "
+                                         f"null: the model's default ({defaults}); a number "
+                                         "at least the data's size: all records.")
 
 
 def subsample(frames: dict[str, pd.DataFrame], max_rows: int | None, rng: np.random.Generator

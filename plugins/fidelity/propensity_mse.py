@@ -18,6 +18,9 @@ from anoneval.plugins.fidelity._sklearn import (
     subsample,
 )
 
+#: Default ``max_rows`` per propensity model.
+MAX_ROWS = {"logistic": 200_000, "cart": 20_000}
+
 
 def pmse(scores: np.ndarray, c: float) -> float:
     """(1/N) Σ (p̂_i − c)²."""
@@ -47,8 +50,9 @@ class PropensityMSE(LossMeasure):
     null). details: ``pmse``, ``null_pmse``, ``ratio`` = pMSE / null (≈ 1 for a release
     drawn from the data's distribution), ``null`` naming the null used, ``standardized``
     (logistic only), ``model_rows`` the records of each side the model saw. A side larger
-    than ``max_rows`` (default 200,000) is replaced by a uniform random sample of that many
-    records drawn with the evaluation seed, so a fit stays within seconds on millions of
+    than ``max_rows`` (default 200,000 for logistic, 20,000 for CART, whose null takes
+    ``n_permutations`` more fits) is replaced by a uniform random sample of that many records
+    drawn with the evaluation seed, so the measure stays within seconds on millions of
     records (a warning says so; pMSE and its null then refer to the sample sizes). SDMetrics
     has no pMSE (SDMetrics#123); its LogisticDetection is a different score.
     """
@@ -65,7 +69,7 @@ class PropensityMSE(LossMeasure):
                                                           "for the null expectation.")
         max_depth: int | None = Field(10, ge=1, description="CART: maximum tree depth.")
         min_samples_leaf: int = Field(20, ge=1, description="CART: minimum records per leaf.")
-        max_rows: int | None = max_rows_field()
+        max_rows: int | None = max_rows_field("logistic 200,000, cart 20,000")
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
@@ -73,7 +77,7 @@ class PropensityMSE(LossMeasure):
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
         frames, sizes, warnings = subsample({"original": ori.frame[columns],
                                              "anonymized": syn.frame[columns]},
-                                            p.max_rows, ctx.rng(8))
+                                            p.max_rows or MAX_ROWS[p.model], ctx.rng(8))
         both = pd.concat(frames.values(), ignore_index=True)
         (X,) = design(both, [both], columns, drop_first=p.model == "logistic")
         y = np.r_[np.zeros(sizes["original"]), np.ones(sizes["anonymized"])]
