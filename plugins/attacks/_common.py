@@ -16,7 +16,11 @@ control attack leaves to gain,
     e_R = √[(e_main / (1 − p̃_c))² + (e_c (p̃_main − 1) / (1 − p̃_c)²)²]
 
 (first-order error propagation). The value is R clipped to [0, 1]; ``risk_ci`` is R ± e_R
-clipped to [0, 1].
+clipped to [0, 1]. The linkability and inference rates are per target, so an original and a
+control set of different sizes are compared as they are (``n_attacks`` capped by each set's
+size); only the singling-out rate depends on the size of the set, and there anonymeter's
+correction for a control set smaller than the original is replaced by an exact one (see
+:class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
 """
 
 from __future__ import annotations
