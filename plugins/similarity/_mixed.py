@@ -1,4 +1,4 @@
-"""Mixed-type nearest-neighbour search: vectorised, chunked brute force over encoded records.
+"""Mixed-type nearest-neighbour search: exact, blockwise brute force over encoded records.
 
 Records are encoded once (:func:`encode`): numeric columns (datetimes as seconds) as floats
 divided by a range, every other column (text, categories, booleans) as integer codes shared by
