@@ -10,22 +10,13 @@ or pair by pair, scores each like SDMetrics does (1 = identical) and reports the
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    LossMeasure,
-    MeasureResult,
-    Microdata,
-    Params,
-    repeated,
-)
+from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, repeated
 from anoneval.plugins.similarity._mixed import is_numeric
 
 
@@ -132,36 +123,3 @@ def result(rows: list[dict[str, Any]], key: str, warnings: list[str],
     return MeasureResult(value=1 - score, details={"score": score, key: rows, **(extra or {})},
                          warnings=warnings)
 
-
-class ColumnFidelity(LossMeasure):
-    """A fidelity measure scored column by column: :meth:`score` gives each column's row of
-    the breakdown (with ``score``) and, when the score is undefined, a warning."""
-
-    #: Columns taken by default: ``numeric`` (numeric on both sides) or ``categorical``.
-    kind: ClassVar[str] = "categorical"
-
-    class Params(FidelityParams):
-        pass
-
-    def score(self, column: str, real: pd.Series, released: pd.Series
-              ) -> tuple[dict[str, Any], str | None]:
-        raise NotImplementedError
-
-    def extra(self) -> dict[str, Any]:
-        """Details beside the score and the breakdown."""
-        return {}
-
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
-        ori, syn = pair(original, anonymized, self.name)
-        if self.kind == "numeric":
-            columns = numeric_columns(ori, syn, self.params.columns, self.name)
-        else:
-            columns = choose(ori, syn, self.params.columns, is_categorical, self.name,
-                             "categorical")
-        rows, warnings = [], []
-        for c in columns:
-            row, warning = self.score(c, ori.frame[c], syn.frame[c])
-            rows.append({"column": c, **row})
-            if warning:
-                warnings.append(f"column {c!r}: {warning}")
-        return result(rows, "columns", warnings, self.extra())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.fidelity._common import ColumnFidelity
+from anoneval.plugins.fidelity._column import ColumnFidelity
 
 
 class CategoryCoverageLoss(ColumnFidelity):

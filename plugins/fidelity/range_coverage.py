@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.fidelity._common import ColumnFidelity, as_number
+from anoneval.plugins.fidelity._column import ColumnFidelity
+from anoneval.plugins.fidelity._common import as_number
 
 
 class RangeCoverageLoss(ColumnFidelity):

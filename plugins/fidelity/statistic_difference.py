@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from anoneval.plugins.fidelity._common import ColumnFidelity, FidelityParams, as_number
+from anoneval.plugins.fidelity._column import ColumnFidelity
+from anoneval.plugins.fidelity._common import FidelityParams, as_number
 
 
 class StatisticDifference(ColumnFidelity):

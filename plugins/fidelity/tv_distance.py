@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.fidelity._common import ColumnFidelity, shared_codes, tv
+from anoneval.plugins.fidelity._column import ColumnFidelity
+from anoneval.plugins.fidelity._common import shared_codes, tv
 
 
 class TVDistance(ColumnFidelity):
