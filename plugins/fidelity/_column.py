@@ -22,7 +22,7 @@ class ColumnFidelity(LossMeasure):
     the breakdown (with ``score``) and, when the score is undefined, a warning."""
 
     #: Columns taken by default: ``numeric`` (numeric on both sides) or ``categorical``.
-    kind: ClassVar[str] = "categorical"
+    column_kind: ClassVar[str] = "categorical"
 
     class Params(FidelityParams):
         pass
@@ -37,7 +37,7 @@ class ColumnFidelity(LossMeasure):
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
-        if self.kind == "numeric":
+        if self.column_kind == "numeric":
             columns = numeric_columns(ori, syn, self.params.columns, self.name)
         else:
             columns = choose(ori, syn, self.params.columns, is_categorical, self.name,

@@ -19,7 +19,7 @@ class RangeCoverageLoss(ColumnFidelity):
     description = "Uncovered share of the original's numeric ranges (1 − SDMetrics' "\
                   "RangeCoverage)."
     unit = "share"
-    kind = "numeric"
+    column_kind = "numeric"
 
     def score(self, column, real, released):
         r, s = as_number(real).dropna(), as_number(released).dropna()

@@ -23,7 +23,7 @@ class StatisticDifference(ColumnFidelity):
     name = "StatisticDifference"
     description = "Mean |Δ statistic| / range of numeric columns (1 − SDMetrics' "\
                   "StatisticSimilarity)."
-    kind = "numeric"
+    column_kind = "numeric"
 
     class Params(FidelityParams):
         statistic: Literal["mean", "std", "median"] = Field("mean",

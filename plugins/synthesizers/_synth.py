@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Microdata, SynthesisResult
+from anoneval.core.api import Microdata, Params, SynthesisResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     FittedTransform,
@@ -28,14 +28,28 @@ from anoneval.plugins._continuous import (
 )
 
 
+def replica_n() -> Any:
+    """The ``n`` param of every synthesizer: the replica's size."""
+    return Field(default=None, ge=1, description="Rows to generate; null = as many as the "
+                                                 "original has.")
+
+
 class SynthParams(ColumnsParams):
     """Columns and transforms (shared with the inspections) plus the replica size."""
 
-    n: int | None = Field(default=None, ge=1,
-                          description="Rows to generate; null = as many as the original has.")
+    n: int | None = replica_n()
 
 
-def replica_size(params: SynthParams, original: Microdata) -> int:
+class MixedSynthParams(Params):
+    """Columns and replica size of the synthesizers that model categories too."""
+
+    columns: list[str] | None = Field(
+        None, min_length=1, description="Columns to model; null = every column the "
+                                        "synthesizer can model (see its description).")
+    n: int | None = replica_n()
+
+
+def replica_size(params: SynthParams | MixedSynthParams, original: Microdata) -> int:
     return int(params.n) if params.n is not None else len(original)
 
 
