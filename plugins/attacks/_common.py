@@ -137,23 +137,37 @@ def sample_targets(n_rows: int, n_attacks: int, rng: np.random.Generator) -> np.
     return np.sort(rng.choice(n_rows, size=min(n_attacks, n_rows), replace=False))
 
 
-def targeted_result(n_attacks: int, success: np.ndarray, baseline: np.ndarray,
-                    control: np.ndarray, confidence_level: float,
-                    details: dict[str, Any]) -> MeasureResult:
-    """The result of an attack on sampled targets from its per-target successes (main,
-    baseline, control); a warning when fewer targets than ``n_attacks`` were available."""
-    warnings = []
-    if len(success) < n_attacks or len(control) < n_attacks:
-        warnings.append(f"n_attacks = {n_attacks} exceeds the records available; "
-                        f"{len(success)} original and {len(control)} control targets used")
-    return attack_result(len(success), int(success.sum()), int(baseline.sum()),
-                         int(control.sum()), confidence_level, n_control_attacks=len(control),
-                         details=details, warnings=warnings)
-
-
 class AttackMeasure(RiskMeasure):
     """Base of the control-set attacks."""
 
     accepts = ("microdata",)
     inputs = "both"
     uses_control = "required"
+
+
+class TargetedAttack(AttackMeasure):
+    """Base of the attacks on target records drawn from the original and the control set."""
+
+    def targets(self, original: Dataset | None, anonymized: Dataset | None,
+                control: Dataset | None, columns: Sequence[str], rng: np.random.Generator
+                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+        """The three frames on ``columns`` and up to ``n_attacks`` target rows of the
+        original and of the control set."""
+        ori, syn, ctl = frames(original, anonymized, control, columns)
+        check_not_all_missing(syn, "anonymized")
+        n = self.params.n_attacks
+        return ori, syn, ctl, sample_targets(len(ori), n, rng), sample_targets(len(ctl), n, rng)
+
+    def result(self, success: np.ndarray, baseline: np.ndarray, control: np.ndarray,
+               details: dict[str, Any]) -> MeasureResult:
+        """The result from the per-target successes (main, baseline, control); a warning when
+        fewer targets than ``n_attacks`` were available."""
+        n_attacks = self.params.n_attacks
+        warnings = []
+        if len(success) < n_attacks or len(control) < n_attacks:
+            warnings.append(f"n_attacks = {n_attacks} exceeds the records available; "
+                            f"{len(success)} original and {len(control)} control targets used")
+        return attack_result(len(success), int(success.sum()), int(baseline.sum()),
+                             int(control.sum()), self.params.confidence_level,
+                             n_control_attacks=len(control), details=details,
+                             warnings=warnings)
