@@ -4,8 +4,10 @@ Targets: each attack with 2,000 attack queries on 50,000 × 15 mixed-type record
 30 s; each fidelity measure on 10⁶ records in under 10 s. The peers run in the same process
 on the same data: anonymeter's evaluators (n_jobs=2) for the attacks, SDMetrics' column and
 column-pair metrics (looped over the same columns and pairs) for the fidelity measures; a peer
-that is not installed is reported as such. The release's content hash (for the report) is
-computed before timing, as the original's is by ``Evaluator.prepare``. Each of our
+that is not installed is reported as such (anonymeter pins numpy < 1.27; beside numpy 2 it
+runs when installed with ``pip install --no-deps anonymeter polars polars-runtime-32``). The
+release's content hash (for the report) is computed before timing, as the original's is by
+``Evaluator.prepare``. Each of our
 measures runs ``--repeat`` times (default 3) and its best time is printed, with the machine's
 1-minute load average before the runs (a shared machine's other jobs slow every run). The
 model-based measures (PropensityMSE, MLEfficacy) fit on a seeded sample of ``max_rows``
