@@ -249,3 +249,20 @@ def test_fidelity_bounds_and_row_order_invariance(real, released, rnd):
         b = evaluate(ori, shuffled, [name]).measures[0]
         assert a.error is None and 0 <= a.value <= 1
         assert a.value == pytest.approx(b.value, abs=1e-12)
+
+
+def test_model_measures_subsample_above_max_rows_and_say_so():
+    rng = np.random.default_rng(12)
+    ori, syn = draw(3000, rng), draw(2000, rng)
+    m = measure(ori, syn, "PropensityMSE", max_rows=1000)
+    assert m.details["model_rows"] == {"original": 1000, "anonymized": 1000}
+    assert m.details["c"] == 0.5
+    assert any("1,000 of the 3,000 original records" in w for w in m.warnings)
+    assert measure(ori, syn, "PropensityMSE", max_rows=1000).value == m.value  # seeded
+    full = measure(ori, syn, "PropensityMSE")
+    assert full.details["model_rows"] == {"original": 3000, "anonymized": 2000}
+    assert not full.warnings
+    ml = measure(ori, syn, "MLEfficacy", target="c", max_rows=500)
+    assert (ml.details["n_train_release"], ml.details["n_train_original"]) == (500, 500)
+    assert ml.details["n_test"] == 500
+    assert len(ml.warnings) == 3

@@ -172,3 +172,30 @@ def test_nearest_breaks_ties_by_order_and_matches_brute_force():
     idx2, dist2 = nearest(ea, eb, 3, order=order)
     np.testing.assert_allclose(dist2, dist)
     np.testing.assert_allclose(np.take_along_axis(full, idx2, axis=1), dist)
+
+
+@pytest.mark.parametrize("cap", [False, True])
+def test_nearest_equals_the_float64_search(cap):
+    # missing values on both sides, values far from 0 with a small range (large rounding in
+    # single precision), near-ties 1e-9 apart, exact duplicates and a high-cardinality column
+    from anoneval.plugins.similarity._mixed import Encoded, distances
+
+    rng = np.random.default_rng(11)
+
+    def records(n):
+        num = 1e6 + rng.integers(0, 20, size=(n, 3)) / 7
+        num[:, 2] += rng.choice([0, 1e-9], size=n)
+        num[rng.random((n, 3)) < 0.1] = np.nan
+        cat = np.column_stack([rng.integers(-1, 3, n), rng.integers(0, 300, n)])
+        return Encoded(num, cat)
+
+    query, reference = records(300), records(900)
+    reference = Encoded(np.r_[reference.num, query.num[:50]], np.r_[reference.cat, query.cat[:50]])
+    order = rng.permutation(len(reference))
+    full = distances(query, reference, cap)
+    for k in (1, 4):
+        idx, dist = nearest(query, reference, k, cap=cap, order=order)
+        rank = np.argsort(order)
+        expected = np.lexsort((np.broadcast_to(rank, full.shape), full), axis=1)[:, :k]
+        np.testing.assert_array_equal(idx, expected)
+        np.testing.assert_array_equal(dist, np.take_along_axis(full, expected, axis=1))

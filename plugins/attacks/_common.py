@@ -16,7 +16,11 @@ control attack leaves to gain,
     e_R = √[(e_main / (1 − p̃_c))² + (e_c (p̃_main − 1) / (1 − p̃_c)²)²]
 
 (first-order error propagation). The value is R clipped to [0, 1]; ``risk_ci`` is R ± e_R
-clipped to [0, 1].
+clipped to [0, 1]. The linkability and inference rates are per target, so an original and a
+control set of different sizes are compared as they are (``n_attacks`` capped by each set's
+size); only the singling-out rate depends on the size of the set, and there anonymeter's
+correction for a control set smaller than the original is replaced by an exact one (see
+:class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
 """
 
 from __future__ import annotations
@@ -139,3 +143,31 @@ class AttackMeasure(RiskMeasure):
     accepts = ("microdata",)
     inputs = "both"
     uses_control = "required"
+
+
+class TargetedAttack(AttackMeasure):
+    """Base of the attacks on target records drawn from the original and the control set."""
+
+    def targets(self, original: Dataset | None, anonymized: Dataset | None,
+                control: Dataset | None, columns: Sequence[str], rng: np.random.Generator
+                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+        """The three frames on ``columns`` and up to ``n_attacks`` target rows of the
+        original and of the control set."""
+        ori, syn, ctl = frames(original, anonymized, control, columns)
+        check_not_all_missing(syn, "anonymized")
+        n = self.params.n_attacks
+        return ori, syn, ctl, sample_targets(len(ori), n, rng), sample_targets(len(ctl), n, rng)
+
+    def result(self, success: np.ndarray, baseline: np.ndarray, control: np.ndarray,
+               details: dict[str, Any]) -> MeasureResult:
+        """The result from the per-target successes (main, baseline, control); a warning when
+        fewer targets than ``n_attacks`` were available."""
+        n_attacks = self.params.n_attacks
+        warnings = []
+        if len(success) < n_attacks or len(control) < n_attacks:
+            warnings.append(f"n_attacks = {n_attacks} exceeds the records available; "
+                            f"{len(success)} original and {len(control)} control targets used")
+        return attack_result(len(success), int(success.sum()), int(baseline.sum()),
+                             int(control.sum()), self.params.confidence_level,
+                             n_control_attacks=len(control), details=details,
+                             warnings=warnings)

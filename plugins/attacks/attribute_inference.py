@@ -7,14 +7,7 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from anoneval.core.api import Context, DataError, MeasureResult, repeated
-from anoneval.plugins.attacks._common import (
-    AttackMeasure,
-    AttackParams,
-    attack_result,
-    check_not_all_missing,
-    frames,
-    sample_targets,
-)
+from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
 from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest
 
 
@@ -31,7 +24,7 @@ def correct(guess: pd.Series, secret: pd.Series, regression: bool,
     return ((g == s) | (g.isna() & s.isna())).to_numpy(dtype=bool)
 
 
-class AttributeInference(AttackMeasure):
+class AttributeInference(TargetedAttack):
     """Attribute-inference risk: an attacker who knows some attributes of a person guesses a
     secret one from the nearest released record (Giomi et al. 2023, anonymeter; Article 29
     Working Party opinion 05/2014).
@@ -76,16 +69,14 @@ class AttributeInference(AttackMeasure):
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
-        ori, syn, ctl = frames(original, anonymized, ctx.control, [*p.aux_cols, p.secret])
-        check_not_all_missing(syn, "anonymized")
+        rng = ctx.rng(3)
+        ori, syn, ctl, t_ori, t_ctl = self.targets(original, anonymized, ctx.control,
+                                                   [*p.aux_cols, p.secret], rng)
         regression = p.regression
         if regression is None:
             regression = is_numeric(ori[p.secret]) and is_numeric(syn[p.secret])
         elif regression and not (is_numeric(ori[p.secret]) and is_numeric(syn[p.secret])):
             raise DataError(f"regression needs a numeric secret; {p.secret!r} is not numeric")
-        rng = ctx.rng(3)
-        t_ori = sample_targets(len(ori), p.n_attacks, rng)
-        t_ctl = sample_targets(len(ctl), p.n_attacks, rng)
         order = rng.permutation(len(syn))
         secrets = syn[p.secret].reset_index(drop=True)
         success = {}
@@ -97,14 +88,6 @@ class AttributeInference(AttackMeasure):
                                     p.tolerance)
         guesses = secrets.iloc[rng.integers(0, len(syn), size=len(t_ori))]
         base = correct(guesses, ori[p.secret].iloc[t_ori], regression, p.tolerance)
-        warnings = []
-        if len(t_ori) < p.n_attacks or len(t_ctl) < p.n_attacks:
-            warnings.append(f"n_attacks = {p.n_attacks} exceeds the records available; "
-                            f"{len(t_ori)} original and {len(t_ctl)} control targets used")
-        return attack_result(len(t_ori), int(success["main"].sum()), int(base.sum()),
-                             int(success["control"].sum()), p.confidence_level,
-                             n_control_attacks=len(t_ctl),
-                             details={"secret": p.secret, "regression": regression,
-                                      "aux_cols": p.aux_cols},
-                             warnings=warnings)
-
+        return self.result(success["main"], base, success["control"],
+                           {"secret": p.secret, "regression": regression,
+                            "aux_cols": p.aux_cols})

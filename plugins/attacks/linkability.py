@@ -6,14 +6,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from anoneval.core.api import Context, DataError, MeasureResult, repeated
-from anoneval.plugins.attacks._common import (
-    AttackMeasure,
-    AttackParams,
-    attack_result,
-    check_not_all_missing,
-    frames,
-    sample_targets,
-)
+from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
 from anoneval.plugins.similarity._mixed import encode, nearest
 
 
@@ -22,7 +15,7 @@ def linked(idx_a: np.ndarray, idx_b: np.ndarray) -> np.ndarray:
     return (idx_a[:, :, None] == idx_b[:, None, :]).any(axis=(1, 2))
 
 
-class Linkability(AttackMeasure):
+class Linkability(TargetedAttack):
     """Linkability risk: an attacker holding two disjoint sets of attributes of a person links
     them through the release (Giomi et al. 2023, anonymeter; Article 29 Working Party opinion
     05/2014).
@@ -68,14 +61,12 @@ class Linkability(AttackMeasure):
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
         cols_a, cols_b = p.aux_cols
-        ori, syn, ctl = frames(original, anonymized, ctx.control, [*cols_a, *cols_b])
-        check_not_all_missing(syn, "anonymized")
+        rng = ctx.rng(2)
+        ori, syn, ctl, t_ori, t_ctl = self.targets(original, anonymized, ctx.control,
+                                                   [*cols_a, *cols_b], rng)
         if p.n_neighbors > len(syn):
             raise DataError(f"n_neighbors = {p.n_neighbors} exceeds the {len(syn)} released "
                             "records")
-        rng = ctx.rng(2)
-        t_ori = sample_targets(len(ori), p.n_attacks, rng)
-        t_ctl = sample_targets(len(ctl), p.n_attacks, rng)
         order_a, order_b = rng.permutation(len(syn)), rng.permutation(len(syn))
         hits = {}
         for role, targets in (("main", ori.iloc[t_ori]), ("control", ctl.iloc[t_ctl])):
@@ -87,13 +78,5 @@ class Linkability(AttackMeasure):
         k = p.n_neighbors
         base = linked(rng.integers(0, len(syn), size=(len(t_ori), k)),
                       rng.integers(0, len(syn), size=(len(t_ori), k)))
-        warnings = []
-        if len(t_ori) < p.n_attacks or len(t_ctl) < p.n_attacks:
-            warnings.append(f"n_attacks = {p.n_attacks} exceeds the records available; "
-                            f"{len(t_ori)} original and {len(t_ctl)} control targets used")
-        return attack_result(len(t_ori), int(hits["main"].sum()), int(base.sum()),
-                             int(hits["control"].sum()), p.confidence_level,
-                             n_control_attacks=len(t_ctl),
-                             details={"n_neighbors": k, "aux_cols": [cols_a, cols_b]},
-                             warnings=warnings)
-
+        return self.result(hits["main"], base, hits["control"],
+                           {"n_neighbors": k, "aux_cols": [cols_a, cols_b]})

@@ -21,13 +21,14 @@ from anoneval.plugins.similarity._mixed import is_numeric
 
 # predicate operators
 EQ, NE, LT, LE, GT, GE, ISNULL, NOTNULL = range(8)
-_CMP = {EQ: np.equal, NE: np.not_equal, LT: np.less, LE: np.less_equal, GT: np.greater,
-        GE: np.greater_equal}
 #: Query × record cells (or candidate pairs) evaluated per block.
 CHUNK_ELEMENTS = 1 << 22
-#: A query is checked on its most selective term's records when they are at most this
-#: fraction's inverse of all records.
+#: For exact counts, a query is checked on its most selective term's records when they are at
+#: most this fraction's inverse of all records; the others scan every record.
 SPARSE_SHARE = 16
+#: Records of the most selective term checked per query in the first round of a capped count;
+#: each further round checks four times as many.
+FIRST_WIDTH = 16
 
 
 class Queries:
@@ -50,34 +51,31 @@ class Queries:
         stacked = np.concatenate([parts[0].astype(float), parts[1].astype(float), vals], axis=1)
         return [row.tobytes() for row in np.nan_to_num(stacked, nan=np.inf)]
 
+    def intervals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each term as ``lo <= x <= hi`` (==, <, <=, >, >=, not missing; a comparison with
+        a missing value holds nowhere); != and "is missing" get an empty interval and are
+        checked apart (:func:`_holds`)."""
+        v, ops = self.vals, self.ops
+        lo = np.select([(ops == EQ) | (ops == GE), ops == GT, ops == NE, ops == ISNULL],
+                       [v, np.nextafter(v, np.inf), np.inf, np.inf], -np.inf)
+        hi = np.select([(ops == EQ) | (ops == LE), ops == LT, ops == NE, ops == ISNULL],
+                       [v, np.nextafter(v, -np.inf), -np.inf, -np.inf], np.inf)
+        return lo, hi
 
-def _holds(values: np.ndarray, ops: np.ndarray, vals: np.ndarray) -> np.ndarray:
-    """Each query's term on each record: ``values`` is (queries, records)."""
-    if np.isin(ops, (EQ, LE, GE, LT, GT)).all():  # one interval test: lo <= x <= hi
-        v = vals[:, 0]
-        lo = np.select([ops == EQ, ops == GE, ops == GT], [v, v, np.nextafter(v, np.inf)],
-                       -np.inf)[:, None]
-        hi = np.select([ops == EQ, ops == LE, ops == LT], [v, v, np.nextafter(v, -np.inf)],
-                       np.inf)[:, None]
-        ok = values >= lo
-        ok &= values <= hi
-        return ok
-    ok = np.empty(values.shape, dtype=bool)
-    for op in np.unique(ops):
-        at = ops == op
-        ok[at] = _term(values[at], int(op), vals[at])
+
+def _holds(values: np.ndarray, ops: np.ndarray, vals: np.ndarray, lo: np.ndarray,
+           hi: np.ndarray) -> np.ndarray:
+    """One term per entry of the first axis of ``values`` (its operator, value and interval):
+    comparisons hold only between non-missing values."""
+    shape = (-1,) + (1,) * (values.ndim - 1)
+    ok = values >= lo.reshape(shape)
+    ok &= values <= hi.reshape(shape)
+    at = np.flatnonzero((ops == NE) | (ops == ISNULL))
+    if len(at):
+        x, v = values[at], vals[at].reshape(shape)
+        ok[at] = np.where((ops[at] == ISNULL).reshape(shape), np.isnan(x),
+                          (x != v) & ~np.isnan(x) & ~np.isnan(v))
     return ok
-
-
-def _term(values: np.ndarray, op: int, vals: np.ndarray) -> np.ndarray:
-    """One operator; comparisons hold only between non-missing values."""
-    if op == ISNULL:
-        return np.isnan(values)
-    if op == NOTNULL:
-        return ~np.isnan(values)
-    if op == NE:
-        return (values != vals) & ~np.isnan(values) & ~np.isnan(vals)
-    return _CMP[op](values, vals)
 
 
 class Records:
@@ -123,52 +121,76 @@ def _expand(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return owner, starts[owner] + np.arange(len(owner)) - offsets[owner]
 
 
-def _sparse_counts(data: Records, q: Queries, first: np.ndarray,
-                   bounds: tuple[np.ndarray, ...]) -> np.ndarray:
-    """Counts of queries with a selective term: its records, then the other terms on them."""
-    counts = np.zeros(len(q), dtype=np.int64)
-    a, b, c, d = bounds
-    size = np.maximum(b - a, 0) + np.maximum(d - c, 0)
-    start = 0
-    while start < len(q):
-        stop = start + max(1, int(np.searchsorted(np.cumsum(size[start:]), CHUNK_ELEMENTS,
-                                                  side="right")))
-        parts = [_expand(a[start:stop], b[start:stop]), _expand(c[start:stop], d[start:stop])]
-        qi = np.concatenate([p[0] for p in parts]) + start
-        pos = np.concatenate([p[1] for p in parts])
-        ri = data.order[q.cols[qi, first[qi]], pos]
-        keep = np.ones(len(qi), dtype=bool)
-        for t in range(q.cols.shape[1]):
-            other = first[qi] != t
-            if other.any():
-                i, r = qi[other], ri[other]
-                keep[other] &= _holds(data.X[r, q.cols[i, t]][:, None], q.ops[i, t],
-                                      q.vals[i, t, None])[:, 0]
-        counts[start:stop] = np.bincount(qi[keep] - start, minlength=stop - start)
+def _pieces(sizes: np.ndarray) -> list[slice]:
+    """Consecutive slices of ``sizes`` whose sums stay within :data:`CHUNK_ELEMENTS` (or hold
+    one entry)."""
+    total = np.cumsum(sizes)
+    out, start = [], 0
+    while start < len(sizes):
+        before = total[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(total, before + CHUNK_ELEMENTS, side="right")))
+        out.append(slice(start, stop))
         start = stop
+    return out
+
+
+def _scan_counts(data: Records, q: Queries, first: np.ndarray, bounds: tuple[np.ndarray, ...],
+                 stop_above: int | None) -> np.ndarray:
+    """Counts from the records of each query's most selective term (its positions in the
+    sorted column), the other terms checked on them. With ``stop_above``, in rounds: the first
+    :data:`FIRST_WIDTH` records of each query, then four times as many, a query leaving once
+    its count exceeds ``stop_above`` (so a broad query costs a few records, not all)."""
+    nq, m = q.cols.shape
+    lo, hi = q.intervals()
+    a, b, c, d = bounds
+    first_len = np.maximum(b - a, 0)
+    size = first_len + np.maximum(d - c, 0)
+    col = q.cols[np.arange(nq), first]
+    others = np.argsort(np.arange(m)[None, :] == first[:, None], axis=1, kind="stable")[:, :-1]
+    counts = np.zeros(nq, dtype=np.int64)
+    done = np.zeros(nq, dtype=np.int64)
+    active = np.flatnonzero(size > 0)
+    width = FIRST_WIDTH
+    while len(active):
+        take = size[active] - done[active]
+        if stop_above is not None:
+            take = np.minimum(take, width)
+        for sl in _pieces(take):
+            qa = active[sl]
+            owner, p = _expand(done[qa], done[qa] + take[sl])
+            qi = qa[owner]
+            pos = np.where(p < first_len[qi], a[qi] + p, c[qi] + p - first_len[qi])
+            ri = data.order[col[qi], pos]
+            for t in range(m - 1):
+                tt = others[qi, t]
+                ok = _holds(data.X[ri, q.cols[qi, tt]], q.ops[qi, tt], q.vals[qi, tt],
+                            lo[qi, tt], hi[qi, tt])
+                owner, qi, ri = owner[ok], qi[ok], ri[ok]
+            counts[qa] += np.bincount(owner, minlength=len(qa))
+        done[active] += take
+        active = active[done[active] < size[active]]
+        if stop_above is not None:
+            active = active[counts[active] <= stop_above]
+        width *= 4
     return counts
 
 
-def _dense_counts(data: Records, q: Queries, stop_above: int | None) -> np.ndarray:
-    """Counts by scanning blocks of records; with ``stop_above``, a query leaves the scan once
-    it matched more records than that."""
+def _dense_counts(data: Records, q: Queries) -> np.ndarray:
+    """Counts by checking every record, in blocks of at most :data:`CHUNK_ELEMENTS` cells."""
     n, nq = len(data), len(q)
+    lo, hi = q.intervals()
     counts = np.zeros(nq, dtype=np.int64)
-    active = np.arange(nq)
     block = max(1024, CHUNK_ELEMENTS // max(nq, 1))
-    for lo in range(0, n, block):
-        rows = data.XT[:, lo:lo + block]
-        for qs in np.array_split(active, max(1, len(active) * rows.shape[1]
-                                           // CHUNK_ELEMENTS + 1)):
-            part = q.take(qs)
-            mask = _holds(rows[part.cols[:, 0]], part.ops[:, 0], part.vals[:, :1])
-            for t in range(1, part.cols.shape[1]):
-                mask &= _holds(rows[part.cols[:, t]], part.ops[:, t], part.vals[:, t:t + 1])
+    for start in range(0, n, block):
+        rows = data.XT[:, start:start + block]
+        for qs in np.array_split(np.arange(nq), max(1, nq * rows.shape[1]
+                                                   // CHUNK_ELEMENTS + 1)):
+            cols = q.cols[qs]
+            mask = _holds(rows[cols[:, 0]], q.ops[qs, 0], q.vals[qs, 0], lo[qs, 0], hi[qs, 0])
+            for t in range(1, cols.shape[1]):
+                mask &= _holds(rows[cols[:, t]], q.ops[qs, t], q.vals[qs, t], lo[qs, t],
+                               hi[qs, t])
             counts[qs] += np.count_nonzero(mask, axis=1)
-        if stop_above is not None:
-            active = active[counts[active] <= stop_above]
-        if not len(active):
-            break
     return counts
 
 
@@ -176,10 +198,11 @@ def count_matches(data: Records | np.ndarray, queries: Queries,
                   stop_above: int | None = None) -> np.ndarray:
     """How many records each query matches (records × columns floats, NaN = missing).
 
-    A query whose most selective term matches at most 1/:data:`SPARSE_SHARE` of the records
-    (found by binary search in the sorted columns) is checked on those records only; the
-    others scan the records in blocks of at most :data:`CHUNK_ELEMENTS` cells. With
-    ``stop_above``, a count above it is only known to exceed it.
+    Each term's records are a range of its column's sorted order (binary search); a query is
+    checked on the records of its most selective term. For exact counts, a query whose most
+    selective term matches more than 1/:data:`SPARSE_SHARE` of the records scans all records
+    in blocks instead. With ``stop_above``, a count above it is only known to exceed it, and
+    every query is checked on its selective term's records in growing rounds, stopping early.
     """
     data = data if isinstance(data, Records) else Records(data)
     nq, m = queries.cols.shape
@@ -191,14 +214,14 @@ def count_matches(data: Records | np.ndarray, queries: Queries,
     sizes = np.maximum(b - a, 0) + np.maximum(d - c, 0)
     first = np.argmin(sizes, axis=1)
     rows = np.arange(nq)
-    sparse = sizes[rows, first] * SPARSE_SHARE <= len(data)
+    sparse = (sizes[rows, first] * SPARSE_SHARE <= len(data)) | (stop_above is not None)
     if sparse.any():
         at = np.flatnonzero(sparse)
-        counts[at] = _sparse_counts(data, queries.take(at), first[at],
-                                    tuple(x[at, first[at]] for x in (a, b, c, d)))
+        counts[at] = _scan_counts(data, queries.take(at), first[at],
+                                  tuple(x[at, first[at]] for x in (a, b, c, d)), stop_above)
     if (~sparse).any():
         at = np.flatnonzero(~sparse)
-        counts[at] = _dense_counts(data, queries.take(at), stop_above)
+        counts[at] = _dense_counts(data, queries.take(at))
     return counts
 
 

@@ -67,6 +67,14 @@ def is_categorical(series: pd.Series) -> bool:
     return not is_numeric(series)
 
 
+def numeric_columns(original: Microdata, anonymized: Microdata, columns: Sequence[str] | None,
+                    name: str) -> list[str]:
+    """The given columns, numeric on both sides, or every numeric column of the original."""
+    chosen = choose(original, anonymized, columns, is_numeric, name, "numeric")
+    numeric_only(original, anonymized, chosen, name)
+    return chosen
+
+
 def as_number(series: pd.Series) -> pd.Series:
     """Numbers as floats; datetimes as nanoseconds (SDMetrics' pd.to_numeric)."""
     if pd.api.types.is_datetime64_any_dtype(series):
@@ -114,3 +122,4 @@ def result(rows: list[dict[str, Any]], key: str, warnings: list[str],
     score = float(np.mean(scores))
     return MeasureResult(value=1 - score, details={"score": score, key: rows, **(extra or {})},
                          warnings=warnings)
+

@@ -1,13 +1,16 @@
-"""scikit-learn for the model-based fidelity measures: the import and the design matrix."""
+"""scikit-learn for the model-based fidelity measures: the import, the design matrix and the
+seeded subsample that bounds a model fit's records."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 from scipy import sparse
 
 from anoneval.core.api import PluginError
@@ -64,3 +67,27 @@ DENSE_CELLS = 50_000_000
 def for_trees(X: sparse.csr_matrix) -> sparse.csr_matrix | np.ndarray:
     """Trees fit much faster on dense float32 (their internal type) than on sparse input."""
     return X.toarray().astype(np.float32) if X.shape[0] * X.shape[1] <= DENSE_CELLS else X
+
+
+def max_rows_field(defaults: str) -> Any:
+    return Field(None, ge=2, description="Records of each data set given to the model: a larger "
+                                         "one is replaced by a random sample of that many "
+                                         "(evaluation seed; listed in details and warnings); "
+                                         f"null: the model's default ({defaults}); a number "
+                                         "at least the data's size: all records.")
+
+
+def subsample(frames: dict[str, pd.DataFrame], max_rows: int | None, rng: np.random.Generator
+              ) -> tuple[dict[str, pd.DataFrame], dict[str, int], list[str]]:
+    """Each frame, or a uniform random sample of ``max_rows`` of its records (without
+    replacement, record order kept) when it is larger; the sizes used and a warning per
+    sampled frame."""
+    out, sizes, notes = {}, {}, []
+    for role, frame in frames.items():
+        if max_rows is not None and len(frame) > max_rows:
+            rows = np.sort(rng.choice(len(frame), size=max_rows, replace=False))
+            notes.append(f"the model used a random sample of {max_rows:,} of the "
+                         f"{len(frame):,} {role} records (max_rows)")
+            frame = frame.iloc[rows]
+        out[role], sizes[role] = frame, len(frame)
+    return out, sizes, notes

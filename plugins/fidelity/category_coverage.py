@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
-from anoneval.plugins.fidelity._common import (
-    FidelityParams,
-    choose,
-    is_categorical,
-    pair,
-    result,
-)
+from anoneval.plugins.fidelity._column import ColumnFidelity
 
 
-class CategoryCoverageLoss(LossMeasure):
+class CategoryCoverageLoss(ColumnFidelity):
     """Mean over categorical columns of the share of original categories missing from the
     release.
 
@@ -27,26 +20,12 @@ class CategoryCoverageLoss(LossMeasure):
     description = "Share of original categories missing from the release (1 − SDMetrics' "\
                   "CategoryCoverage)."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(FidelityParams):
-        pass
-
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
-        ori, syn = pair(original, anonymized, self.name)
-        columns = choose(ori, syn, self.params.columns, is_categorical, self.name,
-                         "categorical")
-        rows, warnings = [], []
-        for c in columns:
-            real = set(ori.frame[c].dropna().unique())
-            row = {"column": c, "score": None, "n_categories": len(real)}
-            if not real:
-                warnings.append(f"column {c!r} of the original is all missing: no score")
-            else:
-                seen = real & set(syn.frame[c].dropna().unique())
-                row.update(n_covered=len(seen), missing=sorted(map(str, real - seen))[:20],
-                           score=len(seen) / len(real))
-            rows.append(row)
-        return result(rows, "columns", warnings)
-
+    def score(self, column, real, released):
+        values = set(real.dropna().unique())
+        row = {"score": None, "n_categories": len(values)}
+        if not values:
+            return row, "the original is all missing: no score"
+        seen = values & set(released.dropna().unique())
+        return {**row, "n_covered": len(seen), "missing": sorted(map(str, values - seen))[:20],
+                "score": len(seen) / len(values)}, None

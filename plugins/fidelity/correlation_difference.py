@@ -13,12 +13,10 @@ from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     as_number,
-    choose,
-    numeric_only,
+    numeric_columns,
     pair,
     result,
 )
-from anoneval.plugins.similarity._mixed import is_numeric
 
 
 def correlation(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
@@ -60,8 +58,7 @@ class CorrelationDifference(LossMeasure):
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
-        columns = choose(ori, syn, p.columns, is_numeric, self.name, "numeric")
-        numeric_only(ori, syn, columns, self.name)
+        columns = numeric_columns(ori, syn, p.columns, self.name)
         if len(columns) < 2:
             raise DataError(f"{self.name} needs at least two numeric columns")
         values = {c: (as_number(ori.frame[c]).to_numpy(), as_number(syn.frame[c]).to_numpy())

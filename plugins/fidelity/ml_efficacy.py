@@ -10,11 +10,19 @@ from pydantic import Field
 
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, Microdata, Params
 from anoneval.plugins.fidelity._common import pair
-from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
+from anoneval.plugins.fidelity._sklearn import (
+    design,
+    for_trees,
+    max_rows_field,
+    sklearn,
+    subsample,
+)
 from anoneval.plugins.similarity._mixed import is_numeric
 
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "f1_macro": True, "r2": True,
                     "mae": False, "rmse": False}
+#: Default ``max_rows`` per model family.
+MAX_ROWS = {"linear": 50_000, "tree": 100_000, "forest": 20_000}
 CLASSIFICATION = ("accuracy", "balanced_accuracy", "f1_macro")
 REGRESSION = ("r2", "mae", "rmse")
 
@@ -32,12 +40,15 @@ class MLEfficacy(LossMeasure):
     classification (metrics accuracy, balanced_accuracy, f1_macro) or regression (r2, mae,
     rmse); ``auto`` picks regression for a numeric target with more than 20 distinct values.
     Models (scikit-learn): ``linear`` (default; logistic / ordinary least squares), ``tree``
-    (decision tree, ``max_depth``), ``forest`` (random forest of 50 trees); trees take minutes
-    on millions of records. The value is the loss
-    metric(original-trained) − metric(release-trained), sign-flipped for the error metrics
+    (decision tree, ``max_depth``), ``forest`` (random forest of 50 trees). The value is the
+    loss metric(original-trained) − metric(release-trained), sign-flipped for the error metrics
     mae and rmse (higher = more loss; negative when the release trains a better model).
     ``details.score`` is the release-trained metric, ``details.score_original`` the other.
-    Records with a missing target are dropped.
+    Records with a missing target are dropped. A training or test set larger than
+    ``max_rows`` (default 50,000 for linear, 100,000 for tree, 20,000 for forest models) is
+    replaced by a uniform random sample of that many records drawn with the evaluation seed
+    (a warning says so; ``details`` gives the sizes used), so the measure stays within
+    seconds on millions of records.
     """
 
     name = "MLEfficacy"
@@ -60,6 +71,7 @@ class MLEfficacy(LossMeasure):
         max_depth: int | None = Field(8, ge=1, description="Depth of trees.")
         test_size: float = Field(0.3, gt=0, lt=1, description="Held-out share of the original "
                                                               "when no control set is given.")
+        max_rows: int | None = max_rows_field("linear 50,000, tree 100,000, forest 20,000")
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
@@ -84,6 +96,10 @@ class MLEfficacy(LossMeasure):
         train_o, train_s, test = (f[f[p.target].notna()] for f in (train_o, train_s, test))
         if min(len(train_o), len(train_s), len(test)) == 0:
             raise DataError(f"{self.name}: no records with a target on one side")
+        sets, _, warnings = subsample({"original training": train_o,
+                                       "released training": train_s, "test": test},
+                                      p.max_rows or MAX_ROWS[p.model], ctx.rng(8))
+        train_o, train_s, test = sets.values()
         task = p.task
         if task == "auto":
             y = frame[p.target]
@@ -105,7 +121,8 @@ class MLEfficacy(LossMeasure):
         return MeasureResult(value=loss, details={
             "score": release, "score_original": real, "metric": metric, "task": task,
             "model": p.model, "test_set": test_set, "n_test": len(test),
-            "n_train_release": len(train_s), "n_train_original": len(train_o)})
+            "n_train_release": len(train_s), "n_train_original": len(train_o)},
+            warnings=warnings)
 
     def _model(self, task: str, seed: int):
         p = self.params

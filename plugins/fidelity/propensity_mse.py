@@ -10,7 +10,16 @@ from pydantic import Field
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair
-from anoneval.plugins.fidelity._sklearn import design, for_trees, sklearn
+from anoneval.plugins.fidelity._sklearn import (
+    design,
+    for_trees,
+    max_rows_field,
+    sklearn,
+    subsample,
+)
+
+#: Default ``max_rows`` per propensity model.
+MAX_ROWS = {"logistic": 200_000, "cart": 20_000}
 
 
 def pmse(scores: np.ndarray, c: float) -> float:
@@ -40,8 +49,12 @@ class PropensityMSE(LossMeasure):
     over ``n_permutations`` refits with the labels permuted (Snoke et al.'s permutation
     null). details: ``pmse``, ``null_pmse``, ``ratio`` = pMSE / null (≈ 1 for a release
     drawn from the data's distribution), ``null`` naming the null used, ``standardized``
-    (logistic only). SDMetrics has no pMSE (SDMetrics#123); its LogisticDetection is a
-    different score.
+    (logistic only), ``model_rows`` the records of each side the model saw. A side larger
+    than ``max_rows`` (default 200,000 for logistic, 20,000 for CART, whose null takes
+    ``n_permutations`` more fits) is replaced by a uniform random sample of that many records
+    drawn with the evaluation seed, so the measure stays within seconds on millions of
+    records (a warning says so; pMSE and its null then refer to the sample sizes). SDMetrics
+    has no pMSE (SDMetrics#123); its LogisticDetection is a different score.
     """
 
     name = "PropensityMSE"
@@ -56,17 +69,21 @@ class PropensityMSE(LossMeasure):
                                                           "for the null expectation.")
         max_depth: int | None = Field(10, ge=1, description="CART: maximum tree depth.")
         min_samples_leaf: int = Field(20, ge=1, description="CART: minimum records per leaf.")
+        max_rows: int | None = max_rows_field("logistic 200,000, cart 20,000")
 
     def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
-        both = pd.concat([ori.frame[columns], syn.frame[columns]], ignore_index=True)
+        frames, sizes, warnings = subsample({"original": ori.frame[columns],
+                                             "anonymized": syn.frame[columns]},
+                                            p.max_rows or MAX_ROWS[p.model], ctx.rng(8))
+        both = pd.concat(frames.values(), ignore_index=True)
         (X,) = design(both, [both], columns, drop_first=p.model == "logistic")
-        y = np.r_[np.zeros(len(ori)), np.ones(len(syn))]
+        y = np.r_[np.zeros(sizes["original"]), np.ones(sizes["anonymized"])]
         n_all = len(y)
-        c = len(syn) / n_all
-        details: dict[str, object] = {"model": p.model, "c": c, "n": n_all}
+        c = sizes["anonymized"] / n_all
+        details: dict[str, object] = {"model": p.model, "c": c, "n": n_all, "model_rows": sizes}
         if p.model == "logistic":
             lm = sklearn("linear_model", self.name)
             fit = lm.LogisticRegression(C=np.inf, max_iter=1000).fit(X, y)
@@ -94,6 +111,7 @@ class PropensityMSE(LossMeasure):
                            null_pmse_sd=float(np.std(perms, ddof=1)) if len(perms) > 1
                            else None)
         details.update(pmse=value, null_pmse=null, ratio=value / null if null > 0 else None)
-        warnings = [] if null > 0 else ["the null expectation is 0: no ratio"]
+        if not null > 0:
+            warnings.append("the null expectation is 0: no ratio")
         return MeasureResult(value=value, details=details, warnings=warnings)
 

@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
-from anoneval.plugins.fidelity._common import (
-    FidelityParams,
-    choose,
-    is_categorical,
-    pair,
-    result,
-    shared_codes,
-    tv,
-)
+from anoneval.plugins.fidelity._column import ColumnFidelity
+from anoneval.plugins.fidelity._common import shared_codes, tv
 
 
-class TVDistance(LossMeasure):
+class TVDistance(ColumnFidelity):
     """Mean total variation distance of the columns' value distributions.
 
     Per column, TV = ½ Σ_v |p(v) − q(v)| over the values of either side, p and q the shares of
@@ -31,24 +23,10 @@ class TVDistance(LossMeasure):
     name = "TVDistance"
     description = "Mean total variation distance of column marginals (1 − SDMetrics' "\
                   "TVComplement)."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(FidelityParams):
-        pass
-
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
-        ori, syn = pair(original, anonymized, self.name)
-        columns = choose(ori, syn, self.params.columns, is_categorical, self.name,
-                         "categorical")
-        rows, warnings = [], []
-        for c in columns:
-            r, s, n = shared_codes(ori.frame[c], syn.frame[c], keep_missing=False)
-            if (r < 0).all() or (s < 0).all():
-                warnings.append(f"column {c!r} has no non-missing value on one side: no score")
-                rows.append({"column": c, "tv": None, "score": None})
-                continue
-            d = tv(r, s, n)
-            rows.append({"column": c, "tv": d, "score": 1 - d})
-        return result(rows, "columns", warnings)
-
+    def score(self, column, real, released):
+        r, s, n = shared_codes(real, released, keep_missing=False)
+        if (r < 0).all() or (s < 0).all():
+            return {"tv": None, "score": None}, "no non-missing value on one side: no score"
+        d = tv(r, s, n)
+        return {"tv": d, "score": 1 - d}, None

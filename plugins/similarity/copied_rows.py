@@ -28,6 +28,12 @@ def _close(real: np.ndarray, released: np.ndarray, tolerance: float) -> np.ndarr
     return near | (np.isnan(real) & np.isnan(released))
 
 
+def _compact(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Keys renumbered 0, 1, ... (same equalities) and their count."""
+    codes, uniques = pd.factorize(keys)
+    return codes.astype(np.int64), len(uniques)
+
+
 def copied(real: pd.DataFrame, released: pd.DataFrame, tolerance: float) -> np.ndarray:
     """Whether each released row matches some real row: categories (and booleans) equal,
     missing matching missing, numbers within ``|real − s| <= |tolerance · s|``."""
@@ -41,9 +47,14 @@ def copied(real: pd.DataFrame, released: pd.DataFrame, tolerance: float) -> np.n
         key_parts.append(pd.Series(np.isnan(nums[numeric[0]])))
     n = len(real)
     group = np.zeros(len(both), dtype=np.int64)
+    size = 1
     for part in key_parts:  # one code per combination; missing is a value of its own
         codes, uniques = pd.factorize(part, use_na_sentinel=False)
-        group = pd.factorize(group * (len(uniques) + 1) + codes)[0].astype(np.int64)
+        if size * (len(uniques) + 1) >= 1 << 62:  # compact before the key could overflow
+            group, size = _compact(group)
+        group = group * (len(uniques) + 1) + codes
+        size *= len(uniques) + 1
+    group = _compact(group)[0]
     if not numeric:
         return np.isin(group[n:], group[:n])
     x = np.nan_to_num(nums[numeric[0]], nan=0.0)
@@ -51,15 +62,16 @@ def copied(real: pd.DataFrame, released: pd.DataFrame, tolerance: float) -> np.n
     width = np.abs(tolerance * xs)
     lo = np.nextafter(xs - width, -np.inf)
     hi = np.nextafter(xs + width, np.inf)
-    # rank every bound and real value, then search (group, rank) keys
-    values = np.unique(np.concatenate([xr, lo, hi]))
+    # rank every bound and real value (one sort), then search (group, rank) keys
+    values, ranks = np.unique(np.concatenate([xr, lo, hi]), return_inverse=True)
     span = len(values) + 1
-    real_key = group[:n].astype(np.int64) * span + np.searchsorted(values, xr)
+    m = len(released)
+    real_key = group[:n] * span + ranks[:n]
     order = np.argsort(real_key, kind="stable")
     real_key = real_key[order]
-    g = group[n:].astype(np.int64) * span
-    left = np.searchsorted(real_key, g + np.searchsorted(values, lo), side="left")
-    right = np.searchsorted(real_key, g + np.searchsorted(values, hi), side="right")
+    g = group[n:] * span
+    left = np.searchsorted(real_key, g + ranks[n:n + m], side="left")
+    right = np.searchsorted(real_key, g + ranks[n + m:], side="right")
     out = np.zeros(len(released), dtype=bool)
     start = 0
     while start < len(released):
@@ -94,8 +106,6 @@ class CopiedRows(RiskMeasure):
     description = "Share of released records that copy an original record (1 − SDMetrics' "\
                   "NewRowSynthesis)."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(Params):
         tolerance: float = Field(0.01, ge=0, description="Relative tolerance of numeric matches "

@@ -131,7 +131,9 @@ class DistanceToClosestRecord(RiskMeasure):
     to the control set (ties count as control), score = min(2(1 − p), 1). ``details.score``
     is SDMetrics' score (higher = safer); the value is 1 − score (higher = riskier). Nothing
     is subsampled (SDMetrics' ``num_rows_subsample`` also subsamples the real reference,
-    SDMetrics#934, which hides copies); the exhaustive search is chunked.
+    SDMetrics#934, which hides copies). The search is exhaustive and exact, in blocks of
+    bounded memory (:func:`anoneval.plugins.similarity._mixed.nearest`); no tree index fits
+    this distance, whose per-column cap makes it no norm of a fixed embedding.
     """
 
     name = "DistanceToClosestRecord"

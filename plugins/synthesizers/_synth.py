@@ -12,14 +12,14 @@ under such transforms (Pflughoeft et al., Section 4.1.3), so they are reported o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Microdata
+from anoneval.core.api import Microdata, Params, SynthesisResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     FittedTransform,
@@ -28,14 +28,28 @@ from anoneval.plugins._continuous import (
 )
 
 
+def replica_n() -> Any:
+    """The ``n`` param of every synthesizer: the replica's size."""
+    return Field(default=None, ge=1, description="Rows to generate; null = as many as the "
+                                                 "original has.")
+
+
 class SynthParams(ColumnsParams):
     """Columns and transforms (shared with the inspections) plus the replica size."""
 
-    n: int | None = Field(default=None, ge=1,
-                          description="Rows to generate; null = as many as the original has.")
+    n: int | None = replica_n()
 
 
-def replica_size(params: SynthParams, original: Microdata) -> int:
+class MixedSynthParams(Params):
+    """Columns and replica size of the synthesizers that model categories too."""
+
+    columns: list[str] | None = Field(
+        None, min_length=1, description="Columns to model; null = every column the "
+                                        "synthesizer can model (see its description).")
+    n: int | None = replica_n()
+
+
+def replica_size(params: SynthParams | MixedSynthParams, original: Microdata) -> int:
     return int(params.n) if params.n is not None else len(original)
 
 
@@ -122,3 +136,24 @@ def pair_key(a: str, b: str) -> str:
 def frame_from(values: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
     """The replica as a frame of floats (a model draw is not an integer even if the input was)."""
     return pd.DataFrame(np.asarray(values, dtype=float), columns=list(columns))
+
+
+def replica_result(columns: Sequence[str], fitted: Sequence[FittedTransform], draws: np.ndarray,
+                   centre: np.ndarray, marginal: Sequence[float], joint: float,
+                   pair_information: Callable[[int, int], float],
+                   details: dict[str, Any]) -> SynthesisResult:
+    """A closed-form continuous model's replica on the original scale, with ``details`` (the
+    model's own) followed by the columns, transforms, entropies and mutual information
+    (:func:`information_details`; ``centre`` the model mean for the original-scale shift,
+    ``pair_information(a, b)`` the mutual information of columns a and b)."""
+    cols = list(columns)
+    values, warnings = back_transform(draws, fitted)
+    shift, how = original_scale_shift(fitted, centre, draws)
+    pairwise = {pair_key(cols[a], cols[b]): pair_information(a, b)
+                for a in range(len(cols)) for b in range(a + 1, len(cols))}
+    out = {"model": details.pop("model"), "columns": cols,
+           "transforms": [f.to_dict() for f in fitted], **details,
+           **information_details(cols, marginal, joint, shift, how, pairwise),
+           "n": len(draws)}
+    return SynthesisResult(data=Microdata(frame_from(values, cols)), details=out,
+                           warnings=warnings)

@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 from scipy import special, stats
 
-from anoneval.core.api import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import (
     Transform,
     backward,
@@ -21,7 +21,7 @@ from anoneval.plugins._continuous import (
     normal_entropy,
 )
 from anoneval.plugins.synthesizers._logistic import marginal_entropy as logistic_entropy
-from anoneval.plugins.synthesizers._synth import pair_key
+from anoneval.plugins.synthesizers._synth import MixedSynthParams, pair_key, replica_size
 
 
 def rank_scores(x: np.ndarray) -> np.ndarray:
@@ -67,19 +67,15 @@ class GaussianCopula(Synthesizer):
     ``logistic`` (moment fits with divisor n, s = √3·σ/π), and categories by their cumulative
     slices; integer columns are rounded back to integers (``round_integers``). The empirical
     inverse never leaves the observed range, so the extremes can be reproduced: check them with
-    the disclosure-risk inspections.
+    the disclosure-risk inspections. Default columns: all (numeric and categorical).
     Mutual information is the copula's −½ log|R| (nats), exact for continuous marginals and
     the latent normal's when categorical columns are present.
     """
 
     name = "GaussianCopula"
     description = "Gaussian-copula replica with empirical/parametric and categorical marginals."
-    accepts = ("microdata",)
 
-    class Params(Params):
-        columns: list[str] | None = Field(
-            None, min_length=1, description="Columns to model (numeric and categorical); "
-                                            "null = every column.")
+    class Params(MixedSynthParams):
         transform: Transform | dict[str, Transform] = Field(
             "identity", description="Transform of numeric columns before fitting (identity, "
                                     "log, log1p, boxcox); a mapping names columns.")
@@ -87,8 +83,6 @@ class GaussianCopula(Synthesizer):
             default_factory=list, description="Numeric columns to treat as categorical codes.")
         marginal: Literal["empirical", "normal", "logistic"] = Field(
             "empirical", description="Marginal of numeric columns on the transformed scale.")
-        n: int | None = Field(None, ge=1, description="Rows to generate; null = as many as "
-                                                      "the original has.")
         round_integers: bool = Field(
             True, description="Round generated values of integer columns (e.g. age) to whole "
                               "numbers and keep the integer type.")
@@ -130,7 +124,7 @@ class GaussianCopula(Synthesizer):
         r, projected = nearest_correlation(r)
         warnings = ["the score correlation was not positive definite and was projected"] \
             if projected else []
-        n = int(p.n) if p.n is not None else n_rows
+        n = replica_size(p, original)
         rng = ctx.rng()
         w, v = np.linalg.eigh(r)
         z = rng.standard_normal((n, len(cols))) @ (v * np.sqrt(np.clip(w, 0, None))).T

@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Microdata, Params, SynthesisResult, Synthesizer
+from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import check_unique, information_summary
 from anoneval.plugins.synthesizers._ipf import ipf, marginal
-from anoneval.plugins.synthesizers._synth import pair_key
+from anoneval.plugins.synthesizers._synth import MixedSynthParams, pair_key, replica_size
 
 
 def _entropy(p: np.ndarray) -> float:
@@ -41,22 +41,17 @@ class MaxEntCategorical(Synthesizer):
     values form a category of their own. ``sampling: multinomial`` draws n records i.i.d.;
     ``rounded`` uses the integer cell counts nearest n·p (largest remainder), shuffled.
     Entropies and mutual information (total correlation Σ H_k − H) of the fitted table are in
-    nats. Not a continuous model: no ``transform``.
+    nats. Not a continuous model: no ``transform``. Default columns: every non-numeric one;
+    numeric columns listed in ``columns`` count as codes.
     """
 
     name = "MaxEntCategorical"
     description = "Maximum-entropy categorical replica given marginal tables (IPF)."
-    accepts = ("microdata",)
 
-    class Params(Params):
-        columns: list[str] | None = Field(
-            None, min_length=1, description="Categorical columns; null = every non-numeric "
-                                            "column. Listed numeric columns count as codes.")
+    class Params(MixedSynthParams):
         margins: Literal["one-way", "two-way"] | list[list[str]] = Field(
             "two-way", description="Marginal tables to preserve: one-way (independence), "
                                    "two-way (all pairs) or explicit lists of column names.")
-        n: int | None = Field(None, ge=1, description="Rows to generate; null = as many as "
-                                                      "the original has.")
         sampling: Literal["multinomial", "rounded"] = Field(
             "multinomial", description="multinomial: i.i.d. draws; rounded: integer counts "
                                        "nearest n·p.")
@@ -121,7 +116,7 @@ class MaxEntCategorical(Synthesizer):
             warnings.append(f"IPF stopped after {fit.sweeps} sweeps with margin error "
                             f"{fit.max_error:.3g} > tolerance {p.tolerance}")
         prob = fit.table.ravel() / fit.table.sum()
-        n = int(p.n) if p.n is not None else len(original)
+        n = replica_size(p, original)
         rng = ctx.rng()
         if p.sampling == "multinomial":
             drawn = rng.choice(cells, size=n, p=prob)

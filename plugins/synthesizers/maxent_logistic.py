@@ -11,15 +11,7 @@ from scipy import special
 from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
 from anoneval.plugins._continuous import forward, select_columns
 from anoneval.plugins.synthesizers import _logistic
-from anoneval.plugins.synthesizers._synth import (
-    SynthParams,
-    back_transform,
-    frame_from,
-    information_details,
-    original_scale_shift,
-    pair_key,
-    replica_size,
-)
+from anoneval.plugins.synthesizers._synth import SynthParams, replica_result, replica_size
 
 
 class MaxEntLogistic(Synthesizer):
@@ -36,7 +28,6 @@ class MaxEntLogistic(Synthesizer):
 
     name = "MaxEntLogistic"
     description = "Gumbel multivariate logistic maximum-entropy replica."
-    accepts = ("microdata",)
 
     class Params(SynthParams):
         fit: Literal["moments", "ml"] = Field(
@@ -63,30 +54,21 @@ class MaxEntLogistic(Synthesizer):
                 ctx.warn("MaxEntLogistic: the maximum-likelihood fit stopped before converging")
         n = replica_size(p, original)
         draws = _logistic.sample(ctx.rng(), n, loc, scale)
-        values, warnings = back_transform(draws, fitted)
         d = len(cols)
         u = (x - loc) / scale
         data_theta = float(special.logsumexp(
             np.concatenate([np.zeros((len(u), 1)), -u], axis=1), axis=1).mean())
-        marginal = [_logistic.marginal_entropy(float(s)) for s in scale]
-        joint = _logistic.entropy(scale)
-        shift, how = original_scale_shift(fitted, loc, draws)
         m2 = _logistic.total_correlation(2)
-        pairwise = {pair_key(cols[a], cols[b]): m2 for a in range(d) for b in range(a + 1, d)}
-        details: dict[str, Any] = {
-            "model": "Gumbel type-I multivariate logistic (ME, Table A3)",
-            "columns": cols,
-            "transforms": [f.to_dict() for f in fitted],
-            "parameters": {"location": dict(zip(cols, loc.tolist(), strict=True)),
-                           "scale": dict(zip(cols, scale.tolist(), strict=True))},
-            "fit": fit_info,
-            "information_moments": {
-                "mean": dict(zip(cols, x.mean(axis=0).tolist(), strict=True)),
-                "log(1 + sum exp(-u_k))": {"data": data_theta,
-                                           "model": _logistic.harmonic(d)},
-            },
-            **information_details(cols, marginal, joint, shift, how, pairwise),
-            "n": n,
-        }
-        return SynthesisResult(data=Microdata(frame_from(values, cols)), details=details,
-                               warnings=warnings)
+        return replica_result(
+            cols, fitted, draws, loc, [_logistic.marginal_entropy(float(s)) for s in scale],
+            _logistic.entropy(scale), lambda a, b: m2, {
+                "model": "Gumbel type-I multivariate logistic (ME, Table A3)",
+                "parameters": {"location": dict(zip(cols, loc.tolist(), strict=True)),
+                               "scale": dict(zip(cols, scale.tolist(), strict=True))},
+                "fit": fit_info,
+                "information_moments": {
+                    "mean": dict(zip(cols, x.mean(axis=0).tolist(), strict=True)),
+                    "log(1 + sum exp(-u_k))": {"data": data_theta,
+                                               "model": _logistic.harmonic(d)},
+                },
+            })

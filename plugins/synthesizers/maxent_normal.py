@@ -14,15 +14,7 @@ from anoneval.plugins._continuous import (
     normal_entropy,
     select_columns,
 )
-from anoneval.plugins.synthesizers._synth import (
-    SynthParams,
-    back_transform,
-    frame_from,
-    information_details,
-    original_scale_shift,
-    pair_key,
-    replica_size,
-)
+from anoneval.plugins.synthesizers._synth import SynthParams, replica_result, replica_size
 
 
 def whiten_to(z: np.ndarray, mean: np.ndarray, cov: np.ndarray, ddof: int) -> np.ndarray:
@@ -54,7 +46,6 @@ class MaxEntNormal(Synthesizer):
 
     name = "MaxEntNormal"
     description = "Multivariate normal maximum-entropy replica (means and covariances)."
-    accepts = ("microdata",)
 
     class Params(SynthParams):
         adjust_moments: bool = Field(
@@ -83,37 +74,23 @@ class MaxEntNormal(Synthesizer):
             draws = whiten_to(z, mean, cov, p.ddof)
         else:
             draws = mean + z @ np.linalg.cholesky(cov).T
-        values, warnings = back_transform(draws, fitted)
-        details = self._details(cols, fitted, mean, cov, draws, p.adjust_moments, p.ddof)
-        details["n"] = n
-        return SynthesisResult(data=Microdata(frame_from(values, cols)), details=details,
-                               warnings=warnings)
-
-    @staticmethod
-    def _details(cols: list[str], fitted: list[Any], mean: np.ndarray, cov: np.ndarray,
-                 draws: np.ndarray, adjusted: bool, ddof: int) -> dict[str, Any]:
         sd = np.sqrt(np.diag(cov))
         corr = cov / np.outer(sd, sd)
-        marginal = [normal_entropy(cov[k:k + 1, k:k + 1]) for k in range(len(cols))]
-        joint = normal_entropy(cov, cols)
-        shift, how = original_scale_shift(fitted, mean, draws)
-        pairwise = {pair_key(cols[a], cols[b]): float(-0.5 * np.log1p(-corr[a, b] ** 2))
-                    for a in range(len(cols)) for b in range(a + 1, len(cols))}
-        out: dict[str, Any] = {
+        details: dict[str, Any] = {
             "model": "multivariate normal (ME for means and covariances)",
-            "columns": cols,
-            "transforms": [f.to_dict() for f in fitted],
             "parameters": {"mean": dict(zip(cols, mean.tolist(), strict=True)),
                            "covariance": cov.tolist(), "correlation": corr.tolist(),
-                           "ddof": ddof},
+                           "ddof": p.ddof},
             "information_moments": ["x_k", "(x_k - mu_k)(x_h - mu_h)"],
-            **information_details(cols, marginal, joint, shift, how, pairwise),
+            "adjust_moments": p.adjust_moments,
         }
-        out["adjust_moments"] = adjusted
-        if adjusted:
-            rc = np.atleast_2d(np.cov(draws, rowvar=False, ddof=ddof))
-            out["replica_moment_error"] = {
+        if p.adjust_moments:
+            rc = np.atleast_2d(np.cov(draws, rowvar=False, ddof=p.ddof))
+            details["replica_moment_error"] = {
                 "mean": float(np.max(np.abs(draws.mean(axis=0) - mean))),
                 "covariance": float(np.max(np.abs(rc - cov))),
             }
-        return out
+        return replica_result(
+            cols, fitted, draws, mean, [normal_entropy(cov[k:k + 1, k:k + 1]) for k in range(d)],
+            normal_entropy(cov, cols), lambda a, b: float(-0.5 * np.log1p(-corr[a, b] ** 2)),
+            details)
