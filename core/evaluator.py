@@ -26,7 +26,14 @@ import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
+from anoneval.core.data import (
+    Dataset,
+    Microdata,
+    align_dtypes,
+    as_dataset,
+    require_records,
+    unify_kinds,
+)
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
@@ -145,11 +152,21 @@ class Evaluator:
 
         self.registry = registry or default_registry()
         self.data_kind = data_kind
-        self.original: Dataset | None = as_dataset(original, data_kind)
-        require_records(self.original, "original")
-        self.control: Dataset | None = as_dataset(
-            control, data_kind or (self.original.data_kind if self.original else None))
-        require_records(self.control, "control")
+        # the inputs as given (hashed in the report, shipped to workers) and as measured:
+        # each read with one kind of value per column, the control set's dtypes the original's
+        given = as_dataset(original, data_kind, "original")
+        require_records(given, "original")
+        given_control = as_dataset(control, data_kind or (given.data_kind if given else None),
+                                   "control")
+        require_records(given_control, "control")
+        self._given = given, given_control
+        self.original, self._notes = unify_kinds(given, "original")
+        self.control, notes = unify_kinds(given_control, "control")
+        self._notes += notes
+        if self.original is not None and self.control is not None:
+            self.original, self.control, notes = align_dtypes(self.original, self.control,
+                                                              "control")
+            self._notes += notes
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
         if self.control is None:  # a missing control set fails at once, as in a config
@@ -180,12 +197,14 @@ class Evaluator:
         return self._overlap
 
     def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
+        """The inputs as given (before any column was read as another kind)."""
+        original, control = self._given
         inputs: dict[str, Any] = {
-            "original": self.original.summary() if self.original is not None else None}
+            "original": original.summary() if original is not None else None}
         if not many:
             inputs["anonymized"] = anonymized.summary() if anonymized is not None else None
-        if self.control is not None:
-            inputs["control"] = self.control.summary()
+        if control is not None:
+            inputs["control"] = control.summary()
         return inputs
 
     def _prepare(self, i: int, planned: PlannedMeasure) -> tuple[Any, BaseException | None]:
@@ -272,26 +291,34 @@ class Evaluator:
     def evaluate(self, anonymized: Any = None, *, variant: str | None = None,
                  synthesizer: dict[str, Any] | None = None) -> Report:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
-        anon = as_dataset(anonymized, self.data_kind
-                          or (self.original.data_kind if self.original else None))
-        require_records(anon, f"anonymized variant {variant!r}" if variant else "anonymized")
-        runner, notes = self, []
+        side = f"anonymized variant {variant!r}" if variant else "anonymized"
+        given = as_dataset(anonymized, self.data_kind
+                           or (self.original.data_kind if self.original else None), side)
+        require_records(given, side)
+        anon, notes = unify_kinds(given, side)
+        runner = self
         if self.original is not None and anon is not None:
-            original, anon, notes = align_dtypes(self.original, anon)
+            original, anon, aligned = align_dtypes(self.original, anon)
+            notes += aligned
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
         entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         for entry in entries:
-            entry.warnings[:0] = notes
+            entry.warnings[:0] = [*runner._notes, *notes]
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
-            inputs=self._inputs(anon),
+            inputs=self._inputs(given),
             synthesizer=synthesizer, measures=entries,
         )
 
     def _with_original(self, original: Dataset) -> Evaluator:
+        """This evaluator with some columns of the original read as text (the control set's
+        too, so that it stays aligned with the original)."""
         twin = copy.copy(self)
         twin.original, twin._prepared, twin._aligned = original, {}, {}
+        if self.control is not None:
+            twin.original, twin.control, notes = align_dtypes(original, self.control, "control")
+            twin._notes, twin._overlap = [*self._notes, *notes], None
         return twin
 
     def prepare(self) -> None:
@@ -301,10 +328,9 @@ class Evaluator:
         """
         for i, planned in enumerate(self.measures):
             self._prepare(i, planned)
-        if self.original is not None:
-            self.original.summary()
-        if self.control is not None:
-            self.control.summary()
+        for given in self._given:
+            if given is not None:
+                given.summary()
 
     def evaluate_many(self, variants: Mapping[str, Any],
                       ru_map: tuple[str, str] | None = None, *,
@@ -318,13 +344,17 @@ class Evaluator:
         Dask cluster. A variant may be data or a zero-argument callable loading it (called where
         the task runs). The reports equal a serial run's apart from timings.
         """
+        if not isinstance(variants, Mapping):
+            raise TypeError("variants: expected a mapping of variant name to data (a "
+                            "DataFrame, an anoneval Dataset or a zero-argument loader), got "
+                            f"{type(variants).__name__}")
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         from anoneval.core.engine import new_recipe, open_engine
 
         with open_engine(engine) as eng:
-            recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
-                                self.base_dir, self.timings, self.control)
+            recipe = new_recipe(self._given[0], self.measures, self.seed, self.data_kind,
+                                self.base_dir, self.timings, self._given[1])
             reports = eng.run_variants(recipe, variants, self._evaluate_variant)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)

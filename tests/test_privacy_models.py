@@ -251,6 +251,21 @@ def test_delta_presence_hand(tmp_path):
     assert (d["achieved_delta_min"], d["achieved_delta_max"]) == (0.25, 1.0)
 
 
+def test_delta_presence_population_file_of_another_dtype(tmp_path):
+    # the population file holds r as text and numbers (JSON lines), the release as integers:
+    # population records are matched to release classes by their values, not their types
+    (tmp_path / "pop.jsonl").write_text("".join(
+        f'{{"q": "{q}", "r": {r}}}\n' for q, r in zip("aaaabbbcc", [1, '"1"'] * 4 + [1],
+                                                     strict=True)))
+    rel = pd.DataFrame({"q": ["a", "b", "b", "b"], "r": [1] * 4})
+    params = {"quasi_identifiers": ["q", "r"], "delta_min": 0.3, "delta_max": 0.9,
+              "population": str(tmp_path / "pop.jsonl")}
+    entry = evaluate(None, rel, [{"name": "DeltaPresence", "params": params}])["DeltaPresence"]
+    assert entry.error is None and entry.value == 1.0  # as test_delta_presence_hand
+    assert entry.details["achieved_delta_min"] == 0.0  # the c's
+    assert entry.details["population_outside_release"] == 2
+
+
 # -- ARX's criteria on adult ------------------------------------------------------------------
 
 def adult_node(frame, qis, levels):
