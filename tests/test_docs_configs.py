@@ -34,6 +34,13 @@ def shown_configs() -> list[tuple[str, str]]:
 
 
 CONFIGS = shown_configs()
+#: Examples whose run on the shipped data another test checks more closely (validated, no
+#: measure error, and their figures); not run twice.
+RUN_ELSEWHERE = {
+    "examples/arx_quality_adult.json":
+        "test_generalization.py::test_example_runs_and_every_model_can_be_the_ru_loss_axis",
+    "examples/risk_census.json": "test_arx_risk.py::test_risk_census_example_runs",
+}
 #: Examples run on the first rows of their data folder: their measures' cost grows with the rows
 #: (pairwise distances, attacks), which the check that the config runs does not need.
 FIRST_ROWS = {"examples/synthetic_adult.json": ("synthetic_adult", 2000)}
@@ -63,7 +70,18 @@ def test_the_readme_and_examples_show_configs() -> None:
         assert where in names and list((ROOT / "examples" / "data" / folder).glob("*.parquet"))
 
 
-@pytest.mark.parametrize(("where", "text"), CONFIGS, ids=[name for name, _ in CONFIGS])
+def test_examples_run_elsewhere_are_run_there() -> None:
+    for where, test in RUN_ELSEWHERE.items():
+        module, name = test.split("::")
+        source = (ROOT / "tests" / module).read_text(encoding="utf-8")
+        body = source[source.index(f"def {name}("):].split("\ndef ")[0]
+        assert Path(where).name in body and "load_config" in body, where
+
+
+RUN_HERE = [(where, text) for where, text in CONFIGS if where not in RUN_ELSEWHERE]
+
+
+@pytest.mark.parametrize(("where", "text"), RUN_HERE, ids=[name for name, _ in RUN_HERE])
 def test_shown_config_runs(where: str, text: str, tmp_path: Path, capsys) -> None:
     raw = json.loads(text)  # a block that is not JSON fails here, naming where it is
     data_folder(tmp_path, where)  # paths as in examples/
