@@ -147,6 +147,17 @@ def toy_measure(name: str, value: Callable[[Any, Dataset | None, Dataset | None,
     return type(name, (RiskMeasure,), namespace)
 
 
+def compute_on_frames(measure: Any, original: Any,
+                      anonymized: Any = None) -> tuple[float | None, dict[str, Any], list[str]]:
+    """``measure.compute`` on DataFrames (each as Microdata; None stays None): the value, the
+    details and the warnings."""
+    ctx = Context()
+    o = Microdata(original) if original is not None else None
+    a = Microdata(anonymized) if anonymized is not None else None
+    res = measure.compute(o, a, ctx)
+    return res.value, res.details, ctx.warnings
+
+
 def registry_with(*classes: type) -> Any:
     """A registry of the built-ins (no entry points) and ``classes``."""
     from anoneval.registry import build_registry

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import compute_on_frames as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -45,14 +46,6 @@ QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "w
        "salary-class"]
 QI7 = [c for c in QI8 if c != "age"]
 SETTINGS = settings(max_examples=15, deadline=None)
-
-
-def run(measure, original, anonymized=None):
-    ctx = Context()
-    o = Microdata(original) if original is not None else None
-    a = Microdata(anonymized) if anonymized is not None else None
-    res = measure.compute(o, a, ctx)
-    return res.value, res.details, ctx.warnings
 
 
 # pyCANON's documented example (reference §3): classes {flu,flu,cancer} and
