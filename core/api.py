@@ -8,8 +8,8 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -29,7 +29,7 @@ from anoneval.core.data import (
     load,
     sniff_separator,
 )
-from anoneval.core.duplicates import repeated
+from anoneval.core.duplicates import distinct, repeated
 from anoneval.core.errors import (
     AnonevalError,
     ConfigError,
@@ -40,6 +40,7 @@ from anoneval.core.errors import (
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
+from anoneval.core.summary import ClassSummary, SummarySpec, dataset_summarizer
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -149,6 +150,8 @@ class Context:
     :meth:`Measure.prepare` returned for the original (computed once per evaluator).
     ``base_dir`` is the config file's folder: resolve file paths in params with :meth:`path`.
     ``control`` is the control set (original records not used to make the release), when given.
+    ``summarize`` computes an equivalence-class summary (see :meth:`class_summary`); the
+    evaluator or engine sets it.
     """
 
     seed: int = 0
@@ -159,6 +162,23 @@ class Context:
     control: Dataset | None = None
     warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    summarize: Callable[[SummarySpec], ClassSummary] | None = None
+
+    def class_summary(self, spec: SummarySpec) -> ClassSummary:
+        """The equivalence-class summary of ``spec`` over the whole ``spec.side`` dataset,
+        computed once per dataset and spec and shared by every measure of the run."""
+        if self.summarize is None:
+            raise PluginError("this Context cannot compute class summaries: the evaluator sets "
+                              "Context.summarize (outside one pass Context(summarize="
+                              "dataset_summarizer(original, anonymized)))")
+        return self.summarize(spec)
+
+    def with_summaries(self, original: Dataset | None, anonymized: Dataset | None) -> Context:
+        """This context, or when no evaluator or engine set :attr:`summarize` (a measure called
+        directly, as in tests) a copy (sharing warnings) that summarizes the given datasets."""
+        if self.summarize is not None:
+            return self
+        return replace(self, summarize=dataset_summarizer(original, anonymized))
 
     def path(self, value: str | Path) -> Path:
         """A file path from a param, relative to the config file's folder when there is one."""
@@ -246,6 +266,16 @@ class Measure(Plugin):
         """Whether this instance uses the control set; params may change it."""
         return self.uses_control
 
+    def summaries(self) -> Sequence[SummarySpec] | None:
+        """The class summaries this instance needs, or None (the default) when it reads the data.
+
+        A measure returning specs promises that :meth:`compute` reads the data only through
+        ``ctx.class_summary(spec)`` for those specs (it may test which sides are given, never
+        their rows), so an engine can run it on data it never gathers. Specs of a side that
+        is not given are never asked for.
+        """
+        return None
+
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
         """Work that depends on the original alone; the result reaches ``ctx.prepared``.
 
@@ -318,12 +348,15 @@ class Synthesizer(Plugin):
 
 
 __all__ = [
-    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ConfigError", "Context", "ControlUse",
+    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ClassSummary", "ConfigError", "Context",
+    "ControlUse",
     "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
     "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
-    "RiskMeasure", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
+    "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
     "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
+    "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "plugin_ref", "released",

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
+from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.errors import DataError
@@ -71,6 +72,12 @@ class Dataset:
         except KeyError:
             value = self._cache[key] = _frozen(compute())
             return value
+
+    def __copy__(self) -> Dataset:
+        """A shallow copy that shares the cache (a view: see ``evaluator.read_only``)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (to ship to a worker) without the derived arrays: they are recomputed."""
@@ -200,8 +207,26 @@ class FrameData(Dataset):
     def _hash_parts(self) -> list[bytes]:
         f = self._frame
         head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes, strict=False)]).encode()
-        values = pd.util.hash_pandas_object(f, index=False).to_numpy().tobytes() if len(f) else b""
-        return [head, values]
+        if not len(f):
+            return [head, b""]
+        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached
+        values = combine_hash_arrays((self._column_hash(c) for c in f.columns), len(f.columns))
+        return [head, values.tobytes()]
+
+    def _column_hash(self, column: str) -> np.ndarray:
+        """pandas' hash of each value of ``column``; an object column whose codes are cached is
+        hashed per distinct value (as pandas does after factorizing it itself)."""
+        series = self._frame[column]
+        cached = self._cache.get(("codes", column))
+        if cached is None or series.dtype != object:
+            return pd.util.hash_pandas_object(series, index=False).to_numpy()
+        codes, uniques = cached
+        values = np.asarray(uniques, dtype=object)
+        real = len(values) - (1 if len(values) and values[-1] is None else 0)  # None: missing
+        out = np.full(len(codes), np.iinfo(np.uint64).max, dtype=np.uint64)
+        known = codes < real
+        out[known] = pd.util.hash_array(values[:real], categorize=False)[codes[known]]
+        return out
 
 
 class Microdata(FrameData):
@@ -857,15 +882,23 @@ def _text(values: pd.Series) -> pd.Series:
             return str(v.item())
         return str(v)
 
+    if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # text already
+        return values.astype(object).where(values.notna(), np.nan)
     return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
 def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
     """Text holding only numbers, as the dtype of ``like`` (float64 when that cannot hold
-    them); None when some value is not a number."""
-    out = pd.to_numeric(values, errors="coerce")
-    if (out.isna() & values.notna()).any():
+    them); None when some value is not a number. Each distinct text is parsed once."""
+    codes, uniques = pd.factorize(values)
+    numbers = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
+    if numbers.isna().any():
         return None
+    if (codes < 0).any():  # missing values stay missing
+        out = pd.Series(np.where(codes < 0, np.nan, numbers.to_numpy(dtype=np.float64)[codes]),
+                        index=values.index)
+    else:
+        out = pd.Series(numbers.to_numpy()[codes], index=values.index)
     if pd.api.types.is_integer_dtype(like.dtype) and out.notna().all() and (
             out % 1 == 0).all():
         return out.astype(like.dtype)

@@ -37,6 +37,7 @@ from anoneval.core.data import (
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
 from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
+from anoneval.core.summary import dataset_summarizer
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
@@ -232,6 +233,7 @@ class Evaluator:
         measure = planned.measure
         prepared, prep_error = self._prepare(i, planned)
         ctx = self._context(prepared)
+        ctx.summarize = dataset_summarizer(self.original, anonymized)
         result: MeasureResult | None = None
         error: str | None = None
         original, anon = read_only(self.original), read_only(anonymized)

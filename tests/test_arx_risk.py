@@ -146,6 +146,40 @@ def test_uniqueness_hand_zayatz_tiny():
     assert d["sampling_fraction"] == 0.5
 
 
+def test_uniqueness_per_record():
+    # rows: c, a, b, c, *(suppressed), a. Released n = 5, N = 10 (f = ½): classes c (2), a (2),
+    # b (1). H(1; 10, 1, 5) = ½; H(1; 10, 2, 5) = 2·C(8,4)/C(10,5) = 140/252 = 5/9.
+    # Zayatz P = (⅓·½) / (⅓·½ + ⅔·5/9) = (1/6) / (1/6 + 10/27) = 9/29: the sample unique b is
+    # population unique with probability 9/29 (= f·Û / c1, Û = 1·P / f); a and c: 0.
+    data = pd.DataFrame({"id": [10, 11, 12, 13, 14, 15], "q": ["c", "a", "b", "c", "*", "a"]})
+    v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], population_size=10,
+                                       model="zayatz", per_record=True, id="id"), data)
+    assert v == pytest.approx(9 / 29 / 0.5 / 10)
+    t = d["per_record"]
+    assert t["id"].tolist() == [10, 11, 12, 13, 14, 15]
+    assert t["class_size"].tolist() == [2, 2, 1, 2, pd.NA, 2]
+    assert t["sample_unique"].tolist() == [False, False, True, False, pd.NA, False]
+    np.testing.assert_allclose(t["population_unique_probability"],
+                               [0, 0, 9 / 29, 0, np.nan, 0])
+    assert t["class"].iloc[4] == -1
+    # the expected population uniques among the sample: Σ probabilities = f·Û (Pitman on adult)
+    adult = pd.read_csv(ADULT_DIR / "adult.csv", sep=";", dtype=str, keep_default_na=False)
+    _, d, _ = run(PopulationUniqueness(quasi_identifiers=QI8, sampling_fraction=0.05,
+                                       per_record=True), adult)
+    t = d["per_record"]
+    assert d["model_used"] == "pitman" and len(t) == len(adult)
+    assert t["sample_unique"].sum() == d["sample_uniques"]
+    assert t["population_unique_probability"].sum() == pytest.approx(
+        d["sampling_fraction"] * d["estimated_uniques"])
+    # not available: every probability null, the table still there
+    data = pd.DataFrame({"q": list("abcdeffgghhh")})
+    v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=0.05,
+                                       model="pitman", max_iterations=1, total_iterations=1,
+                                       per_record=True), data)
+    assert v is None and d["per_record"]["population_unique_probability"].isna().all()
+    assert d["per_record"]["sample_unique"].sum() == 5
+
+
 def test_uniqueness_no_uniques_and_non_convergence():
     data = pd.DataFrame({"q": ["a", "a", "b", "b"]})
     v, d, _ = run(PopulationUniqueness(quasi_identifiers=["q"], sampling_fraction=0.5), data)

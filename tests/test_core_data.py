@@ -125,3 +125,17 @@ def test_as_dataset() -> None:
     assert isinstance(as_dataset(FRAME), Microdata)
     with pytest.raises(TypeError, match=r"^expected a pandas DataFrame"):
         as_dataset([1, 2])
+
+
+def test_content_hash_from_cached_codes_equals_pandas() -> None:
+    # object columns (text, mixed kinds, missing values) hashed from the cached codes give
+    # pandas' hash_pandas_object, as a fresh dataset's hash does
+    frame = pd.DataFrame({"t": ["a", "b", None, "a"], "m": [1, "1", 2.5, None],
+                          "n": [1.0, np.nan, 3.0, 4.0], "b": [True, 1, "x", False]})
+    warm = Microdata(frame)
+    for col in frame.columns:
+        warm.codes(col)
+    expected = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+    assert warm._hash_parts()[1] == expected
+    assert Microdata(frame)._hash_parts()[1] == expected
+    assert warm.content_hash() == Microdata(frame.copy()).content_hash()

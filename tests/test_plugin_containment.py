@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import sys
 import threading
 import time
@@ -26,6 +27,7 @@ from anoneval.core.api import (
     released,
 )
 from anoneval.core.config import load_config
+from anoneval.core.evaluator import read_only
 from anoneval.core.runner import run_plan
 from anoneval.registry import build_registry
 
@@ -284,3 +286,16 @@ def test_cached_arrays_are_read_only() -> None:
     codes, _ = data.codes("zip")
     assert not ids.flags.writeable and not codes.flags.writeable
     assert np.array_equal(ids, [0, 0, 1, 1, 2])
+
+
+def test_plugin_views_share_the_cache() -> None:
+    # every measure gets a fresh view of the data; work cached through one view serves the next
+    data = Microdata(FRAME.copy())
+    calls: list[int] = []
+    for _ in range(3):
+        view = read_only(data)
+        assert view is not data and view.frame is not data.frame
+        view.cached(("test.shared",), lambda: calls.append(1) or 7)
+    assert calls == [1]
+    # pickling (to a worker process) still drops the cache
+    assert pickle.loads(pickle.dumps(data))._cache == {}

@@ -360,6 +360,14 @@ def test_suda_sdc_guideline_example():
                   "Non-LF", "Unemployed", "Non-LF", "Non-LF"]})
     t = records(SUDA, df, quasi_identifiers=list(df.columns))
     assert t.score.tolist() == [0, 0, 6, 0, 12, 0, 6, 10, 0, 0]
+    # the MSUs behind the scores (M = 4, weights (M − k)!: 6 for k = 1, 2 for k = 2), by hand:
+    # record 3 {Primary incomplete}; record 5 {Rural}, {Female, Secondary complete},
+    # {Female, Unemployed}, {Secondary complete, Unemployed}; record 7 {Primary complete};
+    # record 8 {Post-secondary}, {Male, Unemployed}, {Urban, Unemployed}.
+    assert t.msus.tolist() == [0, 0, 1, 0, 4, 0, 1, 3, 0, 0]
+    assert t.min_msu_size.tolist() == [0, 0, 1, 0, 1, 0, 1, 1, 0, 0]
+    res, _ = run(SUDA, df, quasi_identifiers=list(df.columns))
+    assert res.details["msu_counts"] == {1: 4, 2: 5}
 
 
 def test_suda_book_example_and_contributions():
@@ -371,12 +379,15 @@ def test_suda_book_example_and_contributions():
                                                            "middleschool", "university"]})
     t = records(SUDA, tab, quasi_identifiers=list(tab.columns))
     assert t.score.tolist() == [0, 0, 0, 0, 4, 2, 6, 8]
-    # a=(2,1,1), b=(0,3,0), c=(0,6,0): MSUs {a=2} (weight 2!), {b=3}, {c=6} (2! each) for
-    # record 2, {a=1,b=0}, {a=1,c=0} (1! each) for record 3 → contributions 50, 37.5, 37.5
+    # a=(2,1,1), b=(0,3,0), c=(0,6,0): MSUs {a=2} (weight 2!) for record 1, {b=3}, {c=6}
+    # (2! each) for record 2, {a=1,b=0}, {a=1,c=0} (1! each) for record 3 → contributions
+    # 50, 37.5, 37.5
     d = pd.DataFrame({"a": [2, 1, 1], "b": [0, 3, 0], "c": [0, 6, 0]})
     res, _ = run(SUDA, d, quasi_identifiers=["a", "b", "c"], per_record=True)
     assert res.details["attribute_contributions"] == {"a": 50.0, "b": 37.5, "c": 37.5}
     assert res.details["per_record"].score.tolist() == [2, 4, 2]
+    assert res.details["per_record"].msus.tolist() == [1, 2, 2]
+    assert res.details["per_record"].min_msu_size.tolist() == [1, 1, 2]
     assert res.details["msu_counts"] == {1: 3, 2: 2}
 
 

@@ -38,7 +38,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    data_row,
+)
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
     Hierarchy,
@@ -49,7 +57,7 @@ from anoneval.plugins.microdata._common import (
     pair_counts,
     released_classes,
 )
-from anoneval.plugins.microdata._hierarchy import read_hierarchies
+from anoneval.plugins.microdata._hierarchy import listed, read_hierarchies
 
 Aggregate = Literal["arithmetic", "geometric", "max"]
 AttributeType = Literal["string", "integer", "decimal"]
@@ -146,12 +154,10 @@ class Table:
         """Row of each raw value; an error names the values column 0 lacks."""
         rows = self.raw.get_indexer(texts)
         if (rows < 0).any():
-            bad = [str(t) for t in texts[rows < 0]]
-            more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
             raise DataError(
                 f"hierarchy {self.path} of column {col!r} lacks the original value(s) "
-                f"{', '.join(map(repr, bad[:5]))}{more}; every value of the original data must "
-                "be in its first column")
+                f"{listed(texts[rows < 0])}; every value of the original data must be in its "
+                "first column")
         return rows
 
 
@@ -252,12 +258,10 @@ class Side:
         """Raise if a released value is neither in the hierarchy nor the token (or missing)."""
         if not self.unknown.any():
             return
-        vals = [str(v) for v in self.rel_texts[self.unknown]]
-        more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
         hint = ("" if self.given else
                 "; give its hierarchy (hierarchies: {column: path}) for generalized values")
         raise DataError(
-            f"column {self.name!r}: released value(s) {', '.join(map(repr, vals[:5]))}{more} "
+            f"column {self.name!r}: released value(s) {listed(self.rel_texts[self.unknown])} "
             f"are not in hierarchy {self.table.path} (nor the suppression token "
             f"{self.token!r}){hint}")
 
@@ -318,7 +322,10 @@ def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: Qual
     anonymized.require(qi, "quasi-identifier")
     if not len(original):
         raise DataError("the original data has no records")
-    key = ("anoneval.generalization.inputs", original, tuple(qi), p.suppression_token,
+    # the evaluator hands each measure a fresh view of a dataset sharing its cache: a sentinel
+    # kept in the original's cache identifies the original across measures
+    same_original = original.cached(("anoneval.generalization.identity",), object)
+    key = ("anoneval.generalization.inputs", same_original, tuple(qi), p.suppression_token,
            p.missing, p.id, tuple(sorted(p.hierarchies.items())), ctx.base_dir)
     return anonymized.cached(key, lambda: _build(
         original, anonymized, p, {c: str(ctx.path(v)) for c, v in p.hierarchies.items()}, ctx))
@@ -369,6 +376,37 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
                           sup_value, unknown, token, c in paths))
     return Inputs(sides, len(original), row_sup, gids, group_sizes, group_sup, orig_group,
                   orig_sizes)
+
+
+class QualityModel(LossMeasure):
+    """Base of ARX's quality models: both sides as microdata, one set of inputs for all."""
+
+    accepts = ("microdata",)
+    inputs = "both"
+
+    class Params(QualityParams):
+        pass
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        inputs = quality_inputs(original, anonymized, self.params, ctx)
+        assert isinstance(original, Microdata)  # quality_inputs checked it
+        return self.loss(inputs, original, ctx)
+
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+        """The model's result from the shared inputs of the comparison."""
+        raise NotImplementedError
+
+
+class CellModel(QualityModel):
+    """Base of the cell models that offer ARX's suppression quirk behind ``compat``."""
+
+    class Params(ArxCompatParams):
+        pass
+
+    def suppressed_count(self, inputs: Inputs) -> int:
+        """Suppressed records, with ARX's equal-values quirk under ``compat="arx"``."""
+        return int(suppressed_rows(inputs, self.params.compat).sum())
 
 
 def arx_equal_values(inputs: Inputs) -> np.ndarray:
@@ -423,22 +461,27 @@ def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
 def attribute_type(original: Microdata, col: str, types: dict[str, str]) -> str:
     """The declared type of ``col``, else the type of the original's values: its pandas dtype,
     or, for a text column whose every value is a number (as when the release's generalized
-    text made both sides read the column as text), integer or decimal."""
+    text made both sides read the column as text), integer or decimal (decided on the
+    column's distinct values, once per dataset)."""
     if col in types:
         return types[col]
-    series = original.frame[col]
-    dtype = series.dtype
+    dtype = original.frame[col].dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "string"
-    if not pd.api.types.is_numeric_dtype(dtype):
-        values = series.dropna()
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "decimal"
+
+    def compute() -> str:
+        _, uniques = original.codes(col)
+        values = pd.Series(np.asarray(uniques, dtype=object)).dropna()
         numbers = pd.to_numeric(values, errors="coerce")
         if len(values) == 0 or numbers.isna().any():
             return "string"
         return "integer" if bool((numbers == numbers.round()).all()) else "decimal"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "integer"
-    return "decimal"
+
+    return original.cached(("anoneval.generalization.type", col), compute)
 
 
 def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -471,6 +514,14 @@ def value_pairs(inputs: Inputs, s: Side) -> tuple[np.ndarray, np.ndarray, np.nda
     """The (original code, released code) pairs of the rows and their counts (cached)."""
     return inputs.cached(("pairs", s.name), lambda: pair_counts(
         s.orig, len(s.orig_texts), s.rel, len(s.rel_texts)))
+
+
+def typed_columns(inputs: Inputs, original: Microdata, types: dict[str, str]
+                  ) -> tuple[list[tuple[Side, Numbers]], dict[str, str]]:
+    """Each quasi-identifier as :func:`numbers` of its type (declared in ``types``, else
+    :func:`attribute_type`), and the types used (for details)."""
+    kinds = {s.name: attribute_type(original, s.name, types) for s in inputs.columns}
+    return [(s, numbers(inputs, s, kinds[s.name])) for s in inputs.columns], kinds
 
 
 def numbers(inputs: Inputs, s: Side, kind: str) -> Numbers:

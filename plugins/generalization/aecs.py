@@ -6,11 +6,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
-from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.core.api import Context, Dataset, MeasureResult, SummarySpec
+from anoneval.plugins.generalization._classes import ClassLossMeasure, KParams
 
 
-class AECS(LossMeasure):
+class AECS(ClassLossMeasure):
     """Average equivalence class size, in either of ARX's two definitions.
 
     ``suppressed="one_class"`` (default): n / (#classes of size ≥ k + 1 if any record is
@@ -32,12 +32,8 @@ class AECS(LossMeasure):
 
     name = "AECS"
     description = "Average equivalence class size (ARX's AECS metric or quality model)."
-    accepts = ("microdata",)
-    inputs = "either"
 
-    class Params(QIParams):
-        k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed; "
-                                            "also the divisor of the normalized form.")
+    class Params(KParams):
         suppressed: Literal["one_class", "ignore"] = Field(
             "one_class", description="Suppressed records form one extra class (ARX's AECS "
                                      "metric) or are left out (ARX's quality model).")
@@ -45,7 +41,7 @@ class AECS(LossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        _, cl = released_classes(original, anonymized, p, ctx)
+        cl = self.classes(original, anonymized, ctx)
         n = cl.records
         f = cl.sizes
         kept = f[f >= p.k]
@@ -54,8 +50,9 @@ class AECS(LossMeasure):
         value = n / classes if classes else 0.0
         released_mean = float(kept.mean()) if len(kept) else 0.0
         details: dict[str, object] = {}
-        if isinstance(original, Microdata) and anonymized is not None:
-            sizes = original.group_sizes(list(p.quasi_identifiers))
+        if original is not None and anonymized is not None:
+            sizes = ctx.with_summaries(original, anonymized).class_summary(
+                SummarySpec("original", tuple(p.quasi_identifiers))).counts
             lo = float(sizes.mean()) if len(sizes) else 0.0
             span = n - lo
             details = {"min": lo, "max": float(n), "quality": (

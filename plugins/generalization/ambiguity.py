@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
-    QualityParams,
+    Inputs,
+    QualityModel,
     group_area,
-    quality_inputs,
     row_result,
 )
 
 
-class Ambiguity(LossMeasure):
+class Ambiguity(QualityModel):
     """Ambiguity: Σ_rows Π_j share_j·D_j, the number of raw tuples a record could be.
 
     Source: Goldberger & Tassa (2010), "Efficient anonymizations with enhanced utility"
@@ -27,16 +27,8 @@ class Ambiguity(LossMeasure):
 
     name = "Ambiguity"
     description = "ARX ambiguity: raw tuples each released record could stand for."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(QualityParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         area = group_area(inputs)
         raw = float(inputs.group_sizes @ area)
         domain = float(np.prod([float(s.table.domain) for s in inputs.columns]))

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
     ColumnParams,
+    Inputs,
+    QualityModel,
     TypedParams,
-    attribute_type,
     column_result,
-    numbers,
-    quality_inputs,
+    typed_columns,
 )
 
 
-class AttributeSquaredError(LossMeasure):
+class AttributeSquaredError(QualityModel):
     """Attribute-level squared error: Σ_rows min(max((x − lo)², (x − hi)²), d_max(x)).
 
     Source: ARX's ``QualityModelColumnOrientedSquaredError`` (Prasser et al. 2016), the mean
@@ -30,21 +30,15 @@ class AttributeSquaredError(LossMeasure):
 
     name = "AttributeSquaredError"
     description = "ARX attribute-level squared error of the released values or ranges."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnParams, TypedParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        assert isinstance(original, Microdata)
-        raw, hi, kinds = [], [], {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        raw, hi = [], []
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for _, num in columns:  # num: per (original, released) value pair
             xlo, xhi = num.x_lo[num.a], num.x_hi[num.a]
             m, big = min(xlo.min(), xhi.min()), max(xlo.max(), xhi.max())
             dmax = np.maximum((xlo - m) ** 2, (xlo - big) ** 2)

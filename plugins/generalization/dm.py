@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.generalization._classes import ClassLossMeasure, KParams
 
 
-class DM(LossMeasure):
+class DM(ClassLossMeasure):
     """Discernibility metric: DM = Σ_{f≥k} f² + Σ_{f<k} n·f + n·|S|.
 
     Source: El Emam et al. (2009), appendix D, derivation 1; ARX's
@@ -25,16 +24,14 @@ class DM(LossMeasure):
 
     name = "DM"
     description = "Discernibility metric: Σ f² over classes, n per suppressed record."
-    accepts = ("microdata",)
-    inputs = "either"
 
-    class Params(QIParams):
-        k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed.")
+    class Params(KParams):
+        pass
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        _, cl = released_classes(original, anonymized, p, ctx)
+        cl = self.classes(original, anonymized, ctx)
         n = cl.records
         f = cl.sizes.astype(np.int64)  # exact: Σ f² ≤ n² fits int64 for n < 3·10⁹
         small = f < p.k

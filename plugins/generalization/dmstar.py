@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.generalization._classes import ClassLossMeasure
+from anoneval.plugins.microdata._common import QIParams
 
 
-class DMStar(LossMeasure):
+class DMStar(ClassLossMeasure):
     """DM* = Σ_i f_i² over all equivalence classes, whatever their size.
 
     Source: El Emam et al. (2009), appendix D, derivation 2; ARX's
@@ -24,15 +25,13 @@ class DMStar(LossMeasure):
 
     name = "DMStar"
     description = "Monotonic discernibility metric: Σ f² over all equivalence classes."
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(QIParams):
         pass
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
-        _, cl = released_classes(original, anonymized, self.params, ctx)
+        cl = self.classes(original, anonymized, ctx)
         n = cl.records
         released_part = int(np.square(cl.sizes.astype(np.int64)).sum())
         s = cl.suppressed_total

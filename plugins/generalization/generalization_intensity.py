@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
-    ArxCompatParams,
+    CellModel,
+    Inputs,
     column_result,
     nonsuppressed_counts,
-    quality_inputs,
-    suppressed_rows,
 )
 
 
-class GeneralizationIntensity(LossMeasure):
+class GeneralizationIntensity(CellModel):
     """Generalization intensity (precision loss): per attribute the mean of level / height.
 
     Source: Sweeney (2002), "Achieving k-anonymity privacy protection using generalization and
@@ -32,17 +31,10 @@ class GeneralizationIntensity(LossMeasure):
 
     name = "GeneralizationIntensity"
     description = "ARX generalization intensity (precision): mean level/height of the cells."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(ArxCompatParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        n_sup = int(suppressed_rows(inputs, p.compat).sum())
+        n_sup = self.suppressed_count(inputs)
         raw = []
         for s in inputs.columns:
             s.require_known()

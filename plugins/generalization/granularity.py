@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
-    ArxCompatParams,
+    CellModel,
+    Inputs,
     column_result,
     nonsuppressed_counts,
-    quality_inputs,
-    suppressed_rows,
 )
 
 
-class Granularity(LossMeasure):
+class Granularity(CellModel):
     """Granularity (Iyengar's loss metric LM): per attribute the mean domain share of the cells.
 
     Source: Iyengar (2002), "Transforming data to satisfy privacy constraints", KDD; ARX's
@@ -33,17 +32,10 @@ class Granularity(LossMeasure):
 
     name = "Granularity"
     description = "ARX granularity (Iyengar's loss): mean domain share of the released cells."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(ArxCompatParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        n_sup = int(suppressed_rows(inputs, p.compat).sum())
+        n_sup = self.suppressed_count(inputs)
         raw = np.array([(nonsuppressed_counts(inputs, s, p.compat) @ s.share() + n_sup) / inputs.n
                         for s in inputs.columns])
         lo = np.array([1.0 / s.table.domain for s in inputs.columns])

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.generalization._quality import Inputs, QualityParams, Side, quality_inputs
+from anoneval.core.api import Context, DataError, MeasureResult, Microdata
+from anoneval.plugins.generalization._quality import (
+    Inputs,
+    QualityModel,
+    Side,
+)
 from anoneval.plugins.microdata._common import pair_counts
 
 
-class Height(LossMeasure):
+class Height(QualityModel):
     """Height: Σ_j l_j, the generalization level of each quasi-identifier, normalized by Σ_j h_j.
 
     Source: ARX's ``MetricMDHeight`` (``Metric.createHeightMetric()``, Prasser et al. 2014),
@@ -26,16 +30,8 @@ class Height(LossMeasure):
 
     name = "Height"
     description = "ARX height: sum of the generalization levels of the quasi-identifiers."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(QualityParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         levels: dict[str, int] = {}
         counts: dict[str, dict[int, int]] = {}
         for s in inputs.columns:

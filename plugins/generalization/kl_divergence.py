@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.generalization._quality import QualityParams, group_area, quality_inputs
+from anoneval.core.api import Context, MeasureResult, Microdata
+from anoneval.plugins.generalization._quality import (
+    Inputs,
+    QualityModel,
+    group_area,
+)
 
 
-class HierarchyKLDivergence(LossMeasure):
+class HierarchyKLDivergence(QualityModel):
     """KL divergence Σ_rows p_r·log2(p_r/q_r) in bits, ARX's ``MetricSDNMKLDivergence``.
 
     Source: Kifer & Gehrke (2006), "Injecting utility into anonymized datasets" (SIGMOD);
@@ -25,16 +29,8 @@ class HierarchyKLDivergence(LossMeasure):
 
     name = "HierarchyKLDivergence"
     description = "ARX KL divergence of the released classes spread over hierarchy areas (bits)."
-    accepts = ("microdata",)
-    inputs = "both"
 
-    class Params(QualityParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         n = inputs.n
         log_domain = float(sum(np.log2(float(s.table.domain)) for s in inputs.columns))
         pr = inputs.orig_sizes[inputs.orig_group] / n

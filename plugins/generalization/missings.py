@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
     ColumnParams,
+    Inputs,
+    QualityModel,
     column_result,
     nonsuppressed_counts,
-    quality_inputs,
 )
 from anoneval.plugins.microdata._common import NULL_TEXT
 
 
-class Missings(LossMeasure):
+class Missings(QualityModel):
     """Missings: per attribute the share of cells that are suppressed, missing or the root.
 
     Source: ARX's ``StatisticsQuality.getMissings`` (Prasser et al. 2016). A cell counts when
@@ -32,16 +33,12 @@ class Missings(LossMeasure):
 
     name = "Missings"
     description = "ARX missings: share of released cells that are suppressed or missing."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
         n_sup = inputs.suppressed
         share = []
         for s in inputs.columns:

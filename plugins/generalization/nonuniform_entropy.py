@@ -58,6 +58,10 @@ class NonUniformEntropy(LossMeasure):
     Σ_j w_j·NUE_j/max_j / Σ_j w_j ∈ [0,1] (ARX sums the per-column ratios instead; that sum
     is in details). Missing values are a value of their own (text ``NULL`` in a hierarchy), or
     suppressed cells with ``missing="suppressed"``.
+
+    It reads the records of both sides (no class summary): Pr(a ∣ b) needs the joint counts
+    of each record's raw and released value, which pair rows across the two datasets, while a
+    class summary groups the rows of one side.
     """
 
     name = "NonUniformEntropy"

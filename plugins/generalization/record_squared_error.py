@@ -6,19 +6,19 @@ import math
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
+    Inputs,
     Numbers,
+    QualityModel,
     Side,
     TypedParams,
-    attribute_type,
-    numbers,
-    quality_inputs,
     row_result,
+    typed_columns,
 )
 
 
-class RecordSquaredError(LossMeasure):
+class RecordSquaredError(QualityModel):
     """Record-level squared error: mean standardized Euclidean distance to the farther end.
 
     Source: ARX's ``QualityModelRowOrientedSquaredError`` (Prasser et al. 2016). Each
@@ -33,23 +33,16 @@ class RecordSquaredError(LossMeasure):
 
     name = "RecordSquaredError"
     description = "ARX record-level squared error: standardized distance to the releases."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(TypedParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        assert isinstance(original, Microdata)
         real = np.zeros(inputs.n)
         worst = np.zeros(inputs.n)
-        kinds = {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for s, num in columns:  # num: per (original, released) value pair
             x, ylo, yhi = num.x_lo[num.a], num.y_lo[num.b], num.y_hi[num.b]
             mean = float(num.w @ x) / inputs.n
             sd = math.sqrt(float(num.w @ (x - mean) ** 2) / inputs.n)  # population

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import Context, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import (
+    Inputs,
+    QualityModel,
     TypedParams,
-    attribute_type,
-    numbers,
-    quality_inputs,
     row_result,
+    typed_columns,
 )
 
 
-class SSESST(LossMeasure):
+class SSESST(QualityModel):
     """SSE/SST: Σ (mid_orig − mid_rel)² over Σ (mid_rel − centroid_orig)², clamped to [0, 1].
 
     Source: ARX's ``QualityModelRowOrientedSSESST`` (Prasser et al. 2016), the clustering
@@ -26,22 +26,15 @@ class SSESST(LossMeasure):
 
     name = "SSESST"
     description = "ARX SSE/SST: squared error of released midpoints over their total spread."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(TypedParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         p = self.params
-        inputs = quality_inputs(original, anonymized, p, ctx)
-        assert isinstance(original, Microdata)
         sse = sst = 0.0
-        kinds = {}
-        for s in inputs.columns:
-            kinds[s.name] = kind = attribute_type(original, s.name, p.types)
-            num = numbers(inputs, s, kind)  # per (original, released) value pair
+        columns, kinds = typed_columns(inputs, original, p.types)
+        for _, num in columns:  # num: per (original, released) value pair
             mid_in = (num.x_lo[num.a] + num.x_hi[num.a]) / 2
             mid_out = (num.y_lo[num.b] + num.y_hi[num.b]) / 2
             centroid = float(num.w @ mid_in) / inputs.n

@@ -13,6 +13,10 @@ its ``MetricSDNMDiscernability``/``MetricMDNUEntropyPrecomputed`` and risk model
   anonymized data count as suppressed ("deleted", pyCANON's and ANJANA's convention).
 * **Missing values** (NaN/None) in a quasi-identifier are a value of their own, with a warning;
   ``missing="suppressed"`` treats a missing cell as the suppression token instead.
+
+The classes come from the records (:func:`released_classes`, for measures that also read rows)
+or from the released side's class summary (:func:`summary_classes`, for measures that declare
+:func:`summary_specs`); both apply the token and missing-value rules with :func:`group_classes`.
 """
 
 from __future__ import annotations
@@ -23,21 +27,24 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from anoneval.core.api import (
+    ClassSummary,
     Context,
     DataError,
     Dataset,
     Microdata,
     Params,
+    RiskMeasure,
+    SummarySpec,
     data_row,
+    distinct,
     released,
-    repeated,
     sniff_separator,
 )
 
@@ -48,7 +55,8 @@ NULL_TEXT = "NULL"
 class QIParams(Params):
     """Params every measure of the family shares."""
 
-    quasi_identifiers: list[str] = Field(
+    quasi_identifiers: Annotated[list[str], AfterValidator(
+        distinct("quasi-identifiers listed twice:"))] = Field(
         min_length=1, description="Columns an intruder may know (the key variables).")
     suppression_token: str = Field(
         "*", min_length=1,
@@ -62,14 +70,6 @@ class QIParams(Params):
         None, description="Key column aligning the records of both sides (row order when "
                           "null); original records absent from the anonymized data count as "
                           "suppressed.")
-
-    @field_validator("quasi_identifiers")
-    @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        dups = repeated(value)
-        if dups:
-            raise ValueError(f"quasi-identifiers listed twice: {dups}")
-        return value
 
     @model_validator(mode="after")
     def _id_not_a_qi(self) -> QIParams:
@@ -114,24 +114,31 @@ def column(data: Microdata, col: str, token: str, missing: str) -> Column:
 
     def compute() -> Column:
         codes, uniques = data.codes(col)
-        texts = as_text(uniques)
-        isna = np.asarray(pd.isna(uniques), dtype=bool)
-        n_missing = int(np.isin(codes, np.flatnonzero(isna)).sum()) if isna.any() else 0
-        is_tok = texts == token
-        is_tok &= ~isna
-        if missing == "suppressed":
-            is_tok |= isna
-        tok = np.flatnonzero(is_tok)
-        if len(tok) > 1:  # merge the token and missing codes into the first of them
-            remap = np.arange(len(texts))
-            remap[tok] = tok[0]
-            codes = remap[codes]
-        texts = texts.copy()
-        if len(tok):
-            texts[tok[0]] = token
-        return Column(codes, texts, int(tok[0]) if len(tok) else -1, n_missing)
+        return token_column(codes, uniques, np.bincount(codes, minlength=len(uniques)),
+                            token, missing)
 
     return data.cached(("anoneval.microdata.column", col, token, missing), compute)
+
+
+def token_column(codes: np.ndarray, uniques: pd.Index, counts: np.ndarray, token: str,
+                 missing: str) -> Column:
+    """A :class:`Column` from codes into ``uniques``; ``counts`` holds the records per value."""
+    texts = as_text(uniques)
+    isna = np.asarray(pd.isna(uniques), dtype=bool)
+    n_missing = int(counts[isna].sum())
+    is_tok = texts == token
+    is_tok &= ~isna
+    if missing == "suppressed":
+        is_tok |= isna
+    tok = np.flatnonzero(is_tok)
+    if len(tok) > 1:  # merge the token and missing codes into the first of them
+        remap = np.arange(len(texts))
+        remap[tok] = tok[0]
+        codes = remap[codes]
+    texts = texts.copy()
+    if len(tok):
+        texts[tok[0]] = token
+    return Column(codes, texts, int(tok[0]) if len(tok) else -1, n_missing)
 
 
 def _combine(codes: Sequence[np.ndarray], cards: Sequence[int], n: int) -> tuple[np.ndarray, int]:
@@ -155,7 +162,8 @@ class Classes:
 
     ``records`` counts every record (suppressed and deleted ones included): the *n* of the
     formulas. ``sizes`` are the sizes of the classes of non-suppressed records. Row ``i`` of the
-    released data belongs to class ``class_of_group[group_ids[i]]`` (-1 when suppressed).
+    released data (of the class summary, from :func:`summary_classes`) belongs to class
+    ``class_of_group[group_ids[i]]`` (-1 when suppressed).
     """
 
     records: int
@@ -175,6 +183,13 @@ class Classes:
         return self.class_of_group[self.group_ids]
 
 
+def class_sums(cl: Classes, values: np.ndarray) -> np.ndarray:
+    """Per class, the sum of ``values`` (one per row, or per summary row) over its rows."""
+    row_class = cl.row_class()
+    kept = row_class >= 0
+    return np.bincount(row_class[kept], weights=values[kept], minlength=len(cl.sizes))
+
+
 def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
                      ctx: Context) -> tuple[Microdata, Classes]:
     """The released dataset and its equivalence classes over ``p.quasi_identifiers``."""
@@ -190,22 +205,13 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
     warn_missing(ctx, qi, cols, p.missing, "anonymized" if anonymized is not None else "original")
 
     def compute() -> tuple[np.ndarray, np.ndarray]:
-        n = len(data)
         if p.missing == "value" or not any(c.n_missing for c in cols):
             gids, ng = data.group_ids(qi)
             sizes = data.group_sizes(qi)
         else:
-            gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], n)
+            gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(data))
             sizes = np.bincount(gids, minlength=ng)
-        sup = np.zeros(ng, dtype=bool)
-        if all(c.token >= 0 for c in cols):  # else no record can be all tokens
-            row_sup = cols[0].codes == cols[0].token
-            for c in cols[1:]:
-                row_sup &= c.codes == c.token
-            sup[gids[row_sup]] = True
-        class_of_group = np.cumsum(~sup) - 1
-        class_of_group[sup] = -1
-        return gids, np.stack([class_of_group, sizes])
+        return gids, np.stack([group_classes(cols, gids, ng), sizes])
 
     gids, packed = data.cached(
         ("anoneval.microdata.classes", tuple(qi), p.suppression_token, p.missing), compute)
@@ -216,6 +222,112 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
         class_of_group=class_of_group, suppressed=int(group_sizes[sup_groups].sum()),
         deleted=deleted)
     return data, classes
+
+
+def group_classes(cols: Sequence[Column], gids: np.ndarray, n_groups: int) -> np.ndarray:
+    """Class of each group, -1 for the groups of suppressed records (all cells the token).
+
+    ``cols`` hold the codes of the rows (or summary rows) that ``gids`` assigns to groups.
+    """
+    sup = np.zeros(n_groups, dtype=bool)
+    if all(c.token >= 0 for c in cols):  # else no record can be all tokens
+        row_sup = cols[0].codes == cols[0].token
+        for c in cols[1:]:
+            row_sup &= c.codes == c.token
+        sup[gids[row_sup]] = True
+    class_of_group = np.cumsum(~sup) - 1
+    class_of_group[sup] = -1
+    return class_of_group
+
+
+class ClassRiskMeasure(RiskMeasure):
+    """Base of the risk measures of the released side's equivalence classes: a share of the
+    records, either side accepted (the anonymized one when given)."""
+
+    unit = "share"
+    accepts = ("microdata",)
+    inputs = "either"
+
+
+def summary_specs(p: QIParams, weights: str | None = None,
+                  sensitive: Sequence[str] = ()) -> list[SummarySpec] | None:
+    """The summaries :func:`summary_classes` reads, or None when ``p.id`` aligns the sides
+    (deleted records are found only by comparing both sides' rows)."""
+    if p.id is not None:
+        return None
+    keys = tuple(p.quasi_identifiers)
+    specs = [SummarySpec(side, keys, weights, tuple(sensitive))
+             for side in ("anonymized", "original")]
+    specs.append(SummarySpec("original", ()))  # the original's record count
+    if weights is not None:
+        specs += [SummarySpec(side, (weights,)) for side in ("anonymized", "original")]
+    return specs
+
+
+def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                    ctx: Context, weights: str | None = None,
+                    sensitive: Sequence[str] = ()) -> tuple[ClassSummary, Classes]:
+    """The released side's class summary and its equivalence classes (one group per summary
+    row, or merged ones under ``missing="suppressed"``), as :func:`released_classes` finds
+    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`)."""
+    if anonymized is None and original is None:
+        raise DataError("no data given")
+    side = "anonymized" if anonymized is not None else "original"
+    qi = list(p.quasi_identifiers)
+    given = anonymized if anonymized is not None else original
+    if isinstance(given, Microdata):
+        given.require(qi, "quasi-identifier")
+        if weights is not None:
+            given.require([weights], "weight column")
+        given.require(sensitive, "sensitive attribute")
+    ctx = ctx.with_summaries(original, anonymized)
+    try:
+        summary = ctx.class_summary(SummarySpec(side, tuple(qi), weights, tuple(sensitive)))
+        if weights is not None:
+            positive_weights(ctx.class_summary(SummarySpec(side, (weights,))), weights)
+    except DataError:
+        if weights is not None and isinstance(given, Microdata):  # in memory: name the row
+            from anoneval.plugins.microdata._frequencies import sampling_weights
+
+            sampling_weights(given, weights)
+        raise
+    if anonymized is not None and original is not None:
+        rows = ctx.class_summary(SummarySpec("original", ())).n_records
+        if rows != summary.n_records:
+            raise DataError(
+                f"the original has {rows} rows and the anonymized data {summary.n_records}: "
+                "records must be row-aligned, or give 'id' (a key column present in both) to "
+                "align them")
+    counts = summary.counts
+    cols = []
+    for c in qi:
+        codes, uniques = pd.factorize(summary.keys[c], use_na_sentinel=False)
+        uniques = pd.Index(uniques)
+        cols.append(token_column(codes.astype(np.int64), uniques,
+                                 np.bincount(codes, weights=counts, minlength=len(uniques)),
+                                 p.suppression_token, p.missing))
+    warn_missing(ctx, qi, cols, p.missing, side)
+    if p.missing == "value" or not any(c.n_missing for c in cols):
+        gids, ng, sizes = np.arange(len(counts)), len(counts), counts
+    else:
+        gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(counts))
+        sizes = np.bincount(gids, weights=counts, minlength=ng).astype(np.int64)
+    class_of_group = group_classes(cols, gids, ng)
+    sup = class_of_group < 0
+    return summary, Classes(records=summary.n_records, sizes=sizes[~sup], group_ids=gids,
+                            class_of_group=class_of_group, suppressed=int(sizes[sup].sum()),
+                            deleted=0)
+
+
+def positive_weights(values: ClassSummary, col: str) -> None:
+    """Raise unless every value of the weight column (the keys of ``values``) is > 0."""
+    w = values.keys[col]
+    bad = ~(pd.to_numeric(w, errors="coerce") > 0).to_numpy()
+    if bad.any():
+        shown = w[bad].iloc[0]
+        why = "is missing" if pd.isna(shown) else "is not a number > 0"
+        raise DataError(f"weight column {col!r}: a value {why} ({shown!r}); sampling weights must "
+                        f"be finite numbers > 0 ({int(values.counts[bad].sum())} row(s) fail)")
 
 
 def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy: str,
@@ -241,21 +353,25 @@ def size_counts(sizes: np.ndarray) -> dict[int, int]:
     return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
-def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray,
-                b_card: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (a, b) code pairs sorted by a then b, and how many rows have each pair.
+def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray, b_card: int,
+                weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (a, b) code pairs sorted by a then b, and how many rows have each pair (the
+    sum of the rows' integer ``weights``, when given: counts of rows already counted).
 
     Counts with ``bincount`` when the pair space is small (no sort), ``unique`` otherwise.
     """
     a_card, b_card = max(a_card, 1), max(b_card, 1)
     key = a.astype(np.int64, copy=False) * b_card + b
     if a_card * b_card <= 4 * len(key) + 1_000_000:
-        counts = np.bincount(key, minlength=a_card * b_card)
+        counts = np.bincount(key, weights=weights, minlength=a_card * b_card)
         uniq = np.flatnonzero(counts)
         counts = counts[uniq]
-    else:
+    elif weights is None:
         uniq, counts = np.unique(key, return_counts=True)
-    return uniq // b_card, uniq % b_card, counts
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=len(uniq))
+    return uniq // b_card, uniq % b_card, counts.astype(np.int64, copy=False)
 
 
 # -- row alignment ---------------------------------------------------------------------------

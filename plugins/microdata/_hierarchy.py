@@ -46,11 +46,19 @@ __all__ = [
     "generalize",
     "generalize_column",
     "level_matrix",
+    "listed",
     "read_hierarchies",
     "read_hierarchy",
     "release_codes",
     "release_levels",
 ]
+
+
+def listed(values: np.ndarray) -> str:
+    """The first five of ``values`` quoted, and how many more (for error messages)."""
+    texts = [str(v) for v in values]
+    more = f" and {len(texts) - 5} more" if len(texts) > 5 else ""
+    return ", ".join(map(repr, texts[:5])) + more
 
 
 class HierarchyParams(QIParams):
@@ -138,10 +146,8 @@ def detect_level(h: Hierarchy, texts: np.ndarray, col: str, token: str = "*") ->
         return h.height
     vid = h.values.get_indexer(texts)
     if (vid < 0).any():
-        bad = [str(t) for t in texts[vid < 0]]
-        more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
         raise DataError(
-            f"column {col!r}: released value(s) {', '.join(map(repr, bad[:5]))}{more} found in "
+            f"column {col!r}: released value(s) {listed(texts[vid < 0])} found in "
             f"no level of hierarchy {h.path}")
     occ = level_matrix(h)[vid]
     common = occ.all(axis=0)

@@ -11,19 +11,21 @@ class), like ``KAnonymity`` and ``LDiversity``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, Microdata
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata, RiskMeasure
 from anoneval.plugins.microdata._common import (
     Classes,
     QIParams,
     pair_counts,
     released_classes,
 )
+from anoneval.plugins.microdata._records import RecordTable
 
 
 class SensitiveParams(QIParams):
@@ -49,6 +51,14 @@ class SensitiveParams(QIParams):
         if self.id is not None and self.id in self.sensitive:
             raise ValueError(f"id column {self.id!r} is also a sensitive attribute")
         return self
+
+
+class SensitiveRisk(RiskMeasure):
+    """Base of the attribute-disclosure models: the share of records in violating classes."""
+
+    unit = "share"
+    accepts = ("microdata",)
+    inputs = "either"
 
 
 @dataclass
@@ -119,6 +129,29 @@ def class_key(p: SensitiveParams) -> tuple[object, ...]:
     return (tuple(p.quasi_identifiers), p.suppression_token, p.missing, p.id)
 
 
+#: Statistics within this (relative or absolute, as each model says) of their bound count as equal
+#: to it, against rounding.
+TOLERANCE = 1e-12
+
+
+def worst_per_class(data: Microdata, cl: Classes, p: SensitiveParams, ctx: Context, name: str,
+                    stat: Callable[[str, Distribution], np.ndarray]
+                    ) -> tuple[np.ndarray, dict[str, dict[str, float | None]], float | None]:
+    """The largest ``stat`` (one value per class) over the sensitive attributes.
+
+    Returns it per class, each attribute's largest value as ``{attribute: {name: value}}``
+    (``per_attribute`` of the details) and the largest of all (None without classes).
+    """
+    n_classes = len(cl.sizes)
+    worst = np.zeros(n_classes)
+    per_attribute: dict[str, dict[str, float | None]] = {}
+    for sa in p.sensitive:
+        value = stat(sa, distribution(data, cl, sa, ctx, class_key(p)))
+        worst = np.maximum(worst, value)
+        per_attribute[sa] = {name: float(value.max()) if n_classes else None}
+    return worst, per_attribute, float(worst.max()) if n_classes else None
+
+
 def result(data: Microdata, cl: Classes, violates: np.ndarray, stat: np.ndarray,
            stat_name: str, p: SensitiveParams, details: dict[str, object]) -> MeasureResult:
     """value = records in violating classes / n; common details; the per-record table."""
@@ -133,19 +166,8 @@ def result(data: Microdata, cl: Classes, violates: np.ndarray, stat: np.ndarray,
     }
     out.update(details)
     if p.per_record:
-        row_class = cl.row_class()
-        ok = row_class >= 0
-        rc = np.maximum(row_class, 0)
-        table = pd.DataFrame({
-            "class": row_class,
-            "class_size": pd.array(np.where(ok, cl.sizes[rc] if len(cl.sizes) else 0, 0),
-                                   dtype="Int64"),
-            stat_name: np.where(ok, stat[rc] if len(stat) else np.nan, np.nan),
-            "violates": pd.array(np.where(ok, violates[rc] if len(violates) else False, False),
-                                 dtype="boolean"),
-        })
-        table.loc[~ok, ["class_size", "violates"]] = pd.NA
-        if p.id is not None and p.id in data.frame.columns:
-            table.insert(0, p.id, data.frame[p.id].to_numpy())
-        out["per_record"] = table
+        table = RecordTable(data, cl, p.id)
+        table.add_float(stat_name, stat)
+        table.add_bool("violates", violates)
+        out["per_record"] = table.frame()
     return MeasureResult(value=in_violating / n if n else 0.0, details=out)

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
+    TOLERANCE,
     SensitiveParams,
-    class_key,
+    SensitiveRisk,
     class_max,
-    distribution,
     prepare,
     result,
+    worst_per_class,
 )
 
-#: Shares within this of α count as equal to α (satisfied), against rounding.
-TOLERANCE = 1e-12
 
-
-class AlphaKAnonymity(RiskMeasure):
+class AlphaKAnonymity(SensitiveRisk):
     """Share of records in equivalence classes that violate (α,k)-anonymity.
 
     Source: Wong, Li, Fu & Wang (2006), "(α, k)-anonymity: an enhanced k-anonymity model for
@@ -39,9 +36,6 @@ class AlphaKAnonymity(RiskMeasure):
 
     name = "AlphaKAnonymity"
     description = "Share of records in classes smaller than k or with a value share above alpha."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         alpha: float = Field(0.5, gt=0, le=1, description="Largest share of one sensitive "
@@ -52,18 +46,13 @@ class AlphaKAnonymity(RiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         data, cl = prepare(original, anonymized, p, ctx)
-        n_classes = len(cl.sizes)
-        worst = np.zeros(n_classes)
-        per_attribute = {}
-        for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx, class_key(p))
-            stat = class_max(d.pair_class, d.q, n_classes, 0.0)
-            worst = np.maximum(worst, stat)
-            per_attribute[sa] = {"achieved_alpha": float(stat.max()) if n_classes else None}
-        violates = (worst > p.alpha + TOLERANCE) | (cl.sizes < p.k)
+        worst, per_attribute, achieved = worst_per_class(
+            data, cl, p, ctx, "achieved_alpha",
+            lambda _, d: class_max(d.pair_class, d.q, len(cl.sizes), 0.0))
+        violates = (worst > p.alpha + TOLERANCE) | (cl.sizes < p.k)  # a share at α holds
         return result(data, cl, violates, worst, "alpha", p, {
             "alpha": p.alpha, "k": p.k,
-            "achieved_alpha": float(worst.max()) if n_classes else None,
-            "achieved_k": int(cl.sizes.min()) if n_classes else None,
+            "achieved_alpha": achieved,
+            "achieved_k": int(cl.sizes.min()) if len(cl.sizes) else None,
             "per_attribute": per_attribute,
         })

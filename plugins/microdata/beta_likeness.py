@@ -7,9 +7,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
+    TOLERANCE,
     SensitiveParams,
+    SensitiveRisk,
     class_key,
     class_max,
     distribution,
@@ -17,11 +19,8 @@ from anoneval.plugins.microdata._sensitive import (
     result,
 )
 
-#: Relative tolerance of the comparison with β (rounding of (q − p)/p).
-TOLERANCE = 1e-12
 
-
-class BetaLikeness(RiskMeasure):
+class BetaLikeness(SensitiveRisk):
     """Share of records in equivalence classes that violate β-likeness.
 
     Source: Cao & Karras (2012), "Publishing microdata with a robust privacy guarantee", PVLDB
@@ -48,9 +47,6 @@ class BetaLikeness(RiskMeasure):
 
     name = "BetaLikeness"
     description = "Share of records in classes where a sensitive value gains more than beta."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         beta: float = Field(1.0, gt=0, description="β: largest relative gain allowed.")

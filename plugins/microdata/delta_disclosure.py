@@ -8,21 +8,20 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
+    TOLERANCE,
+    Distribution,
     SensitiveParams,
-    class_key,
+    SensitiveRisk,
     class_max,
-    distribution,
     prepare,
     result,
+    worst_per_class,
 )
 
-#: Relative tolerance of the comparison with δ (rounding of the logarithm).
-TOLERANCE = 1e-12
 
-
-class DeltaDisclosure(RiskMeasure):
+class DeltaDisclosure(SensitiveRisk):
     """Share of records in equivalence classes that are not δ-disclosure private.
 
     Source: Brickell & Shmatikov (2008), "The cost of privacy: destruction of data-mining
@@ -45,9 +44,6 @@ class DeltaDisclosure(RiskMeasure):
 
     name = "DeltaDisclosure"
     description = "Share of records in classes that are not delta-disclosure private."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         delta: float = Field(1.0, gt=0, description="δ: classes with |log(q/p)| >= δ for a "
@@ -60,19 +56,17 @@ class DeltaDisclosure(RiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         data, cl = prepare(original, anonymized, p, ctx)
-        n_classes = len(cl.sizes)
-        worst = np.zeros(n_classes)
-        per_attribute = {}
         scale = 1.0 if p.log_base == "e" else 1.0 / math.log(2.0)
-        for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx, class_key(p))
+
+        def log_ratio(_: str, d: Distribution) -> np.ndarray:
             ratio = np.abs(np.log(d.q / d.p[d.pair_value])) * scale
-            stat = class_max(d.pair_class, ratio, n_classes, 0.0)
-            worst = np.maximum(worst, stat)
-            per_attribute[sa] = {"achieved_delta": float(stat.max()) if n_classes else None}
-        violates = worst >= p.delta * (1 - TOLERANCE)
+            return class_max(d.pair_class, ratio, len(cl.sizes), 0.0)
+
+        worst, per_attribute, achieved = worst_per_class(data, cl, p, ctx, "achieved_delta",
+                                                         log_ratio)
+        violates = worst >= p.delta * (1 - TOLERANCE)  # strict: a class at δ violates
         return result(data, cl, violates, worst, "delta", p, {
             "delta": p.delta, "log_base": p.log_base,
-            "achieved_delta": float(worst.max()) if n_classes else None,
+            "achieved_delta": achieved,
             "per_attribute": per_attribute,
         })

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure
-from anoneval.plugins.microdata._common import QIParams, pair_counts, released_classes
+from anoneval.core.api import Context, Dataset, MeasureResult, SummarySpec
+from anoneval.plugins.microdata._common import (
+    ClassRiskMeasure,
+    class_sums,
+    pair_counts,
+    released_classes,
+    summary_classes,
+    summary_specs,
+)
 from anoneval.plugins.microdata._frequencies import sampling_weights
+from anoneval.plugins.microdata._sensitive import SensitiveParams
 
 #: Entropies within this of log(l) count as equal (log(2) from two equal counts is not exact).
 ENTROPY_TOLERANCE = 1e-9
 
 
-class LDiversity(RiskMeasure):
+class LDiversity(ClassRiskMeasure):
     """Share of records in equivalence classes that violate l-diversity.
 
     Source: Machanavajjhala et al. (2007), "l-diversity: privacy beyond k-anonymity", ACM TKDD
@@ -44,17 +52,17 @@ class LDiversity(RiskMeasure):
     classes themselves are those of the sample. Classes match keys exactly (a missing value
     equals only a missing value), as sdcMicro's ``ldiversity``, which defines no wildcard.
     ``per_record`` adds each record's class size and violation, aligned with the rows.
+
+    The measure reads only the released side's class summary (quasi-identifiers → record
+    count, weight sum and sensitive-value histograms), so it runs on data an engine never
+    gathers, except with ``per_record`` (a row table) or ``id`` (deleted records are found by
+    comparing both sides' rows), which read the records.
     """
 
     name = "LDiversity"
     description = "Share of records in equivalence classes that are not l-diverse."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
-    class Params(QIParams):
-        sensitive: list[str] = Field(
-            min_length=1, description="Sensitive attribute(s); a column name or a list.")
+    class Params(SensitiveParams):
         l: float = Field(2, ge=1, description="Required diversity l (integer for distinct and "  # noqa: E741
                                               "recursive).")
         variant: Literal["distinct", "entropy", "recursive"] = Field(
@@ -67,16 +75,8 @@ class LDiversity(RiskMeasure):
         per_record: bool = Field(False, description="Add each record's class size and "
                                                     "violation (details 'per_record').")
 
-        @field_validator("sensitive", mode="before")
-        @classmethod
-        def _one_or_many(cls, value: object) -> object:
-            return [value] if isinstance(value, str) else value
-
         @model_validator(mode="after")
         def _consistent(self) -> LDiversity.Params:
-            both = sorted(set(self.sensitive) & set(self.quasi_identifiers))
-            if both:
-                raise ValueError(f"sensitive attribute(s) {both} are also quasi-identifiers")
             if self.variant != "entropy" and not float(self.l).is_integer():
                 raise ValueError(f"l must be an integer for the {self.variant} variant; "
                                  f"got {self.l}")
@@ -91,45 +91,71 @@ class LDiversity(RiskMeasure):
                                  f"{self.variant!r}")
             return self
 
+    def summaries(self) -> list[SummarySpec] | None:
+        p = self.params
+        return None if p.per_record else summary_specs(p, p.weights, p.sensitive)
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        data, cl = released_classes(original, anonymized, p, ctx)
-        data.require(p.sensitive, "sensitive attribute")
-        row_class = cl.row_class()
-        released_rows = row_class >= 0
-        n_classes = len(cl.sizes)
-        violates = np.zeros(n_classes, dtype=bool)
+        n_classes = 0
+        violates = np.zeros(0, dtype=bool)
         per_attribute = {}
-        for sa in p.sensitive:
-            codes, uniques = data.codes(sa)
-            if len(uniques) and pd.isna(uniques).any():
-                ctx.warn(f"sensitive attribute {sa!r} has missing values; they count as a "
-                         "value of their own")
-            bad, stats = _check(row_class[released_rows], codes[released_rows], len(uniques),
-                                n_classes, p)
-            violates |= bad
-            per_attribute[sa] = stats
+        weighted: dict[str, Any] = {}
+        if self.summaries() is not None:
+            summary, cl = summary_classes(original, anonymized, p, ctx, p.weights, p.sensitive)
+            n_classes = len(cl.sizes)
+            violates = np.zeros(n_classes, dtype=bool)
+            row_class = cl.row_class()
+            for sa in p.sensitive:
+                hist = summary.histograms[sa]
+                codes, uniques = pd.factorize(hist["value"], use_na_sentinel=False)
+                _warn_missing(ctx, sa, uniques)
+                hist_class = row_class[hist["class"].to_numpy()]
+                kept = hist_class >= 0
+                pair_class, _, counts = pair_counts(hist_class[kept], n_classes, codes[kept],
+                                                    len(uniques), hist["count"].to_numpy()[kept])
+                bad, per_attribute[sa] = _check(pair_class, counts, n_classes, p)
+                violates |= bad
+            if p.weights is not None:
+                assert summary.weights is not None
+                w_class = class_sums(cl, summary.weights)
+                weighted = {"weighted_records": float(summary.weights.sum()),
+                            "weighted_records_in_violating_classes": float(
+                                w_class[violates].sum())}
+        else:
+            data, cl = released_classes(original, anonymized, p, ctx)
+            data.require(p.sensitive, "sensitive attribute")
+            row_class = cl.row_class()
+            released_rows = row_class >= 0
+            n_classes = len(cl.sizes)
+            violates = np.zeros(n_classes, dtype=bool)
+            for sa in p.sensitive:
+                codes, uniques = data.codes(sa)
+                _warn_missing(ctx, sa, uniques)
+                pair_class, _, counts = pair_counts(row_class[released_rows],
+                                                    n_classes, codes[released_rows], len(uniques))
+                bad, per_attribute[sa] = _check(pair_class, counts, n_classes, p)
+                violates |= bad
+            in_bad = np.zeros(len(row_class), dtype=bool)
+            in_bad[released_rows] = violates[row_class[released_rows]]
+            if p.weights is not None:
+                w = sampling_weights(data, p.weights)
+                weighted = {"weighted_records": float(w.sum()),
+                            "weighted_records_in_violating_classes": float(w[in_bad].sum())}
+            if p.per_record:
+                size = np.full(len(row_class), np.nan)
+                size[released_rows] = cl.sizes[row_class[released_rows]]
+                table = pd.DataFrame({"fk": size, "violates": in_bad})
+                if p.id is not None:
+                    table.insert(0, p.id, data.frame[p.id].to_numpy())
+                weighted["per_record"] = table
         in_violating = int(cl.sizes[violates].sum())
         n = cl.records
         value = in_violating / n if n else 0.0
-        weighted = {}
         if p.weights is not None:
-            w = sampling_weights(data, p.weights)
-            in_bad = np.zeros(len(row_class), dtype=bool)
-            in_bad[released_rows] = violates[row_class[released_rows]]
-            weighted = {"weighted_records": float(w.sum()),
-                        "weighted_records_in_violating_classes": float(w[in_bad].sum())}
-            value = float(w[in_bad].sum() / w.sum())
-        if p.per_record:
-            size = np.full(len(row_class), np.nan)
-            size[released_rows] = cl.sizes[row_class[released_rows]]
-            bad_row = np.zeros(len(row_class), dtype=bool)
-            bad_row[released_rows] = violates[row_class[released_rows]]
-            table = pd.DataFrame({"fk": size, "violates": bad_row})
-            if p.id is not None:
-                table.insert(0, p.id, data.frame[p.id].to_numpy())
-            weighted["per_record"] = table
+            value = weighted["weighted_records_in_violating_classes"] / weighted[
+                "weighted_records"]
         return MeasureResult(value=value, details={**weighted,
             "variant": p.variant,
             "l": p.l,
@@ -143,12 +169,18 @@ class LDiversity(RiskMeasure):
         })
 
 
-def _check(cls_ids: np.ndarray, sa: np.ndarray, card: int, n_classes: int,
+def _warn_missing(ctx: Context, sa: str, uniques: object) -> None:
+    if len(uniques) and pd.isna(uniques).any():  # type: ignore[arg-type]
+        ctx.warn(f"sensitive attribute {sa!r} has missing values; they count as a value of "
+                 "their own")
+
+
+def _check(pair_class: np.ndarray, counts: np.ndarray, n_classes: int,
            p: LDiversity.Params) -> tuple[np.ndarray, dict[str, float | int | None]]:
-    """Violation flag per class and summary figures for one sensitive attribute."""
+    """Violation flag per class and summary figures for one sensitive attribute, from the
+    class × value counts (pairs sorted by class)."""
     if n_classes == 0:
         return np.zeros(0, dtype=bool), {"achieved_l": None, "achieved_entropy_l": None}
-    pair_class, _, counts = pair_counts(cls_ids, n_classes, sa, card)  # sorted by class
     distinct = np.bincount(pair_class, minlength=n_classes)
     f = np.bincount(pair_class, weights=counts, minlength=n_classes)
     share = counts / f[pair_class]

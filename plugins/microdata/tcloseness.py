@@ -7,25 +7,24 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult
 from anoneval.plugins.microdata._common import as_text, hierarchy_rows
 from anoneval.plugins.microdata._hierarchy import Hierarchy, read_hierarchy
 from anoneval.plugins.microdata._sensitive import (
+    TOLERANCE,
     Distribution,
     SensitiveParams,
-    class_key,
-    distribution,
+    SensitiveRisk,
     prepare,
     result,
+    worst_per_class,
 )
 
-#: Distances within this of t count as equal to t (satisfied), against rounding.
-TOLERANCE = 1e-12
 #: Cells of the dense class × value blocks of the ordered and hierarchical distances.
 BLOCK_CELLS = 4_000_000
 
 
-class TCloseness(RiskMeasure):
+class TCloseness(SensitiveRisk):
     """Share of records in equivalence classes whose sensitive distribution is farther than t.
 
     Source: Li, Li & Venkatasubramanian (2007), "t-closeness: privacy beyond k-anonymity and
@@ -53,9 +52,6 @@ class TCloseness(RiskMeasure):
 
     name = "TCloseness"
     description = "Share of records in classes whose sensitive distribution is farther than t."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(SensitiveParams):
         t: float = Field(0.2, ge=0, le=1, description="Largest distance allowed (D > t "
@@ -86,23 +82,21 @@ class TCloseness(RiskMeasure):
         p = self.params
         data, cl = prepare(original, anonymized, p, ctx)
         n_classes = len(cl.sizes)
-        worst = np.zeros(n_classes)
-        per_attribute = {}
-        for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx, class_key(p))
+
+        def distance(sa: str, d: Distribution) -> np.ndarray:
             if p.distance == "equal":
-                dist = _equal(d, n_classes)
-            elif p.distance == "ordered":
-                dist = _ordered(d, n_classes)
-            else:
-                h = read_hierarchy(ctx.path(p.hierarchies[sa]), p.suppression_token)
-                dist = _hierarchical(d, n_classes, h, sa)
-            worst = np.maximum(worst, dist)
-            per_attribute[sa] = {"achieved_t": float(dist.max()) if n_classes else None}
-        violates = worst > p.t + TOLERANCE
+                return _equal(d, n_classes)
+            if p.distance == "ordered":
+                return _ordered(d, n_classes)
+            h = read_hierarchy(ctx.path(p.hierarchies[sa]), p.suppression_token)
+            return _hierarchical(d, n_classes, h, sa)
+
+        worst, per_attribute, achieved = worst_per_class(data, cl, p, ctx, "achieved_t",
+                                                         distance)
+        violates = worst > p.t + TOLERANCE  # a class at t holds
         return result(data, cl, violates, worst, "distance", p, {
             "t": p.t, "distance": p.distance,
-            "achieved_t": float(worst.max()) if n_classes else None,
+            "achieved_t": achieved,
             "per_attribute": per_attribute,
         })
 

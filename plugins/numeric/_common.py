@@ -13,7 +13,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, Params, data_row, repeated
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    data_row,
+    repeated,
+)
 from anoneval.plugins.microdata._common import alignment
 
 
@@ -101,6 +110,37 @@ def numeric_pairs(original: Dataset | None, anonymized: Dataset | None, p: Numer
     x = np.column_stack([as_float(o, c, "original")[rows_o] for c in cols])
     xm = np.column_stack([as_float(a, c, "anonymized")[rows_a] for c in cols])
     return Pairs(cols, x, xm)
+
+
+class PairedNumeric:
+    """Mixin of the measures on matched numeric columns (before ``LossMeasure`` or
+    ``RiskMeasure`` in the bases): ``compute`` pairs the columns, ``from_pairs`` measures."""
+
+    accepts = ("microdata",)
+    params: NumericParams
+
+    class Params(NumericParams):
+        pass
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return self.from_pairs(numeric_pairs(original, anonymized, self.params, ctx), ctx)
+
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
+        """The measure's result on the matched values."""
+        raise NotImplementedError
+
+
+def pair_details(pairs: Pairs, per_column: np.ndarray | None = None,
+                 **more: object) -> dict[str, object]:
+    """Details every paired measure reports: matched records, columns (and a per-column
+    figure)."""
+    out: dict[str, object] = {"records": int(pairs.x.shape[0]), "columns": pairs.columns}
+    if per_column is not None:
+        out["per_column"] = dict(zip(pairs.columns, np.asarray(per_column).tolist(),
+                                     strict=True))
+    out.update(more)
+    return out
 
 
 def column_sd(x: np.ndarray, columns: list[str], side: str) -> np.ndarray:

@@ -7,8 +7,14 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.numeric._common import NumericParams, column_sd, complete_rows, numeric_pairs
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.plugins.numeric._common import (
+    NumericParams,
+    PairedNumeric,
+    Pairs,
+    column_sd,
+    complete_rows,
+)
 
 #: Reciprocal condition number below which a correlation matrix is taken as singular.
 SINGULAR = 1e-12
@@ -30,7 +36,7 @@ def inverse_diagonal(x: np.ndarray, columns: list[str], side: str) -> tuple[np.n
     return np.diag(np.linalg.inv(r)), int(len(x) - keep.sum())
 
 
-class CorrelationLoss(LossMeasure):
+class CorrelationLoss(PairedNumeric, LossMeasure):
     """λ = c·‖d/‖d‖ − d'/‖d'‖‖ with d, d' the diagonals of the inverse correlation matrices.
 
     Source: Mlodak (2020), "Information loss resulting from statistical disclosure control of
@@ -44,16 +50,13 @@ class CorrelationLoss(LossMeasure):
 
     name = "CorrelationLoss"
     description = "Mlodak's IL_correl: change of the inverse correlation matrix's diagonal."
-    accepts = ("microdata",)
 
     class Params(NumericParams):
         scale: Literal["sdcmicro", "mlodak"] = Field(
             "sdcmicro", description="Constant: 1/√2 (sdcMicro; bounded by 1) or 1/2 (Mlodak "
                                     "2020).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        pairs = numeric_pairs(original, anonymized, self.params, ctx)
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         if len(pairs.columns) < 2:
             raise DataError("CorrelationLoss needs at least two numeric columns")
         d1, out1 = inverse_diagonal(pairs.x, pairs.columns, "original")

@@ -6,11 +6,13 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins.numeric._common import (
     NumericParams,
+    PairedNumeric,
+    Pairs,
     complete_rows,
-    numeric_pairs,
+    pair_details,
     standardize,
 )
 from anoneval.plugins.numeric._robust import mcd_covariance
@@ -41,7 +43,7 @@ def relative_change(e1: np.ndarray, e2: np.ndarray) -> float:
     return float(np.sum(np.abs(e1 - e2) / e1))
 
 
-class EigenvalueLoss(LossMeasure):
+class EigenvalueLoss(PairedNumeric, LossMeasure):
     """Σ_j |λ_j − λ'_j| / λ_j over the eigenvalues of the standardised covariance matrices.
 
     Source: Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures
@@ -57,16 +59,13 @@ class EigenvalueLoss(LossMeasure):
 
     name = "EigenvalueLoss"
     description = "Relative change of the eigenvalues of the standardised covariance (sdcMicro)."
-    accepts = ("microdata",)
 
     class Params(NumericParams):
         robust: bool = Field(False, description="Use the MCD robust covariance (sdcMicro's "
                                                 "'robeigen'; needs scikit-learn).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         p = self.params
-        pairs = numeric_pairs(original, anonymized, p, ctx)
         cols = pairs.columns
         e1, out1 = eigenvalues(standardize(pairs.x, cols, "original"), p.robust, ctx.seed, cols,
                                "original")
@@ -78,9 +77,5 @@ class EigenvalueLoss(LossMeasure):
         if out1 or out2:
             ctx.warn(f"records with a missing value left out of the MCD fit: {out1} original, "
                      f"{out2} anonymized")
-        return MeasureResult(value=relative_change(e1, e2), details={
-            "records": int(pairs.x.shape[0]),
-            "columns": cols,
-            "eigenvalues_original": e1,
-            "eigenvalues_anonymized": e2,
-        })
+        return MeasureResult(value=relative_change(e1, e2), details=pair_details(
+            pairs, eigenvalues_original=e1, eigenvalues_anonymized=e2))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.numeric._common import NumericParams, column_sd, numeric_pairs
+from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.plugins.numeric._common import PairedNumeric, Pairs, column_sd, pair_details
 
 
-class IL1(LossMeasure):
+class IL1(PairedNumeric, LossMeasure):
     """Sum of relative absolute deviations, in percent: IL1 = Σ_ij 100·|x_ij − x'_ij| / |x_ij|.
 
     Source: Yancey, Winkler & Creecy (2002), "Disclosure risk assessment in perturbative
@@ -21,14 +21,8 @@ class IL1(LossMeasure):
 
     name = "IL1"
     description = "Sum over cells of 100·|x − x'|/|x| (sdcMicro's IL1)."
-    accepts = ("microdata",)
 
-    class Params(NumericParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        pairs = numeric_pairs(original, anonymized, self.params, ctx)
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         with np.errstate(divide="ignore", invalid="ignore"):
             terms = 100.0 * np.abs(pairs.x - pairs.xm) / np.abs(pairs.x)
         used = np.isfinite(terms)
@@ -39,16 +33,12 @@ class IL1(LossMeasure):
                      "term) or a side is missing")
         per_column = terms.sum(axis=0)
         total = float(per_column.sum())
-        return MeasureResult(value=total, details={
-            "records": int(pairs.x.shape[0]),
-            "columns": pairs.columns,
-            "per_column": dict(zip(pairs.columns, per_column.tolist(), strict=True)),
-            "dropped_cells": dropped,
-            "mean_per_cell": total / int(used.sum()) if used.any() else None,
-        })
+        return MeasureResult(value=total, details=pair_details(
+            pairs, per_column, dropped_cells=dropped,
+            mean_per_cell=total / int(used.sum()) if used.any() else None))
 
 
-class IL1s(LossMeasure):
+class IL1s(PairedNumeric, LossMeasure):
     """Standardised absolute deviations: IL1s = Σ_ij |x_ij − x'_ij| / (√2·s_j).
 
     Source: Mateo-Sanz, Sebé & Domingo-Ferrer (2004), "Outlier protection in continuous
@@ -61,23 +51,13 @@ class IL1s(LossMeasure):
 
     name = "IL1s"
     description = "Sum over cells of |x − x'| / (√2·sd(x)) (sdcMicro's IL1s)."
-    accepts = ("microdata",)
 
-    class Params(NumericParams):
-        pass
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        pairs = numeric_pairs(original, anonymized, self.params, ctx)
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         sd = column_sd(pairs.x, pairs.columns, "original")
         terms = np.abs(pairs.x - pairs.xm) / (sd * np.sqrt(2.0))
         per_column = np.nansum(terms, axis=0)
         total = float(per_column.sum())
         n, p = pairs.x.shape
-        return MeasureResult(value=total, details={
-            "records": int(n),
-            "columns": pairs.columns,
-            "per_column": dict(zip(pairs.columns, per_column.tolist(), strict=True)),
-            "missing_cells": int(np.isnan(terms).sum()),
-            "mean_per_cell": total / (n * p),
-        })
+        return MeasureResult(value=total, details=pair_details(
+            pairs, per_column, missing_cells=int(np.isnan(terms).sum()),
+            mean_per_cell=total / (n * p)))

@@ -7,12 +7,18 @@ import pandas as pd
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
-from anoneval.plugins.numeric._common import NumericParams, numeric_pairs, standardize
+from anoneval.core.api import Context, DataError, MeasureResult, RiskMeasure
+from anoneval.plugins.numeric._common import (
+    NumericParams,
+    PairedNumeric,
+    Pairs,
+    pair_details,
+    standardize,
+)
 from anoneval.plugins.numeric._robust import mcd_covariance
 
 
-class IntervalDisclosure(RiskMeasure):
+class IntervalDisclosure(PairedNumeric, RiskMeasure):
     """Share of records whose every original value lies in an interval around its perturbed one.
 
     Source: Mateo-Sanz, Domingo-Ferrer & Sebé (2004), interval disclosure in "Disclosure risk
@@ -26,35 +32,28 @@ class IntervalDisclosure(RiskMeasure):
     name = "IntervalDisclosure"
     description = "Share of records whose original values all lie within k·sd of the perturbed."
     unit = "share"
-    accepts = ("microdata",)
 
     class Params(NumericParams):
         k: float = Field(0.05, gt=0, allow_inf_nan=False,
                          description="Half-width of the interval in perturbed SDs.")
         per_record: bool = Field(False, description="Add a per-record table (at_risk).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         p = self.params
-        pairs = numeric_pairs(original, anonymized, p, ctx)
         with np.errstate(invalid="ignore"):
             sd = np.nanstd(pairs.xm, axis=0, ddof=1)
             outside = (pairs.x < pairs.xm - p.k * sd) | (pairs.x > pairs.xm + p.k * sd)
         at_risk = ~outside.any(axis=1)
-        n = len(at_risk)
-        details = {
-            "records": n,
-            "columns": pairs.columns,
-            "records_at_risk": int(at_risk.sum()),
-            "share_within_per_column": dict(zip(
-                pairs.columns, (1.0 - outside.mean(axis=0)).tolist(), strict=True)),
-        }
+        details = pair_details(pairs, records_at_risk=int(at_risk.sum()),
+                               share_within_per_column=dict(zip(
+                                   pairs.columns, (1.0 - outside.mean(axis=0)).tolist(),
+                                   strict=True)))
         if p.per_record:
             details["per_record"] = pd.DataFrame({"at_risk": at_risk})
         return MeasureResult(value=float(at_risk.mean()), details=details)
 
 
-class RobustIntervalDisclosure(RiskMeasure):
+class RobustIntervalDisclosure(PairedNumeric, RiskMeasure):
     """Interval disclosure with intervals scaled by each record's robust Mahalanobis distance.
 
     Source: Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures
@@ -74,7 +73,6 @@ class RobustIntervalDisclosure(RiskMeasure):
     name = "RobustIntervalDisclosure"
     description = "sdcMicro's dRiskRMD: intervals scaled by the robust Mahalanobis distance."
     unit = "share"
-    accepts = ("microdata",)
 
     class Params(NumericParams):
         k: float = Field(0.01, gt=0, allow_inf_nan=False,
@@ -85,10 +83,8 @@ class RobustIntervalDisclosure(RiskMeasure):
         per_record: bool = Field(False, description="Add a per-record table (rmd, risk1, "
                                                     "risk2).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         p = self.params
-        pairs = numeric_pairs(original, anonymized, p, ctx)
         for side, v in (("original", pairs.x), ("anonymized", pairs.xm)):
             bad = np.argwhere(np.isnan(v))
             if len(bad):
@@ -109,15 +105,11 @@ class RobustIntervalDisclosure(RiskMeasure):
         risk1 = ((zm > lo) & (zm < hi)).any(axis=1)
         nearest = cKDTree(zm).query(zm, k=2)[0][:, 1]
         risk2 = risk1 & (nearest > p.k2)
-        details = {
-            "records": n,
-            "columns": pairs.columns,
-            "risk2": float(risk2.mean()),
-            "wrisk1": float(risk1.sum() * rmd[risk1].sum() / n),
-            "wrisk2": float(risk2.sum() * rmd[risk2].sum() / n),
-            "records_at_risk": int(risk1.sum()),
-            "records_at_risk2": int(risk2.sum()),
-        }
+        details = pair_details(
+            pairs, risk2=float(risk2.mean()),
+            wrisk1=float(risk1.sum() * rmd[risk1].sum() / n),
+            wrisk2=float(risk2.sum() * rmd[risk2].sum() / n),
+            records_at_risk=int(risk1.sum()), records_at_risk2=int(risk2.sum()))
         if p.per_record:
             details["per_record"] = pd.DataFrame({"rmd": rmd, "risk1": risk1, "risk2": risk2})
         return MeasureResult(value=float(risk1.mean()), details=details)

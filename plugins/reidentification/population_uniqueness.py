@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from pydantic import Field, model_validator
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
-from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.plugins.microdata._common import Classes, QIParams, released_classes
+from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._uniqueness import (
     Estimate,
     Histogram,
@@ -45,6 +47,12 @@ class PopulationUniqueness(RiskMeasure):
     leaves [0, N]) gives value null with the reason in details and a warning; details always
     hold every model's estimate (``estimates``, null when not available, ``reasons``).
 
+    ``per_record`` adds a table aligned with the released rows: ``class``, ``class_size``,
+    ``sample_unique`` and ``population_unique_probability`` = min(1, f·Û / c1) for a sample
+    unique (Û the estimate used, c1 the sample uniques: each population unique is sampled
+    with probability f and is then a sample unique; for Zayatz this is his P(population
+    unique | sample unique)), 0 for a record in a class of 2 or more; null when suppressed.
+
     ``compat: "arx"`` reproduces ARX: its SNB variant (the K estimate subtracts 1 per histogram
     entry and the second moment equation has the exponent +(α+2) instead of −(α+2), so SNB is
     rarely available), an unavailable estimate counts as 0, and its decision rule: for
@@ -69,6 +77,7 @@ class PopulationUniqueness(RiskMeasure):
             None, description="'arx': ARX's SNB variant and decision rule.")
         max_iterations: int = Field(100, ge=1, description="Newton iterations per start.")
         total_iterations: int = Field(1500, ge=1, description="Newton iterations in all.")
+        per_record: bool = Field(False, description="Add a per-record table to details.")
 
         @model_validator(mode="after")
         def _one_size(self) -> PopulationUniqueness.Params:
@@ -79,7 +88,7 @@ class PopulationUniqueness(RiskMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        _, cl = released_classes(original, anonymized, p, ctx)
+        data, cl = released_classes(original, anonymized, p, ctx)
         n = int(cl.sizes.sum())
         records = cl.records
         if p.population_size is not None:
@@ -129,8 +138,34 @@ class PopulationUniqueness(RiskMeasure):
             reason = chosen.reason or f"{used} is not available"
             details["reason"] = reason
             ctx.warn(f"population uniqueness not available: {reason}")
+        if p.per_record:
+            details["per_record"] = _per_record(RecordTable(data, cl, p.id), cl, chosen.uniques,
+                                                h)
+        if chosen.uniques is None:
             return MeasureResult(value=None, details=details)
         return MeasureResult(value=chosen.uniques / N, details=details)
+
+
+def _per_record(table: RecordTable, cl: Classes, uniques: float | None,
+                h: Histogram) -> pd.DataFrame:
+    """Class, class size, sample uniqueness and P(population unique) of each released row.
+
+    Each population unique is in the sample with probability f and is then a sample unique,
+    so f·Û population uniques are expected among the c1 sample uniques: a sample unique is
+    population unique with probability min(1, f·Û / c1) (for Zayatz exactly his
+    P(population unique | sample unique)); a record in a class of 2 or more is not (0). Null
+    for suppressed rows, and for every row when the estimate is not available.
+    """
+    unique = cl.sizes == 1
+    table.add_bool("sample_unique", unique)
+    c1 = h.classes_of_size(1)
+    if uniques is None:
+        prob = np.full(len(cl.sizes), np.nan)
+    else:
+        share = min(1.0, h.f * uniques / c1) if c1 else 0.0
+        prob = np.where(unique, share, 0.0)
+    table.add_float("population_unique_probability", prob)
+    return table.frame()
 
 
 def _dankar(est: dict[str, Estimate], h: Histogram, arx: bool) -> tuple[str, Estimate]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import (
@@ -23,6 +21,7 @@ from anoneval.plugins.microdata._population import (
     population_counts,
     population_dataset,
 )
+from anoneval.plugins.microdata._records import RecordTable
 
 
 class ReidentificationRisk(RiskMeasure):
@@ -120,23 +119,10 @@ class ReidentificationRisk(RiskMeasure):
             records_at_risk_count=int(f[at_risk].sum()),
         )
         if p.per_record:
-            details["per_record"] = _per_record(cl.row_class(), f, F, data, p.id)
+            table = RecordTable(data, cl, p.id)
+            if F is not None:
+                table.add_int("population_size", F)
+            table.add_float("risk", 1.0 / size)
+            details["per_record"] = table.frame()
         return MeasureResult(value=success, details=details)
 
-
-def _per_record(row_class: np.ndarray, f: np.ndarray, F: np.ndarray | None, data: Microdata,
-                id_col: str | None) -> pd.DataFrame:
-    """Class size, population size and risk of each released row (null when suppressed)."""
-    ok = row_class >= 0
-    rc = np.maximum(row_class, 0)
-    out = pd.DataFrame({"class": np.where(ok, row_class, -1),
-                        "class_size": pd.array(np.where(ok, f[rc], 0), dtype="Int64")})
-    out.loc[~ok, "class_size"] = pd.NA
-    size = f if F is None else F
-    if F is not None:
-        out["population_size"] = pd.array(F[rc], dtype="Int64")
-        out.loc[~ok, "population_size"] = pd.NA
-    out["risk"] = np.where(ok, 1.0 / size[rc], np.nan)
-    if id_col is not None and id_col in data.frame.columns:
-        out.insert(0, id_col, data.frame[id_col].to_numpy())
-    return out

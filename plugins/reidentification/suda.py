@@ -45,10 +45,11 @@ class SUDA(RiskMeasure):
     ``score_sum``, ``score_max``, ``records_with_msu``, ``msu_counts`` (MSUs per size),
     ``dis_table`` (sdcMicro's bins), ``attribute_contributions`` (100·Σ of the MSU weights
     containing the variable / Σ scores; they need not sum to 100). Per record (``per_record``):
-    ``score``, ``dis_score`` and ``contribution_<variable>`` (share of the record's score from
-    MSUs containing the variable). ``max_msu_size`` bounds the search (larger MSUs are not
-    found). ``compat="sdcmicro"`` adds sdcMicro's constant dummy variables to fewer than 3
-    quasi-identifiers, which changes M in the weights and in Q.
+    ``score``, ``dis_score``, ``msus`` (the record's number of MSUs), ``min_msu_size`` (the size
+    of its smallest MSU, 0 when it has none) and ``contribution_<variable>`` (share of the
+    record's score from MSUs containing the variable). ``max_msu_size`` bounds the search
+    (larger MSUs are not found). ``compat="sdcmicro"`` adds sdcMicro's constant dummy
+    variables to fewer than 3 quasi-identifiers, which changes M in the weights and in Q.
     """
 
     name = "SUDA"
@@ -109,6 +110,14 @@ class SUDA(RiskMeasure):
         }
         if p.per_record:
             cols: dict[str, np.ndarray] = {"score": score, "dis_score": dis}
+            msus = np.zeros((len(cl.sizes), search.counts.shape[1]), dtype=np.int64)
+            msus[search.unique] = search.counts
+            has = msus.any(axis=1)
+            smallest = np.where(has, msus.astype(bool).argmax(axis=1) + 1, 0)
+            for name, per_class in (("msus", msus.sum(axis=1)), ("min_msu_size", smallest)):
+                per_row = np.zeros(len(row_class), dtype=np.int64)
+                per_row[ok] = per_class[row_class[ok]]
+                cols[name] = per_row
             with np.errstate(invalid="ignore", divide="ignore"):
                 share = cls_contrib / cls_score[:, None]
             for j, col in enumerate(qi):

@@ -12,6 +12,11 @@ j-th largest counts 0 in a cell of fewer than j contributors and is an error oth
 non-numeric values and (for non-negative data) contributions summing to more than the total.
 With ``negative="absolute"`` a table's rule total is |total|, the best a table allows.
 
+From microdata the cells are built from the released side's class summary keyed by the spanning
+variables, contributor, magnitude and weight (:func:`cell_specs`): each summary row stands for
+its records, so counts, totals, holdings and the top contributions are those of the records,
+and an engine can compute it without gathering the data.
+
 Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
 ``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
 ``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
@@ -46,22 +51,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from anoneval.core.api import (
     Context,
     DataError,
     Dataset,
+    FrameData,
     MeasureResult,
     Microdata,
     Params,
+    RiskMeasure,
+    SummarySpec,
     Table,
     data_row,
-    repeated,
+    distinct,
+    released,
 )
 
 #: Relative tolerance of the rule comparisons (see the module docstring).
@@ -72,7 +81,7 @@ Level = Literal["record", "holding"]
 class SpanParams(Params):
     """Params of every tabular measure: the spanning variables and a table's count column."""
 
-    cells: list[str] = Field(
+    cells: Annotated[list[str], AfterValidator(distinct("spanning variables repeat"))] = Field(
         default_factory=list,
         description="Spanning (categorical) variables of the table. Required for microdata; for "
                     "a table dataset they default to the table's 'keys' load option.")
@@ -80,13 +89,6 @@ class SpanParams(Params):
         None, description="Table data: column with the number of units (contributors) per cell, "
                           "when the table's 'count' load option is not set.")
 
-    @field_validator("cells")
-    @classmethod
-    def _distinct_cells(cls, v: list[str]) -> list[str]:
-        dups = repeated(v)
-        if dups:
-            raise ValueError(f"spanning variables repeat {dups}")
-        return v
 
 
 class CellParams(SpanParams):
@@ -306,17 +308,20 @@ def _sum_per_pair(a: np.ndarray, b: np.ndarray, n_b: int,
 
 @dataclass
 class _Records:
-    """Validated record arrays of microdata."""
+    """Validated record arrays of microdata; ``count`` is each row's number of records (rows
+    of a class summary stand for several), None for one each. ``weight`` is the total weight
+    of a row's records."""
 
     value: np.ndarray | None
     signed: np.ndarray | None
     weight: np.ndarray | None
     holder: np.ndarray | None
     n_holders: int
+    count: np.ndarray | None = None
 
 
 def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
-                       owner: str) -> _Records:
+                       owner: str, count: np.ndarray | None = None) -> _Records:
     if not p.cells:
         raise DataError(f"{owner}: 'cells' (the spanning variables) is required for microdata")
     cols = [*p.cells, *(c for c in (p.magnitude, p.contributor, p.weight) if c)]
@@ -360,25 +365,31 @@ def _microdata_records(data: Microdata, p: CellParams, need_magnitude: bool,
             holder = holder.copy()
             holder[missing] = n_holders + np.arange(int(missing.sum()))
             n_holders += int(missing.sum())
-    return _Records(value, signed, weight, holder, n_holders)
+    if count is not None and weight is not None:
+        weight = weight * count
+    return _Records(value, signed, weight, holder, n_holders, count)
 
 
 def _grouping_stats(cell: np.ndarray, n_cells: int, rec: _Records, p: CellParams,
                     depths: dict[str, int]) -> tuple[np.ndarray, np.ndarray | None,
                                                      dict[str, LevelStats]]:
-    records = np.bincount(cell, minlength=n_cells).astype(np.float64)
+    records = np.bincount(cell, rec.count, minlength=n_cells).astype(np.float64)
     w = rec.weight
+    mult = w if w is not None else rec.count  # each row's weight, or its number of records
     signed_total = None
     if rec.signed is not None:
-        signed_total = np.bincount(cell, rec.signed if w is None else rec.signed * w,
+        signed_total = np.bincount(cell, rec.signed if mult is None else rec.signed * mult,
                                    minlength=n_cells)
     levels: dict[str, LevelStats] = {}
     for level, depth in depths.items():
-        cl, val, wl = cell, rec.value, w
+        cl, val, wl = cell, rec.value, mult
         if level == "holding":
             assert rec.holder is not None
             # a holding's records are summed with their signs, then ranked by |sum|
-            cl, val = _sum_per_pair(cell, rec.holder, rec.n_holders, rec.signed)
+            signed = rec.signed
+            if signed is not None and rec.count is not None:
+                signed = signed * rec.count
+            cl, val = _sum_per_pair(cell, rec.holder, rec.n_holders, signed)
             val = None if val is None else np.abs(val)
             wl = None
             contributors = np.bincount(cl, minlength=n_cells).astype(np.float64)
@@ -397,8 +408,10 @@ def _grouping_stats(cell: np.ndarray, n_cells: int, rec: _Records, p: CellParams
 
 
 def _microdata_cells(data: Microdata, p: CellParams, depths: dict[str, int],
-                     need_magnitude: bool, owner: str, ctx: Context) -> CellTable:
-    rec = _microdata_records(data, p, need_magnitude, owner)
+                     need_magnitude: bool, owner: str, ctx: Context,
+                     rec: _Records | None = None) -> CellTable:
+    if rec is None:
+        rec = _microdata_records(data, p, need_magnitude, owner)
     groupings: list[tuple[str, ...]] = [tuple(p.cells)]
     if p.totals:
         groupings += [s for r in range(len(p.cells) - 1, -1, -1)
@@ -556,15 +569,56 @@ def _table_contributions(frame: pd.DataFrame, columns: list[str],
     return tops
 
 
+def cell_specs(p: CellParams) -> list[SummarySpec] | None:
+    """The class summaries the cells of microdata come from (keys: the spanning variables,
+    contributor, magnitude and weight), or None for params of a table dataset."""
+    if not p.cells or p.count_column or p.total_column or p.contribution_columns:
+        return None
+    keys = tuple(dict.fromkeys(
+        [*p.cells, *(c for c in (p.contributor, p.magnitude, p.weight) if c)]))
+    return [SummarySpec(side, keys) for side in ("anonymized", "original")]
+
+
+def _summary_cells(data: Dataset, side: str, p: CellParams, depths: dict[str, int],
+                   need_magnitude: bool, owner: str, ctx: Context) -> CellTable:
+    """The cell table from the released side's class summary: each summary row stands for
+    its records (equal spanning values, contributor, magnitude and weight)."""
+    specs = cell_specs(p)
+    assert specs is not None
+    spec = SummarySpec(side, specs[0].keys)  # type: ignore[arg-type]
+    if isinstance(data, FrameData):
+        data.require(spec.keys, "column")
+    summary = ctx.class_summary(spec)
+    keys, counts = summary.keys, summary.counts
+    if p.contributor:  # records in no holding are contributors of their own: one row each
+        alone = keys[p.contributor].isna().to_numpy() & (counts > 1)
+        if alone.any():
+            take = np.repeat(np.arange(len(keys)), np.where(alone, counts, 1))
+            keys = keys.iloc[take].reset_index(drop=True)
+            counts = np.where(alone, 1, counts)[take]
+    rows = Microdata(keys)
+    try:
+        rec = _microdata_records(rows, p, need_magnitude, owner, counts)
+    except DataError as exc:
+        if isinstance(data, FrameData):  # in memory: the same check names the data's row
+            _microdata_records(data, p, need_magnitude, owner)  # type: ignore[arg-type]
+        raise DataError(f"{exc} (a row of the class summary of the {side} data: one row per "
+                        "distinct combination of its columns)") from exc
+    return _microdata_cells(rows, p, depths, need_magnitude, owner, ctx, rec)
+
+
 def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magnitude: bool,
-                owner: str, ctx: Context) -> CellTable:
-    """The cell table of microdata or a table dataset; ``depths`` maps level → top units."""
+                owner: str, ctx: Context, side: str = "anonymized") -> CellTable:
+    """The cell table of microdata (from ``side``'s class summary when :func:`cell_specs`
+    gives one) or of a table dataset; ``depths`` maps level → top units."""
     if isinstance(data, Table):
         return _table_cells(data, p, depths, need_magnitude, owner)
     if not isinstance(data, Microdata):
         raise DataError(f"{owner} accepts microdata or table data, not {data.data_kind}")
     if "holding" in depths and not p.contributor:
         raise DataError(f"{owner}: holding-level rules need the 'contributor' param")
+    if cell_specs(p) is not None:
+        return _summary_cells(data, side, p, depths, need_magnitude, owner, ctx)
     return _microdata_cells(data, p, depths, need_magnitude, owner, ctx)
 
 
@@ -576,9 +630,35 @@ def default_level(p: CellParams) -> Level:
     return "holding" if p.contributor else "record"
 
 
-def run_rules(data: Dataset, p: CellParams, rules: list[Rule], owner: str,
-              ctx: Context) -> MeasureResult:
-    """Apply ``rules`` (a cell failing any is unsafe) and build the result."""
+class CellRiskMeasure(RiskMeasure):
+    """Base of the sensitivity rules: the share of unsafe cells among the non-empty ones.
+
+    On microdata the cells come from the released side's class summary (spanning variables,
+    contributor, magnitude and weight as keys: every record's contribution survives, so the
+    top contributions, totals and counts are exact), which an engine computes without
+    gathering the data; a table dataset is the cell table already and is read as it is.
+    """
+
+    unit = "share"
+    accepts = ("microdata", "table")
+    inputs = "either"
+    params: CellParams
+
+    def summaries(self) -> list[SummarySpec] | None:
+        return cell_specs(self.params)
+
+    def run(self, original: Dataset | None, anonymized: Dataset | None, rules: list[Rule],
+            ctx: Context) -> MeasureResult:
+        """:func:`run_rules` on the released side."""
+        return run_rules(original, anonymized, self.params, rules, self.name, ctx)
+
+
+def run_rules(original: Dataset | None, anonymized: Dataset | None, p: CellParams,
+              rules: list[Rule], owner: str, ctx: Context) -> MeasureResult:
+    """Apply ``rules`` (a cell failing any is unsafe) to the released side and build the
+    result."""
+    data = released(original, anonymized)
+    side = "anonymized" if anonymized is not None else "original"
     need_magnitude = any(r.kind != "freq" for r in rules)
     has_magnitude = need_magnitude or bool(p.magnitude) or (
         isinstance(data, Table) and bool(data.total or p.total_column))
@@ -592,7 +672,8 @@ def run_rules(data: Dataset, p: CellParams, rules: list[Rule], owner: str,
             depths[main] = max(depths.get(main, 0), min(2, n_contrib))
         else:
             depths[main] = max(depths.get(main, 0), 2)
-    table = build_cells(data, p, depths, need_magnitude, owner, ctx)
+    table = build_cells(data, p, depths, need_magnitude, owner,
+                        ctx.with_summaries(original, anonymized), side)
     empty = table.empty
     unsafe = np.zeros(len(empty), dtype=bool)
     reason = np.full(len(empty), "", dtype=object)

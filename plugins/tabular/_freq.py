@@ -13,14 +13,17 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import (
+    ClassSummary,
     Context,
     DataError,
     Dataset,
     FrameData,
     LossMeasure,
     Microdata,
+    SummarySpec,
     Table,
     data_row,
+    released,
 )
 from anoneval.plugins.tabular._cells import (
     SpanParams,
@@ -36,8 +39,42 @@ class FreqParams(SpanParams):
     """Params of every frequency-table measure."""
 
 
-def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """Key columns and counts of the observed cells (microdata) or of the table's rows."""
+def freq_specs(p: FreqParams) -> list[SummarySpec] | None:
+    """The class summaries (anonymized, original) the frequency table of microdata comes
+    from, or None for a table's params."""
+    if not p.cells or p.count_column:
+        return None
+    return [SummarySpec(side, tuple(p.cells)) for side in ("anonymized", "original")]
+
+
+class FrequencySummaries:
+    """Mixin of the measures of one frequency table: on microdata the counts come from the
+    released side's class summary over ``cells`` (see :func:`released_frequencies`)."""
+
+    params: FreqParams
+
+    def summaries(self) -> list[SummarySpec] | None:
+        return freq_specs(self.params)
+
+
+def released_frequencies(original: Dataset | None, anonymized: Dataset | None, p: FreqParams,
+                         owner: str, ctx: Context) -> tuple[Dataset, pd.DataFrame, np.ndarray]:
+    """The released dataset and its :func:`frequency_table`, from its class summary when it
+    is microdata and ``p`` names the cells."""
+    data = released(original, anonymized)
+    specs = freq_specs(p)
+    summary = None
+    if specs is not None and isinstance(data, Microdata):
+        data.require(p.cells, "column")
+        summary = ctx.with_summaries(original, anonymized).class_summary(
+            specs[0] if anonymized is not None else specs[1])
+    return data, *frequency_table(data, p, owner, summary)
+
+
+def frequency_table(data: Dataset, p: FreqParams, owner: str,
+                    summary: ClassSummary | None = None) -> tuple[pd.DataFrame, np.ndarray]:
+    """Key columns and counts of the observed cells (microdata; from ``summary``, the data's
+    class summary over ``p.cells``, when given) or of the table's rows."""
     if isinstance(data, Table):
         keys = table_keys(data, p.cells)
         count_col = table_count(data, p.count_column)
@@ -54,6 +91,8 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
     if p.count_column:
         raise DataError(f"{owner}: 'count_column' applies to table data only; this is microdata")
     data.require(p.cells, "column")
+    if summary is not None:
+        return summary.keys[p.cells], summary.counts.astype(np.float64)
     ids, n_cells = data.group_ids(p.cells)
     counts = np.bincount(ids, minlength=n_cells).astype(np.float64)
     rows = _first_rows(ids, n_cells)
@@ -64,16 +103,17 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str) -> tuple[pd.DataFr
 def product_size(data: Dataset, keys: pd.DataFrame) -> int:
     """Number of cells of the full cross product of the key variables' categories.
 
-    A categorical column contributes all its categories (observed or not); any other column its
-    distinct values. Missing values count as one more category.
+    A categorical column (by the data's column type) contributes all its categories (observed
+    or not); any other column its distinct values among ``keys``, the observed cells. Missing
+    values count as one more category.
     """
     size = 1
     for col in keys.columns:
-        s = data.frame[col] if isinstance(data, FrameData) else keys[col]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            card = len(s.cat.categories) + int(s.isna().any())
+        dtype = data.frame[col].dtype if isinstance(data, FrameData) else keys[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            card = len(dtype.categories) + int(keys[col].isna().any())
         else:
-            card = int(s.nunique(dropna=False))
+            card = int(keys[col].nunique(dropna=False))
         size *= max(card, 1)
     return size
 

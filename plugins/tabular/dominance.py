@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
 
 
-class Dominance(RiskMeasure):
+class Dominance(CellRiskMeasure):
     """Share of non-empty cells whose n largest contributions exceed k % of the cell total.
 
     A cell is unsafe when Σ_{i<=n} x_i > (k/100)·X, with x_1 >= x_2 >= ... its contributions and
@@ -22,9 +22,6 @@ class Dominance(RiskMeasure):
 
     name = "Dominance"
     description = "Share of cells where the n largest contributions exceed k% of the total."
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
 
     class Params(CellParams):
         n: int = Field(1, ge=1, description="Number of largest contributions summed.")
@@ -40,4 +37,4 @@ class Dominance(RiskMeasure):
         rules = [Rule("nk", level, n=p.n, k=p.k)]
         if p.min_contributors > 1:
             rules.append(Rule("freq", level, min_contributors=p.min_contributors))
-        return run_rules(released(original, anonymized), p, rules, self.name, ctx)
+        return self.run(original, anonymized, rules, ctx)

@@ -8,11 +8,16 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._freq import FreqParams, frequency_table, product_size
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
+from anoneval.plugins.tabular._freq import (
+    FreqParams,
+    FrequencySummaries,
+    product_size,
+    released_frequencies,
+)
 
 
-class EntropyRisk(RiskMeasure):
+class EntropyRisk(FrequencySummaries, RiskMeasure):
     """1 − H / log K for a frequency table, H = −Σ (c_i/N) log(c_i/N) (natural log, 0 log 0 = 0).
 
     Antal, Shlomo & Elliot (2014): high entropy means counts spread
@@ -30,6 +35,10 @@ class EntropyRisk(RiskMeasure):
     ``w1·|D|/K + w2·(1 − H/log K) − w3·(1/√N)·log(1/(e·√N))``, D the zero cells; its third term
     (1 + ½ log N)/√N falls from 1 at N = 1 towards 0 as the population grows. The handbook
     leaves the weights to the user; they must be >= 0 and sum to 1 so that it stays in [0, 1].
+
+    On microdata the counts come from the released side's class summary over ``cells``, which
+    an engine computes without gathering the data (the categories of categorical columns are
+    read from the column types); a table dataset is read as it is.
     """
 
     name = "EntropyRisk"
@@ -57,8 +66,7 @@ class EntropyRisk(RiskMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        data = released(original, anonymized)
-        keys, counts = frequency_table(data, p, self.name)
+        data, keys, counts = released_frequencies(original, anonymized, p, self.name, ctx)
         n_units = float(counts.sum())
         if n_units <= 0:
             raise DataError(f"{self.name}: the table holds no units (all counts are 0)")

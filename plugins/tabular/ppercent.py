@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
 
 
-class PPercent(RiskMeasure):
+class PPercent(CellRiskMeasure):
     """Share of non-empty cells where a coalition could estimate x_1 to within p %.
 
     A cell is unsafe when X − Σ_{i<=n+1} x_i < (p/100)·x_1: the n intruders (the 2nd to the
@@ -21,9 +21,6 @@ class PPercent(RiskMeasure):
 
     name = "PPercent"
     description = "Share of cells where n intruders could estimate the largest contribution to p%."
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
 
     class Params(CellParams):
         p: float = Field(10.0, gt=0, lt=100, description="Required precision in %, in (0,100).")
@@ -33,4 +30,4 @@ class PPercent(RiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         rule = Rule("p", default_level(p), n=p.n, p=p.p, q=100.0)
-        return run_rules(released(original, anonymized), p, [rule], self.name, ctx)
+        return self.run(original, anonymized, [rule], ctx)

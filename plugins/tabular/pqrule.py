@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
 
 
-class PQRule(RiskMeasure):
+class PQRule(CellRiskMeasure):
     """Share of non-empty cells failing the prior-posterior (pq) rule.
 
     Intruders know every contribution to within q %; a cell is unsafe when after publication
@@ -19,9 +19,6 @@ class PQRule(RiskMeasure):
 
     name = "PQRule"
     description = "Share of cells where n intruders with q% prior knowledge learn x1 to p%."
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
 
     class Params(CellParams):
         p: float = Field(25.0, gt=0, lt=100, description="Posterior precision in %, in (0,100).")
@@ -38,4 +35,4 @@ class PQRule(RiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         rule = Rule("p", default_level(p), n=p.n, p=p.p, q=p.q)
-        return run_rules(released(original, anonymized), p, [rule], self.name, ctx)
+        return self.run(original, anonymized, [rule], ctx)

@@ -12,11 +12,9 @@ from anoneval.core.api import (
     Dataset,
     MeasureResult,
     Params,
-    RiskMeasure,
-    released,
     repeated,
 )
-from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
 
 LEVEL_DESCRIPTION = ("'record' or 'holding' (contributions summed per 'contributor'); default: "
                      "'holding' when 'contributor' is given, else 'record'.")
@@ -59,7 +57,7 @@ class FreqSpec(Params):
 RuleSpec = Annotated[NKSpec | PSpec | PQSpec | FreqSpec, Field(discriminator="rule")]
 
 
-class SensitivityRules(RiskMeasure):
+class SensitivityRules(CellRiskMeasure):
     """Share of non-empty cells failing any of a list of primary rules, with the reason per cell.
 
     tau-Argus combines a table's rules (up to two per level, record and holding) so that a cell
@@ -74,9 +72,6 @@ class SensitivityRules(RiskMeasure):
 
     name = "SensitivityRules"
     description = "Share of cells failing any of several sensitivity rules, with the reason."
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
 
     class Params(CellParams):
         rules: list[RuleSpec] = Field(
@@ -106,4 +101,4 @@ class SensitivityRules(RiskMeasure):
         dups = repeated(labels)
         if dups:
             raise DataError(f"rules repeat {dups}; give each rule once")
-        return run_rules(released(original, anonymized), p, rules, self.name, ctx)
+        return self.run(original, anonymized, rules, ctx)

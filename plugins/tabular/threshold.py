@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, released
-from anoneval.plugins.tabular._cells import CellParams, Rule, default_level, run_rules
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
 
 
-class Threshold(RiskMeasure):
+class Threshold(CellRiskMeasure):
     """Share of non-empty cells with fewer than ``min_contributors`` contributors.
 
     Operator: a cell is unsafe when 0 < contributors < min_contributors (strict, as tau-Argus
@@ -20,9 +20,6 @@ class Threshold(RiskMeasure):
 
     name = "Threshold"
     description = "Share of cells with fewer than min_contributors contributors."
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
 
     class Params(CellParams):
         min_contributors: int = Field(
@@ -32,6 +29,6 @@ class Threshold(RiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         rule = Rule("freq", default_level(p), min_contributors=p.min_contributors)
-        result = run_rules(released(original, anonymized), p, [rule], self.name, ctx)
+        result = self.run(original, anonymized, [rule], ctx)
         result.details["operator"] = f"unsafe when 0 < contributors < {p.min_contributors}"
         return result

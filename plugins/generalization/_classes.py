@@ -1,0 +1,43 @@
+"""Base of the loss measures computed from the released side's equivalence classes alone."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from anoneval.core.api import Context, Dataset, LossMeasure, SummarySpec
+from anoneval.plugins.microdata._common import (
+    Classes,
+    QIParams,
+    released_classes,
+    summary_classes,
+    summary_specs,
+)
+
+
+class KParams(QIParams):
+    """Quasi-identifier params with the k below which a class counts as suppressed."""
+
+    k: int = Field(1, ge=1, description="Classes smaller than k count as suppressed.")
+
+
+class ClassLossMeasure(LossMeasure):
+    """A loss measure of the class sizes of the released microdata.
+
+    It reads the released side's class summary (see :meth:`classes`), so it runs on data an
+    engine never gathers; with ``id`` (deleted records are found by comparing both sides'
+    rows) it reads the records.
+    """
+
+    accepts = ("microdata",)
+    inputs = "either"
+    params: QIParams
+
+    def summaries(self) -> list[SummarySpec] | None:
+        return summary_specs(self.params)
+
+    def classes(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> Classes:
+        """The equivalence classes of the released side."""
+        if self.summaries() is None:
+            return released_classes(original, anonymized, self.params, ctx)[1]
+        return summary_classes(original, anonymized, self.params, ctx)[1]
