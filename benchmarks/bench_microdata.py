@@ -17,12 +17,10 @@ printed too). Run: ``python benchmarks/bench_microdata.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import QI, SA, best, compute, generalize, hierarchies, read_adult, resampled
 from pycanon import anonymity
 
 from anoneval.core.api import Context, Microdata
@@ -33,31 +31,7 @@ from anoneval.plugins.generalization.nonuniform_entropy import NonUniformEntropy
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
 
-DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
-QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-      "salary-class"]
-SA = "occupation"
-HIERARCHIES = {c: str(DATA / f"adult_hierarchy_{c}.csv") for c in QI}
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
-def generalize(df: pd.DataFrame, levels: list[int], k: int) -> pd.DataFrame:
-    out = df.copy()
-    for c, lev in zip(QI, levels, strict=True):
-        h = pd.read_csv(HIERARCHIES[c], sep=";", header=None, dtype=str, keep_default_na=False)
-        out[c] = df[c].astype(str).map(dict(zip(h[0], h[lev], strict=True)))
-    small = out.groupby(QI)["sex"].transform("size") < k
-    out.loc[small, QI] = "*"
-    return out
+HIERARCHIES = hierarchies(QI)
 
 
 # -- naive pandas baselines ------------------------------------------------------------------
@@ -130,11 +104,6 @@ def pd_nue(raw: pd.DataFrame, rel: pd.DataFrame) -> float:
     return total
 
 
-def compute(measure, original: pd.DataFrame | None, anonymized: pd.DataFrame) -> float:
-    o = Microdata(original) if original is not None else None
-    return measure.compute(o, Microdata(anonymized), Context()).value
-
-
 def row(case: str, ours: float, target: str, base_name: str, base: float) -> None:
     print(f"{case:<38} {ours:8.3f} s   target {target:<10} {base_name:<22} {base:8.3f} s   "
           f"ratio {base / ours:7.1f}×")
@@ -146,10 +115,8 @@ def main() -> None:
     args = ap.parse_args()
     n = 50_000 if args.quick else 1_000_000
     repeat = 2 if args.quick else 3
-    adult = pd.read_csv(DATA / "adult.csv", sep=";")
-    rng = np.random.default_rng(0)  # each column drawn from adult's, independently
-    raw = pd.DataFrame({c: adult[c].to_numpy()[rng.integers(0, len(adult), n)]
-                        for c in adult.columns})
+    adult = read_adult()
+    raw = resampled(adult, n)
     rel = generalize(raw, [0, 2, 1, 2, 2, 0, 0, 0], 5)
     print(f"{n:,} rows × {len(QI)} QIs, {int((rel['sex'] == '*').sum()):,} suppressed")
     cases = [

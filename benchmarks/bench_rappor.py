@@ -17,26 +17,15 @@ Run: ``python benchmarks/bench_rappor.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from _common import best
 
 from anoneval.core.api import Context, Microdata
 from anoneval.plugins.perturbation import _channels as ch
 from anoneval.plugins.perturbation.mi_leakage import MILeakage
 from anoneval.plugins.perturbation.randomized_response import RandomizedResponse
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def naive_joint_mi(prior: np.ndarray, beta: float) -> float:

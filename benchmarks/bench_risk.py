@@ -16,15 +16,11 @@ reused. Run: ``python benchmarks/bench_risk.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from _common import QI, SA, best, compute, generalize, hierarchies, read_adult, resampled
 from pycanon import anonymity
 
-from anoneval.core.api import Context, Microdata
 from anoneval.plugins.microdata.alpha_kanonymity import AlphaKAnonymity
 from anoneval.plugins.microdata.beta_likeness import BetaLikeness
 from anoneval.plugins.microdata.delta_disclosure import DeltaDisclosure
@@ -33,36 +29,7 @@ from anoneval.plugins.microdata.tcloseness import TCloseness
 from anoneval.plugins.reidentification.population_uniqueness import PopulationUniqueness
 from anoneval.plugins.reidentification.reidentification_risk import ReidentificationRisk
 
-DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
-QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
-      "salary-class"]
-SA = "occupation"
-HIERARCHIES = {c: str(DATA / f"adult_hierarchy_{c}.csv") for c in [*QI, SA]}
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
-def generalize(df: pd.DataFrame, levels: list[int], k: int) -> pd.DataFrame:
-    out = df.copy()
-    for c, lev in zip(QI, levels, strict=True):
-        h = pd.read_csv(HIERARCHIES[c], sep=";", header=None, dtype=str, keep_default_na=False)
-        out[c] = df[c].astype(str).map(dict(zip(h[0], h[lev], strict=True)))
-    small = out.groupby(QI)["sex"].transform("size") < k
-    out.loc[small, QI] = "*"
-    return out
-
-
-def compute(measure, original: pd.DataFrame | None, anonymized: pd.DataFrame) -> object:
-    o = Microdata(original) if original is not None else None
-    return measure.compute(o, Microdata(anonymized), Context()).value
+HIERARCHIES = hierarchies([*QI, SA])
 
 
 def main() -> None:
@@ -70,7 +37,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     ap.add_argument("--raw", action="store_true", help="pyCANON comparison on raw adult")
     args = ap.parse_args()
-    adult = pd.read_csv(DATA / "adult.csv", sep=";")
+    adult = read_adult()
 
     df = adult if args.raw else generalize(adult, [1, 2, 0, 1, 1, 1, 1, 0], 1)
     df = df.iloc[:3000] if args.quick else df
@@ -90,10 +57,8 @@ def main() -> None:
               f"{theirs / ours:8.1f}×   target ≥ 10×")
 
     n = 50_000 if args.quick else 1_000_000
-    rng = np.random.default_rng(0)  # each column drawn from adult's, independently
-    raw = pd.DataFrame({c: adult[c].to_numpy()[rng.integers(0, len(adult), n)]
-                        for c in adult.columns})
-    raw["income"] = rng.integers(0, 200, n)
+    raw = resampled(adult, n)
+    raw["income"] = np.random.default_rng(1).integers(0, 200, n)
     rel = generalize(raw, [0, 2, 1, 2, 2, 0, 0, 0], 5)
     print(f"\n{n:,} rows × {len(QI)} QIs, {int((rel['sex'] == '*').sum()):,} suppressed; "
           "target < 5 s each")

@@ -21,19 +21,17 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import best, read_adult
 
 from anoneval.core.api import Context, Microdata
 from anoneval.plugins.reidentification.individual_risk import IndividualRisk
 from anoneval.plugins.reidentification.suda import SUDA
 
-DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult" / "adult.csv"
 K5 = ["sex", "age", "race", "marital-status", "education"]
 K7 = [*K5, "native-country", "workclass"]
 K6 = ["age", "occupation", "native-country", "marital-status", "education", "workclass"]
@@ -48,16 +46,6 @@ t <- system.time(measure_risk(d, keyVars = k5, w = "w", hid = "hh"))[["elapsed"]
 s <- if (args[4] == "1") system.time(suda2(d, variables = ks))[["elapsed"]] else NA
 cat(t, s, "\\n")
 """
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def have_r() -> bool:
@@ -123,7 +111,7 @@ def main() -> None:
     r = not args.no_r and have_r()
     if not r:
         print("sdcMicro not available: absolute times only")
-    adult = with_weights(pd.read_csv(DATA, sep=";"))
+    adult = with_weights(read_adult())
     case("adult", adult, K7, 3, r, True)
     if not args.quick:
         rng = np.random.default_rng(0)

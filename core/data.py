@@ -847,8 +847,11 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
     return from_frame(frame, kind, opts, source=str(path))
 
 
-def as_dataset(obj: Any, kind: str | None = None) -> Dataset | None:
-    """Accept a Dataset, a DataFrame (microdata unless ``kind`` says otherwise) or None."""
+def as_dataset(obj: Any, kind: str | None = None, side: str | None = None) -> Dataset | None:
+    """Accept a Dataset, a DataFrame (microdata unless ``kind`` says otherwise) or None.
+
+    Anything else is a :class:`TypeError` naming ``side`` (e.g. "anonymized") and the accepted
+    types."""
     if obj is None or isinstance(obj, Dataset):
         return obj
     if isinstance(obj, pd.DataFrame):
@@ -858,7 +861,12 @@ def as_dataset(obj: Any, kind: str | None = None) -> Dataset | None:
             return Trajectories.from_frame(obj)
         if kind == "table":
             return Table(obj)
-    raise TypeError(f"expected a DataFrame or an anoneval Dataset, got {type(obj).__name__}")
+        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+    hint = ("; to read a file, pass anoneval.core.load(path)"
+            if isinstance(obj, (str, Path)) else "")
+    raise TypeError(f"{f'{side}: ' if side else ''}expected a pandas DataFrame, an anoneval "
+                    "Dataset (Microdata, Table, Trajectories) or None, got "
+                    f"{type(obj).__name__}{hint}")
 
 
 def require_records(data: Dataset | None, side: str) -> None:
@@ -925,14 +933,58 @@ def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
     return out.astype(np.float64)
 
 
-def align_dtypes(original: Dataset, anonymized: Dataset) -> tuple[Dataset, Dataset, list[str]]:
+def _kind(data: FrameData, col: Any) -> str:
+    return data.cached(("value_kind", col), lambda: _value_kind(data.frame[col]))
+
+
+def _one_kind(values: pd.Series) -> pd.Series:
+    """A column of several kinds of values as one kind: numbers when every value is a number
+    or text holding one (int64 when all are whole and none is missing), otherwise text."""
+    plain = values.astype(object)
+    present = plain.dropna().tolist()
+    if not any(isinstance(v, (bool, np.bool_, bytes)) for v in present):
+        out = pd.to_numeric(plain, errors="coerce")
+        if out.dtype.kind in "iuf" and not (out.isna() & plain.notna()).any():
+            whole = out.notna().all() and bool((out % 1 == 0).all()) and bool(
+                (out.abs() < 2**53).all())
+            return out.astype(np.int64 if whole else np.float64)
+    return _text(values)
+
+
+def unify_kinds(data: Dataset | None, side: str) -> tuple[Dataset | None, list[str]]:
+    """Read each column of ``data`` that mixes kinds of values (39 and "39" from JSON lines or
+    an object column) as one kind, as :func:`align_dtypes` does across two sides: numbers when
+    every value is one (text "39" → 39), otherwise text. Returns the dataset (a new object when a
+    column changed; the input is never modified) and one note per changed column."""
+    if not isinstance(data, FrameData):
+        return data, []
+    frame = data.frame
+    changed: dict[str, pd.Series] = {}
+    notes: list[str] = []
+    for col in frame.columns:
+        if frame[col].dtype.kind != "O" or _kind(data, col) != "mixed":  # O: also categorical
+            continue
+        types = sorted({type(v).__name__ for v in frame[col].dropna().tolist()})
+        changed[col] = _one_kind(frame[col])
+        how = ('text, numbers as written (39 → "39")' if changed[col].dtype == object
+               else f'numbers ({changed[col].dtype}), text such as "39" as the number')
+        notes.append(f"{side}: column {col!r} mixes values of types {', '.join(types)}; "
+                     f"read as {how}")
+    if not changed:
+        return data, []
+    return data.with_columns(changed), notes
+
+
+def align_dtypes(original: Dataset, anonymized: Dataset, side: str = "anonymized"
+                 ) -> tuple[Dataset, Dataset, list[str]]:
     """Read the columns both sides share alike, so that 39 and "39" fall in one class.
 
     Where the two sides hold a column as different kinds of values (numbers, text, booleans,
-    dates) or one side mixes kinds, the anonymized side takes the original's when they can
-    hold its values (text "39" → the original's integers, numbers → the original's text);
-    otherwise both sides read the column as text. Returns the two datasets (new objects
-    where a column changed; the inputs are never modified) and one note per changed column.
+    dates) or one side mixes kinds, the other side (``side``: the anonymized data or the control
+    set) takes the original's when they can hold its values (text "39" → the original's
+    integers, numbers → the original's text); otherwise both sides read the column as text.
+    Returns the two datasets (new objects where a column changed; the inputs are never
+    modified) and one note per changed column.
     """
     if not (isinstance(original, FrameData) and isinstance(anonymized, FrameData)):
         return original, anonymized, []
@@ -941,11 +993,10 @@ def align_dtypes(original: Dataset, anonymized: Dataset) -> tuple[Dataset, Datas
     text_cols: list[str] = []
     notes: list[str] = []
     for col in (c for c in af.columns if c in of.columns):
-        ok = original.cached(("value_kind", col), lambda c=col: _value_kind(of[c]))
-        ak = _value_kind(af[col])
+        ok, ak = _kind(original, col), _kind(anonymized, col)
         if ok == ak and ok != "mixed":
             continue
-        said = f"column {col!r} holds {ok} values in the original and {ak} in the anonymized data"
+        said = f"column {col!r} holds {ok} values in the original and {ak} in the {side} data"
         converted = None
         if ok == "number" and ak == "text":
             converted = _as_numbers(af[col], of[col])
@@ -953,7 +1004,7 @@ def align_dtypes(original: Dataset, anonymized: Dataset) -> tuple[Dataset, Datas
             converted = _text(af[col])
         if converted is not None:
             anon_cols[col] = converted
-            notes.append(f"{said}: the anonymized side was read as the original's "
+            notes.append(f"{said}: the {side} side was read as the original's "
                          f"({converted.dtype})")
         else:
             text_cols.append(col)

@@ -28,7 +28,14 @@ import pandas as pd
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
 from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.data import Dataset, Microdata, align_dtypes, as_dataset, require_records
+from anoneval.core.data import (
+    Dataset,
+    Microdata,
+    align_dtypes,
+    as_dataset,
+    require_records,
+    unify_kinds,
+)
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.jsonable import non_finite
 from anoneval.core.partitioned import Partitioned
@@ -160,11 +167,12 @@ class Evaluator:
 
         self.registry = registry or default_registry()
         self.data_kind = data_kind
-        self.original: Dataset | None = as_dataset(original, data_kind)
-        require_records(self.original, "original")
-        self.control: Dataset | None = as_dataset(
-            control, data_kind or (self.original.data_kind if self.original else None))
-        require_records(self.control, "control")
+        given = as_dataset(original, data_kind, "original")
+        require_records(given, "original")
+        given_control = as_dataset(control, data_kind or (given.data_kind if given else None),
+                                   "control")
+        require_records(given_control, "control")
+        self._set_inputs(given, given_control)
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
         if self.control is None:  # a missing control set fails at once, as in a config
@@ -198,13 +206,27 @@ class Evaluator:
             self._overlap = control_overlap(self.original, self.control)
         return self._overlap
 
+    def _set_inputs(self, original: Dataset | None, control: Dataset | None) -> None:
+        """Keep the inputs as given (hashed in the report, shipped to workers) and as measured:
+        each read with one kind of value per column, the control set's dtypes the original's."""
+        self._given = original, control
+        self.original, self._notes = unify_kinds(original, "original")
+        self.control, notes = unify_kinds(control, "control")
+        self._notes += notes
+        if self.original is not None and self.control is not None:
+            self.original, self.control, notes = align_dtypes(self.original, self.control,
+                                                              "control")
+            self._notes += notes
+
     def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
+        """The inputs as given (before any column was read as another kind)."""
+        original, control = self._given
         inputs: dict[str, Any] = {
-            "original": self.original.summary() if self.original is not None else None}
+            "original": original.summary() if original is not None else None}
         if not many:
             inputs["anonymized"] = anonymized.summary() if anonymized is not None else None
-        if self.control is not None:
-            inputs["control"] = self.control.summary()
+        if control is not None:
+            inputs["control"] = control.summary()
         return inputs
 
     def _prepare(self, i: int, planned: PlannedMeasure) -> tuple[Any, BaseException | None]:
@@ -307,19 +329,22 @@ class Evaluator:
     def evaluate(self, anonymized: Any = None, *, variant: str | None = None,
                  synthesizer: dict[str, Any] | None = None) -> Report:
         """Evaluate every measure on one anonymized dataset (None for analytic measures)."""
-        anon = as_dataset(anonymized, self.data_kind
-                          or (self.original.data_kind if self.original else None))
+        side = f"anonymized variant {variant!r}" if variant else "anonymized"
+        given = as_dataset(anonymized, self.data_kind
+                           or (self.original.data_kind if self.original else None), side)
         if self._scaled is None:
             self._in_memory()
-            if isinstance(anon, Partitioned):
-                anon = anon.cached(("loaded",), anon.load)
+            if isinstance(given, Partitioned):
+                given = given.cached(("loaded",), given.load)
         else:
             self._scaled.attach(self.original)
-            self._scaled.attach(anon)
-        require_records(anon, f"anonymized variant {variant!r}" if variant else "anonymized")
-        runner, notes = self, []
+            self._scaled.attach(given)
+        require_records(given, side)
+        anon, notes = unify_kinds(given, side)
+        runner = self
         if self.original is not None and anon is not None:
-            original, anon, notes = align_dtypes(self.original, anon)
+            original, anon, aligned = align_dtypes(self.original, anon)
+            notes += aligned
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
                 runner.block_runner = self.block_runner
@@ -328,10 +353,10 @@ class Evaluator:
                                    if _mode(p.measure) == "summaries"], runner.original, anon)
         entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
         for entry in entries:
-            entry.warnings[:0] = notes
+            entry.warnings[:0] = [*runner._notes, *notes]
         return Report(
             anoneval_version=self._version, seed=self.seed, variant=variant,
-            inputs=self._inputs(anon),
+            inputs=self._inputs(given),
             synthesizer=synthesizer, measures=entries,
         )
 
@@ -358,14 +383,18 @@ class Evaluator:
 
     def _in_memory(self) -> None:
         """Read partitioned inputs into memory (the local engine)."""
-        if isinstance(self.original, Partitioned):
-            self.original = self.original.cached(("loaded",), self.original.load)
-        if isinstance(self.control, Partitioned):
-            self.control = self.control.cached(("loaded",), self.control.load)
+        if any(isinstance(d, Partitioned) for d in self._given):
+            self._set_inputs(*(d.cached(("loaded",), d.load) if isinstance(d, Partitioned) else d
+                               for d in self._given))
 
     def _with_original(self, original: Dataset) -> Evaluator:
+        """This evaluator with some columns of the original read as text (the control set's
+        too, so that it stays aligned with the original)."""
         twin = copy.copy(self)
         twin.original, twin._prepared, twin._aligned = original, {}, {}
+        if self.control is not None:
+            twin.original, twin.control, notes = align_dtypes(original, self.control, "control")
+            twin._notes, twin._overlap = [*self._notes, *notes], None
         return twin
 
     def prepare(self) -> None:
@@ -376,10 +405,9 @@ class Evaluator:
         self._in_memory()
         for i, planned in enumerate(self.measures):
             self._prepare(i, planned)
-        if self.original is not None:
-            self.original.summary()
-        if self.control is not None:
-            self.control.summary()
+        for given in self._given:
+            if given is not None:
+                given.summary()
 
     def evaluate_many(self, variants: Mapping[str, Any],
                       ru_map: tuple[str, str] | None = None, *,
@@ -394,6 +422,10 @@ class Evaluator:
         (``Context.map_blocks``). A variant may be data or a zero-argument callable loading it
         (called where the task runs). The reports equal a serial run's apart from timings.
         """
+        if not isinstance(variants, Mapping):
+            raise TypeError("variants: expected a mapping of variant name to data (a "
+                            "DataFrame, an anoneval Dataset or a zero-argument loader), got "
+                            f"{type(variants).__name__}")
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         from anoneval.core.engine import new_recipe, open_engine
@@ -408,7 +440,8 @@ class Evaluator:
                 self.block_runner = eng.blocks()
                 try:
                     if isinstance(self.control, Partitioned):  # control measures read frames
-                        self.control = self.control.cached(("loaded",), self.control.load)
+                        self._set_inputs(self._given[0], self.control.cached(
+                            ("loaded",), self.control.load))
                     reports = [self._evaluate_variant(name, data)
                                for name, data in variants.items()]
                     inputs = self._inputs(many=True)
@@ -425,8 +458,8 @@ class Evaluator:
                 inputs = self._inputs(many=True)
             else:
                 self._in_memory()
-                recipe = new_recipe(self.original, self.measures, self.seed, self.data_kind,
-                                    self.base_dir, self.timings, self.control)
+                recipe = new_recipe(self._given[0], self.measures, self.seed, self.data_kind,
+                                    self.base_dir, self.timings, self._given[1])
                 reports = eng.run_variants(recipe, variants, self._evaluate_variant)
                 inputs = self._inputs(many=True)
             described = eng.describe()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,45 @@ class Analytic(RiskMeasure):
 
 
 TOYS = (ShareBelowK, Boom, CountingPrepare, RowDistance, NearestMatch, Analytic)
+
+
+def toy_measure(name: str, value: Callable[[Any, Dataset | None, Dataset | None, Context], float],
+                *, doc: str, module: str, inputs: str = "both",
+                params: type[Params] | None = None) -> type[RiskMeasure]:
+    """A risk measure class ``name`` (defined in ``module``) whose value is
+    ``value(params, original, anonymized, ctx)``."""
+
+    def compute(self: RiskMeasure, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return MeasureResult(value=float(value(self.params, original, anonymized, ctx)))
+
+    namespace: dict[str, Any] = {"__doc__": doc, "__module__": module, "__qualname__": name,
+                                 "name": name, "description": doc, "inputs": inputs,
+                                 "compute": compute}
+    if params is not None:
+        namespace["Params"] = params
+    return type(name, (RiskMeasure,), namespace)
+
+
+def compute_on_frames(measure: Any, original: Any,
+                      anonymized: Any = None) -> tuple[float | None, dict[str, Any], list[str]]:
+    """``measure.compute`` on DataFrames (each as Microdata; None stays None): the value, the
+    details and the warnings."""
+    ctx = Context()
+    o = Microdata(original) if original is not None else None
+    a = Microdata(anonymized) if anonymized is not None else None
+    res = measure.compute(o, a, ctx)
+    return res.value, res.details, ctx.warnings
+
+
+def registry_with(*classes: type) -> Any:
+    """A registry of the built-ins (no entry points) and ``classes``."""
+    from anoneval.registry import build_registry
+
+    registry = build_registry(entry_points=False)
+    for cls in classes:
+        registry.register(cls, source="tests")
+    return registry
 
 
 class LifecycleRecorder:

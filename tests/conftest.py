@@ -1,8 +1,12 @@
-"""Shared fixtures: paths to the shipped example data."""
+"""Shared fixtures: paths to the shipped example data, the adult benchmark's variants."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -32,17 +36,54 @@ def cluster():
         yield client
 
 
+@pytest.fixture(scope="session")
+def make_adult_variants() -> ModuleType:
+    """``examples/make_adult_variants.py`` as a module."""
+    spec = importlib.util.spec_from_file_location("make_adult_variants",
+                                                  ROOT / "examples" / "make_adult_variants.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def adult_variants(make_adult_variants: ModuleType,
+                   tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The adult variants of ``make_adult_variants.py`` (and its ``variants.json``), generated
+    once per session into a folder that tests only read."""
+    folder = tmp_path_factory.mktemp("adult_variants")
+    make_adult_variants.main(["--out", str(folder)])
+    return folder
+
+
+@pytest.fixture(scope="session")
+def adult_benchmark(adult_variants: Path) -> Callable[[Path], Path]:
+    """Writes ``examples/benchmark_adult.json`` into a folder, on the generated
+    :func:`adult_variants`, with every path absolute and the output ``report.json`` there;
+    returns the config's path."""
+
+    def write(folder: Path) -> Path:
+        raw = json.loads((ROOT / "examples" / "benchmark_adult.json").read_text())
+        raw["original"]["path"] = str(ROOT / "examples" / raw["original"]["path"])
+        for v in raw["anonymized"]:
+            v["path"] = str(adult_variants / Path(v["path"]).name)
+        for m in raw["measures"]:
+            for col, path in m["params"].get("hierarchies", {}).items():
+                m["params"]["hierarchies"][col] = str(ROOT / "examples" / path)
+        raw["output"] = str(folder / "report.json")
+        (folder / "benchmark_adult.json").write_text(json.dumps(raw))
+        return folder / "benchmark_adult.json"
+
+    return write
+
+
 @pytest.fixture
 def toy_registry():
     """Built-ins plus the toy plugins of ``_toy_plugins``; no entry points."""
-    from _toy_plugins import TOYS
+    from _toy_plugins import TOYS, registry_with
 
-    from anoneval.registry import build_registry
-
-    registry = build_registry(entry_points=False)
-    for cls in TOYS:
-        registry.register(cls, source="tests")
-    return registry
+    return registry_with(*TOYS)
 
 
 def pytest_configure(config: pytest.Config) -> None:

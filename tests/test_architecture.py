@@ -163,6 +163,19 @@ def test_rejects_a_wrong_model_at_node_2(tmp_path, mortgage, registry):
     assert [t["task"] for t in report["tasks"]] == list(range(1, 10))
 
 
+def test_numbers_written_as_text_are_numbers(tmp_path, registry):
+    # JSON lines holding some amounts as strings ("41839") read as one numeric column
+    frame = make().astype(object)
+    frame.loc[::3, "loan"] = frame.loc[::3, "loan"].map(str)
+    frame.to_json(tmp_path / "mortgage.jsonl", orient="records", lines=True)
+    report = run_architecture(config(tmp_path, tmp_path / "mortgage.jsonl",
+                                     transform="identity"), registry=registry)
+    assert report["failed_node"]["node"] == 2  # as test_rejects_a_wrong_model_at_node_2
+    assert report["tasks"][0]["figures"]["rows"] == len(frame)
+    assert any(w.startswith("data: column 'loan' mixes values of types int, str; read as "
+                            "numbers (int64)") for w in report["warnings"])
+
+
 def test_rejects_a_replica_drawn_from_a_wrong_model(tmp_path, mortgage, registry):
     cfg = config(tmp_path, mortgage, synthesizer={"name": "ShiftedNormal",
                                                   "params": {"shift": 0.6}}, seed=5)

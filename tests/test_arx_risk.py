@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import compute_on_frames as run
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from anoneval.core import evaluate
-from anoneval.core.api import Context, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._hierarchy import generalize, read_hierarchy
 from anoneval.plugins.reidentification._uniqueness import Histogram, snb, zayatz
@@ -35,14 +35,6 @@ QI9 = [*QI8[:7], "occupation", *QI8[7:]]
 H8 = {c: str(ADULT_DIR / f"adult_hierarchy_{c}.csv") for c in QI8}
 NODES = {"0-0-0-0-0-0-0-0": [0] * 8, "1-2-0-1-1-1-1-0": [1, 2, 0, 1, 1, 1, 1, 0],
          "0-1-0-1-2-0-1-1": [0, 1, 0, 1, 2, 0, 1, 1]}
-
-
-def run(measure, original, anonymized=None):
-    ctx = Context()
-    o = Microdata(original) if original is not None else None
-    a = Microdata(anonymized) if anonymized is not None else None
-    res = measure.compute(o, a, ctx)
-    return res.value, res.details, ctx.warnings
 
 
 @pytest.fixture(scope="module")

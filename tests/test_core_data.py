@@ -123,7 +123,7 @@ def test_content_hash_depends_on_values_and_columns() -> None:
 def test_as_dataset() -> None:
     assert as_dataset(None) is None
     assert isinstance(as_dataset(FRAME), Microdata)
-    with pytest.raises(TypeError, match="expected a DataFrame"):
+    with pytest.raises(TypeError, match=r"^expected a pandas DataFrame"):
         as_dataset([1, 2])
 
 

@@ -91,22 +91,27 @@ def _plugin_package(site: Path, dist: str, module: str, source: str) -> None:
     _fake_distribution(site, dist, module.split("_")[0], module)
 
 
+def _risk_measure_package(site: Path, dist: str, module: str, cls: str, base: str) -> None:
+    """A package whose ``risk_measure`` hook registers class ``cls``, a subclass of ``base``."""
+    _plugin_package(site, dist, module, f"""
+        from anoneval.core.api import hookimpl, {base}
+
+        class {cls}({base}):
+            name = "{cls}"
+            description = "A third-party {base}."
+
+        @hookimpl
+        def risk_measure(register):
+            register({cls})
+    """)
+
+
 @pytest.mark.entry_points
 def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
                                                               monkeypatch) -> None:
     site = tmp_path / "site"
     _fake_distribution(site, "broken-plugin", "broken", "no_such_module_xyz")
-    _plugin_package(site, "good-plugin", "good_toy_plugin", """
-        from anoneval.core.api import hookimpl, RiskMeasure
-
-        class GoodToy(RiskMeasure):
-            name = "GoodToy"
-            description = "A working third-party measure."
-
-        @hookimpl
-        def risk_measure(register):
-            register(GoodToy)
-    """)
+    _risk_measure_package(site, "good-plugin", "good_toy_plugin", "GoodToy", "RiskMeasure")
     monkeypatch.syspath_prepend(str(site))
     registry = build_registry()
     assert any("'broken-plugin'" in e and "no_such_module_xyz" in e
@@ -121,17 +126,8 @@ def test_broken_entry_point_is_reported_and_others_still_load(tmp_path: Path,
 @pytest.mark.entry_points
 def test_entry_point_registering_a_wrong_kind_is_reported(tmp_path: Path, monkeypatch) -> None:
     site = tmp_path / "site"
-    _plugin_package(site, "wrong-plugin", "wrong_kind_plugin", """
-        from anoneval.core.api import hookimpl, LossMeasure
-
-        class Wrong(LossMeasure):
-            name = "Wrong"
-            description = "A loss measure registered as a risk measure."
-
-        @hookimpl
-        def risk_measure(register):
-            register(Wrong)
-    """)
+    # a loss measure registered as a risk measure
+    _risk_measure_package(site, "wrong-plugin", "wrong_kind_plugin", "Wrong", "LossMeasure")
     monkeypatch.syspath_prepend(str(site))
     registry = build_registry()
     assert any("wrong-plugin" in e and "declares kind 'loss_measure'" in e

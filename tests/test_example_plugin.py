@@ -96,11 +96,17 @@ def test_plugin_command_runs_from_the_cli(plugin_site: Path, tmp_path: Path) -> 
 
 
 def test_plugin_is_absent_without_the_package() -> None:
+    # the example may be installed in this environment too: load every other plugin package
+    from importlib import metadata
+
+    others = {ep.dist.name for ep in metadata.entry_points(group="anoneval")
+              if ep.dist is not None} - {"anoneval-sample-uniques"}
+    env = {**os.environ, "ANONEVAL_LOAD_PLUGINS": ",".join(sorted(others))}
     proc = subprocess.run([ANONEVAL, "describe", "SampleUniques"], capture_output=True,
-                          text=True)
+                          text=True, env=env)
     assert proc.returncode == 2 and "may not be installed" in proc.stderr
     proc = subprocess.run([ANONEVAL, "sample-uniques", "x.csv"], capture_output=True,
-                          text=True)
+                          text=True, env=env)
     assert proc.returncode == 2 and "No such command 'sample-uniques'" in proc.stderr
 
 

@@ -190,6 +190,44 @@ def test_mixed_types_in_one_column_are_read_as_text() -> None:
     assert list(o.frame["a"]) == ["39", "39", "40", "40"] and notes
 
 
+def test_a_side_mixing_numbers_and_text_forms_one_class(tmp_path: Path, toy_registry) -> None:
+    write(tmp_path / "a.jsonl", '{"a": 39}\n{"a": "39"}\n{"a": 40.0}\n{"a": "40"}\n')
+    mixed = load(tmp_path / "a.jsonl")
+    report = evaluate(None, mixed, [QI], registry=toy_registry)  # one side only
+    assert report["ShareBelowK"].value == 0.0
+    assert report["ShareBelowK"].warnings == [
+        "anonymized: column 'a' mixes values of types float, int, str; read as numbers "
+        '(int64), text such as "39" as the number']
+    assert list(mixed.frame["a"]) == [39, "39", 40.0, "40"]  # the input is untouched
+    frame = pd.DataFrame({"a": [39, "39", "x", "x"]}, dtype=object)  # Python API, one side
+    entry = evaluate(frame, None, [QI], registry=toy_registry)["ShareBelowK"]
+    assert entry.value == 0.0 and "original: column 'a'" in entry.warnings[0]
+    assert "read as text, numbers as written" in entry.warnings[0]
+    entry = evaluate(FRAME, frame, [QI], registry=toy_registry)["ShareBelowK"]
+    assert entry.value == 0.0  # then aligned with the original's numbers: both sides text
+    assert [w.split(":")[0] for w in entry.warnings] == ["anonymized", "column 'a' holds number "
+                                                         "values in the original and text in "
+                                                         "the anonymized data"]
+
+
+def test_data_that_is_no_frame_names_the_side(toy_registry) -> None:
+    accepted = r"expected a pandas DataFrame, an anoneval Dataset \(Microdata, Table, " \
+               r"Trajectories\) or None, got list"
+    with pytest.raises(TypeError, match="^anonymized: " + accepted):
+        evaluate(FRAME, [[1, "x"]], [QI], registry=toy_registry)
+    with pytest.raises(TypeError, match="^original: " + accepted):
+        evaluate([1], FRAME, [QI], registry=toy_registry)
+    with pytest.raises(TypeError, match=r"^control: .*got dict"):
+        Evaluator(FRAME, [QI], registry=toy_registry, control={"a": [1]})
+    with pytest.raises(TypeError, match=r"^anonymized variant 'v': .*got str; to read a file, "
+                                        r"pass anoneval.core.load\(path\)"):
+        evaluate_many(FRAME, {"v": "a.csv"}, [QI], registry=toy_registry)
+    with pytest.raises(TypeError, match=r"^variants: expected a mapping of variant name"):
+        evaluate_many(FRAME, [FRAME], [QI], registry=toy_registry)
+    with pytest.raises(DataError, match="unknown data kind 'cube'"):
+        as_dataset(FRAME, "cube")
+
+
 def test_anonymized_side_inherits_the_original_options(tmp_path: Path, toy_registry) -> None:
     FRAME.to_csv(tmp_path / "o.csv", sep="|", index=False, encoding="latin-1")
     FRAME.to_csv(tmp_path / "a.csv", sep="|", index=False)

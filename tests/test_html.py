@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import registry_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
@@ -43,8 +44,6 @@ from anoneval.core.runner import run_plan
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-import make_adult_variants  # noqa: E402
 
 # -- toy measures whose details trigger every built-in plot -----------------------------------
 
@@ -176,10 +175,7 @@ MEASURES: list[Any] = [
 
 @pytest.fixture
 def registry():
-    reg = build_registry(entry_points=False)
-    for cls in TOYS:
-        reg.register(cls, source="tests")
-    return reg
+    return registry_with(*TOYS)
 
 
 def frames(n: int = 60, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -412,21 +408,9 @@ def test_missing_matplotlib_is_a_clear_error(registry, tmp_path: Path, monkeypat
 
 
 @pytest.fixture(scope="module")
-def adult_config(tmp_path_factory) -> Path:
+def adult_config(adult_benchmark, tmp_path_factory) -> Path:
     """The shipped benchmark config, run on variants generated into a temporary folder."""
-    tmp = tmp_path_factory.mktemp("adult")
-    make_adult_variants.main(["--out", str(tmp / "variants")])
-    raw = json.loads((ROOT / "examples" / "benchmark_adult.json").read_text())
-    examples = ROOT / "examples"
-    raw["original"]["path"] = str(examples / raw["original"]["path"])
-    for v in raw["anonymized"]:
-        v["path"] = str(tmp / "variants" / Path(v["path"]).name)
-    for m in raw["measures"]:
-        for col, path in m["params"].get("hierarchies", {}).items():
-            m["params"]["hierarchies"][col] = str(examples / path)
-    raw["output"] = str(tmp / "report.json")
-    (tmp / "benchmark_adult.json").write_text(json.dumps(raw))
-    return tmp / "benchmark_adult.json"
+    return adult_benchmark(tmp_path_factory.mktemp("adult"))
 
 
 @pytest.fixture(scope="module")

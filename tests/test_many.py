@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import registry_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
@@ -30,11 +30,8 @@ from anoneval.core.cli import main
 from anoneval.core.config import load_config, validate_config
 from anoneval.core.report import build_risk_utility, higher_is_worse, pareto_optimal
 from anoneval.core.runner import run_plan
-from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-import make_adult_variants  # noqa: E402
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 
@@ -94,10 +91,7 @@ class Fragile(LossMeasure):
 
 @pytest.fixture
 def registry():
-    reg = build_registry(entry_points=False)
-    for cls in (MinClass, Classes, Fragile):
-        reg.register(cls, source="tests")
-    return reg
+    return registry_with(MinClass, Classes, Fragile)
 
 
 def toy_data() -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
@@ -287,21 +281,9 @@ def test_run_uses_the_configured_pair_and_cli_prints_the_table(registry, tmp_pat
 
 
 @pytest.fixture(scope="module")
-def adult(tmp_path_factory) -> tuple[Path, Path]:
+def adult(adult_variants, adult_benchmark, tmp_path_factory) -> tuple[Path, Path]:
     """The shipped benchmark config on variants generated into a temporary folder."""
-    tmp = tmp_path_factory.mktemp("adult_many")
-    make_adult_variants.main(["--out", str(tmp)])
-    examples = ROOT / "examples"
-    raw = json.loads((examples / "benchmark_adult.json").read_text())
-    raw["original"]["path"] = str(examples / raw["original"]["path"])
-    for v in raw["anonymized"]:
-        v["path"] = str(tmp / Path(v["path"]).name)
-    for m in raw["measures"]:
-        for col, path in m["params"].get("hierarchies", {}).items():
-            m["params"]["hierarchies"][col] = str(examples / path)
-    raw.pop("output")
-    (tmp / "benchmark_adult.json").write_text(json.dumps(raw))
-    return tmp, tmp / "benchmark_adult.json"
+    return adult_variants, adult_benchmark(tmp_path_factory.mktemp("adult_many"))
 
 
 def test_adult_variants_are_generalized_and_suppressed(adult) -> None:
@@ -322,11 +304,10 @@ def test_adult_variants_are_generalized_and_suppressed(adult) -> None:
         assert first["age"] in (age, "*")
 
 
-def test_variant_generation_is_deterministic(adult, tmp_path: Path) -> None:
+def test_variant_generation_is_deterministic(adult, make_adult_variants, tmp_path: Path) -> None:
     folder, _ = adult
     make_adult_variants.main(["--out", str(tmp_path)])
-    names = sorted(p.name for p in folder.iterdir() if p.suffix in (".parquet", ".json")
-                   and p.name != "benchmark_adult.json")
+    names = sorted(p.name for p in folder.iterdir() if p.suffix in (".parquet", ".json"))
     assert len(names) == 6 and sorted(p.name for p in tmp_path.iterdir()) == names
     for name in names:
         assert (tmp_path / name).read_bytes() == (folder / name).read_bytes()

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import compute_on_frames as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import Evaluator, evaluate
-from anoneval.core.api import ConfigError, Context, Microdata
+from anoneval.core.api import ConfigError
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar
@@ -40,15 +41,6 @@ HERE = Path(__file__).resolve().parent / "data" / "microdata"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
             "salary-class"]
 SETTINGS = settings(max_examples=25, deadline=None)
-
-
-def run(measure, original, anonymized=None):
-    """Compute a measure on DataFrames directly; returns (value, details, warnings)."""
-    ctx = Context()
-    o = Microdata(original) if original is not None else None
-    a = Microdata(anonymized) if anonymized is not None else None
-    res = measure.compute(o, a, ctx)
-    return res.value, res.details, ctx.warnings
 
 
 def one(original, anonymized, name, **params):

@@ -13,6 +13,8 @@ import pytest
 
 SOURCE_DIRS = ("core", "plugins", "registry")
 BARE = {"core", "plugins", "registry"}
+#: Folders of a checkout that hold no code of ours (a virtual environment made inside it).
+NOT_OURS = {".git", ".venv", "venv", "site-packages", "build", "__pycache__", ".tox"}
 
 
 def package_dirs(root: Path) -> dict[str, str]:
@@ -37,7 +39,7 @@ def package_of(directory: Path, root: Path, package_dir: dict[str, str]) -> str:
 def test_no_bare_imports_of_the_source_folders(root: Path) -> None:
     offenders = []
     for path in root.rglob("*.py"):
-        if any(part in {".git", "build", "__pycache__"} for part in path.parts):
+        if any(part in NOT_OURS for part in path.relative_to(root).parts):
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node in ast.walk(tree):
@@ -56,19 +58,27 @@ def test_registry_config_is_the_root_config(root: Path) -> None:
     assert (root / "registry" / "config.json").resolve() == (root / "config.json").resolve()
 
 
-def test_wheel_contains_every_module_and_the_registry(root: Path, tmp_path: Path) -> None:
-    src = tmp_path / "src"
+@pytest.fixture(scope="module")
+def wheel(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built from a copy of the source tree (no examples, benchmarks or tests) that has
+    one more plugin family than the tree; built once for the tests below."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
     shutil.copytree(root, src, ignore=shutil.ignore_patterns(
-        ".git", "build", "*.egg-info", "__pycache__", "examples", "benchmarks", "tests"))
+        ".git", ".venv", "build", "*.egg-info", "__pycache__", "examples", "benchmarks",
+        "tests"))
     (src / "tests").mkdir()
     # a new family needs no edit of the build configuration to ship
     (src / "plugins" / "newfamily").mkdir()
     (src / "plugins" / "newfamily" / "__init__.py").write_text('"""A new family."""\n')
     (src / "plugins" / "newfamily" / "measure.py").write_text('"""A new measure."""\n')
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path / "dist"), str(src)], check=True,
+                    "-q", "-w", str(tmp / "dist"), str(src)], check=True,
                    capture_output=True)
-    wheel = next((tmp_path / "dist").glob("anoneval-*.whl"))
+    return next((tmp / "dist").glob("anoneval-*.whl"))
+
+
+def test_wheel_contains_every_module_and_the_registry(root: Path, wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     package_dir = package_dirs(root)
     expected = {"anoneval/plugins/newfamily/__init__.py", "anoneval/plugins/newfamily/measure.py"}
@@ -106,14 +116,12 @@ def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def test_a_non_editable_install_has_the_top_level_package(root: Path, tmp_path: Path) -> None:
-    # pip install . into a private target, then import from there (not from the worktree)
-    src = tmp_path / "src"
-    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "build", "*.egg-info", "__pycache__", "examples", "benchmarks"))
+def test_a_non_editable_install_has_the_top_level_package(wheel: Path, tmp_path: Path) -> None:
+    # the wheel (what `pip install .` builds) installed into a private target, then imported
+    # from there (not from the worktree)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                    "-q", "--target", str(site), str(src)], check=True, capture_output=True)
+                    "-q", "--target", str(site), str(wheel)], check=True, capture_output=True)
     assert (site / "anoneval" / "py.typed").is_file()
     assert not (site / "anoneval" / "core" / "_root").exists()
     code = ("import anoneval, anoneval.core, anoneval.registry, anoneval.plugins.workflows; "

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import compute_on_frames as run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -45,14 +46,6 @@ QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "w
        "salary-class"]
 QI7 = [c for c in QI8 if c != "age"]
 SETTINGS = settings(max_examples=15, deadline=None)
-
-
-def run(measure, original, anonymized=None):
-    ctx = Context()
-    o = Microdata(original) if original is not None else None
-    a = Microdata(anonymized) if anonymized is not None else None
-    res = measure.compute(o, a, ctx)
-    return res.value, res.details, ctx.warnings
 
 
 # pyCANON's documented example (reference §3): classes {flu,flu,cancer} and
@@ -313,6 +306,21 @@ def test_delta_presence_hand(tmp_path):
     assert w and "2 population records" in w[0]
     _, d, _ = run(DeltaPresence(quasi_identifiers=["q", "r"]), pop.iloc[:7], rel)
     assert (d["achieved_delta_min"], d["achieved_delta_max"]) == (0.25, 1.0)
+
+
+def test_delta_presence_population_file_of_another_dtype(tmp_path):
+    # the population file holds r as text and numbers (JSON lines), the release as integers:
+    # population records are matched to release classes by their values, not their types
+    (tmp_path / "pop.jsonl").write_text("".join(
+        f'{{"q": "{q}", "r": {r}}}\n' for q, r in zip("aaaabbbcc", [1, '"1"'] * 4 + [1],
+                                                     strict=True)))
+    rel = pd.DataFrame({"q": ["a", "b", "b", "b"], "r": [1] * 4})
+    params = {"quasi_identifiers": ["q", "r"], "delta_min": 0.3, "delta_max": 0.9,
+              "population": str(tmp_path / "pop.jsonl")}
+    entry = evaluate(None, rel, [{"name": "DeltaPresence", "params": params}])["DeltaPresence"]
+    assert entry.error is None and entry.value == 1.0  # as test_delta_presence_hand
+    assert entry.details["achieved_delta_min"] == 0.0  # the c's
+    assert entry.details["population_outside_release"] == 2
 
 
 # -- ARX's criteria on adult ------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import registry_with, toy_measure
 from pydantic import Field
 
 from anoneval.core import runner as runner_module
@@ -19,10 +20,8 @@ from anoneval.core.api import (
     ConfigError,
     Context,
     Dataset,
-    MeasureResult,
     Microdata,
     Params,
-    RiskMeasure,
     SynthesisResult,
     Synthesizer,
     released,
@@ -31,34 +30,20 @@ from anoneval.core.cli import main
 from anoneval.core.plots import sweep_figure
 from anoneval.core.report import FRAME_COLUMNS
 from anoneval.core.sweep import EVERY, param_text, parse_param, parse_values, set_param, sweep
-from anoneval.registry import build_registry
 
 
-class Gamma(RiskMeasure):
-    """gamma × rows of the released data: a value worked out by hand for each gamma."""
-
-    name = "Gamma"
-    description = "gamma times the row count."
-    inputs = "either"
-
-    class Params(Params):
-        gamma: float = Field(0.5, ge=0, le=1, description="A weight in [0, 1].")
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        return MeasureResult(value=self.params.gamma * len(released(original, anonymized)))
+class GammaParams(Params):
+    gamma: float = Field(0.5, ge=0, le=1, description="A weight in [0, 1].")
 
 
-class Draw(RiskMeasure):
-    """One uniform draw from the evaluation seed's generator."""
-
-    name = "Draw"
-    description = "A random draw."
-    inputs = "none"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        return MeasureResult(value=float(ctx.rng().random()))
+Gamma = toy_measure("Gamma", lambda p, o, a, ctx: p.gamma * len(released(o, a)),
+                    doc="gamma times the row count of the released data (worked out by hand).",
+                    module=__name__, inputs="either", params=GammaParams)
+Draw = toy_measure("Draw", lambda p, o, a, ctx: ctx.rng().random(), module=__name__,
+                   doc="One uniform draw from the evaluation seed's generator.", inputs="none")
+MeanA = toy_measure("MeanA", lambda p, o, a, ctx: released(o, a).frame["a"].mean(),
+                    doc="Mean of column a of the released data.", module=__name__,
+                    inputs="either")
 
 
 class Shift(Synthesizer):
@@ -76,26 +61,9 @@ class Shift(Synthesizer):
             a=original.frame["a"] + self.params.shift)))
 
 
-class MeanA(RiskMeasure):
-    """Mean of column a of the released data."""
-
-    name = "MeanA"
-    description = "Mean of a."
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        return MeasureResult(value=float(data.frame["a"].mean()))
-
-
 @pytest.fixture
 def registry():
-    reg = build_registry(entry_points=False)
-    for cls in (Gamma, Draw, Shift, MeanA):
-        reg.register(cls, source="tests")
-    return reg
+    return registry_with(Gamma, Draw, Shift, MeanA)
 
 
 def config(tmp_path: Path, variants: bool = False) -> dict[str, Any]:

@@ -211,3 +211,49 @@ def test_worker_processes_get_the_control_set(files: Path) -> None:
     for s, p in zip(serial.variants, parallel.variants, strict=True):
         assert p.inputs["control"] == s.inputs["control"]
         assert p["Linkability"].details == s["Linkability"].details
+
+
+class _ControlKinds(RiskMeasure):
+    """Reports the control set's column dtypes as the measure sees them."""
+
+    name = "ControlKinds"
+    description = "The control set's dtypes."
+    uses_control = "required"
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        assert isinstance(ctx.control, Microdata) and isinstance(original, Microdata)
+        frames = {"original": original.frame, "control": ctx.control.frame}
+        return MeasureResult(value=0.0, details={
+            side: {c: [str(f[c].dtype), f[c].tolist()] for c in f.columns}
+            for side, f in frames.items()})
+
+
+def test_the_control_set_is_read_with_the_original_dtypes(tmp_path: Path) -> None:
+    from anoneval.registry import build_registry
+
+    registry = build_registry(entry_points=False)
+    registry.register(_ControlKinds, source="tests")
+    ori = pd.DataFrame({"age": [39, 40], "job": ["a", "b"]})
+    (tmp_path / "c.jsonl").write_text('{"age": "39", "job": "a"}\n{"age": "41", "job": 7}\n')
+    ctl = api.load(tmp_path / "c.jsonl")
+    report = evaluate(ori, ori, ["ControlKinds"], control=ctl, registry=registry)
+    entry = report["ControlKinds"]
+    assert entry.details["control"] == {"age": ["int64", [39, 41]], "job": ["object", ["a", "7"]]}
+    assert entry.details["original"]["age"] == ["int64", [39, 40]]
+    assert entry.warnings[:2] == [
+        "control: column 'job' mixes values of types int, str; read as text, numbers as "
+        'written (39 → "39")',
+        "column 'age' holds number values in the original and text in the control data: the "
+        "control side was read as the original's (int64)"]
+    assert entry.warnings[2].startswith("1 of 2 control records equal a record of the original")
+    assert report.inputs["control"]["hash"] == ctl.content_hash()  # hashed as given
+    # a column the anonymized side makes text is text in the control set too
+    anon = pd.DataFrame({"age": ["30-39", "40-49"], "job": ["a", "b"]})
+    entry = evaluate(ori, anon, ["ControlKinds"], control=ctl, registry=registry)["ControlKinds"]
+    assert entry.details["original"]["age"] == ["object", ["39", "40"]]
+    assert entry.details["control"]["age"] == ["object", ["39", "41"]]
+    assert any("'age' holds text values in the original and number in the control" in w
+               for w in entry.warnings)
+    many = evaluate_many(ori, {"v": anon}, ["ControlKinds"], control=ctl, registry=registry)
+    assert many.variants[0]["ControlKinds"].details == entry.details

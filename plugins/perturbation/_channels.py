@@ -55,6 +55,11 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 _MECHANISM_PARAMS = ("gamma", "beta", "p", "q", "f", "rappor_report", "matrix")
 
 
+def _probability(description: str) -> Any:
+    """An optional probability param (in [0, 1], default unset)."""
+    return Field(default=None, ge=0.0, le=1.0, description=description)
+
+
 class MechanismParams(Params):
     """The randomization mechanism: which one, and its probabilities (all in [0, 1])."""
 
@@ -65,22 +70,17 @@ class MechanismParams(Params):
                     "a 1 stays 1 w.p. p, a 0 becomes 1 w.p. q, as in Wang et al. 2017); rappor "
                     "(google/rappor with f, p, q on a one-hot encoding); matrix (any "
                     "row-stochastic channel P(output | input)).")
-    gamma: float | None = Field(default=None, ge=0.0, le=1.0,
-                                description="direct: probability of keeping the true category.")
-    beta: float | None = Field(default=None, ge=0.0, le=1.0,
-                               description="unary: probability of flipping each bit.")
-    p: float | None = Field(
-        default=None, ge=0.0, le=1.0,
-        description="unary_asymmetric: P(a 1 stays 1). rappor: P(report 1 | permanent bit 0) "
-                    "(google/rappor's p; default 0.5).")
-    q: float | None = Field(
-        default=None, ge=0.0, le=1.0,
-        description="unary_asymmetric: P(a 0 becomes 1). rappor: P(report 1 | permanent bit "
-                    "1) (google/rappor's q; default 0.75).")
-    f: float | None = Field(
-        default=None, ge=0.0, le=1.0,
-        description="rappor: the permanent step keeps a bit w.p. 1 − f, else sets it to 0 or 1 "
-                    "w.p. f/2 each (default 0.5).")
+    gamma: float | None = _probability("direct: probability of keeping the true category.")
+    beta: float | None = _probability("unary: probability of flipping each bit.")
+    p: float | None = _probability(
+        "unary_asymmetric: P(a 1 stays 1). rappor: P(report 1 | permanent bit 0) "
+        "(google/rappor's p; default 0.5).")
+    q: float | None = _probability(
+        "unary_asymmetric: P(a 0 becomes 1). rappor: P(report 1 | permanent bit 1) "
+        "(google/rappor's q; default 0.75).")
+    f: float | None = _probability(
+        "rappor: the permanent step keeps a bit w.p. 1 − f, else sets it to 0 or 1 w.p. f/2 "
+        "each (default 0.5).")
     rappor_report: Literal["instantaneous", "permanent"] = Field(
         default="instantaneous",
         description="rappor: 'instantaneous' = one report (permanent then instantaneous step); "

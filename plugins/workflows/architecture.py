@@ -62,6 +62,7 @@ from anoneval.core.commands import (
     quiet_option,
     registry_option,
 )
+from anoneval.core.data import unify_kinds
 from anoneval.core.jsonable import to_jsonable
 from anoneval.core.outputs import collisions
 from anoneval.plugins._continuous import Transform
@@ -504,8 +505,10 @@ class Architecture:
         cfg, thr = self.cfg, self.cfg.thresholds
         started = time.perf_counter()
         spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
-        actual = load(self._path(spec.path), "microdata", spec.format, spec.options)
+        actual, notes = unify_kinds(load(self._path(spec.path), "microdata", spec.format,
+                                         spec.options), "data")
         assert isinstance(actual, Microdata)
+        self.warnings += notes
         columns = select_columns(actual, cfg.columns, "architecture")
         synth = self._synthesizer(columns)
         d = len(columns)
