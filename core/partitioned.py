@@ -233,6 +233,10 @@ def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
     return parts[0]
 
 
+#: Partitions gathered to the client per round trip (see :meth:`Partitioned.gather`).
+GATHER_BATCH = 4
+
+
 class Partitioned(Dataset):
     """A dataset kept on disk and read as Dask partitions, one per data file (sorted path
     order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.load`."""
@@ -351,9 +355,15 @@ class Partitioned(Dataset):
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
 
     def gather(self, columns: Collection[str] | None = None) -> Dataset:
-        """``columns`` of every partition as one in-memory dataset of this kind."""
-        frame = self._compute(self.frame(columns))[0].reset_index(drop=True)
-        return from_frame(frame, self.kind, self.opts, source=self.source)
+        """``columns`` of every partition as one in-memory dataset of this kind, concatenated in
+        this process: partitions travel a few at a time (:data:`GATHER_BATCH`), so no worker
+        holds more than its share of a batch, whatever the gathered size."""
+        pieces = self.frame(columns).to_delayed()
+        frames: list[pd.DataFrame] = []
+        for start in range(0, len(pieces), GATHER_BATCH):
+            frames.extend(self._compute(*pieces[start:start + GATHER_BATCH]))
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        return from_frame(frame.reset_index(drop=True), self.kind, self.opts, source=self.source)
 
     def scan(self) -> Scan:
         """Rows, row hash and memory per column, computed partition-wise once."""
