@@ -432,36 +432,30 @@ class Evaluator:
 
         with open_engine(engine) as eng:
             client = getattr(eng, "client", None)
-            if client is not None and (self._partitioned(None) or isinstance(
-                    self.control, Partitioned) or any(isinstance(v, Partitioned)
-                                                      for v in variants.values())):
-                # partitioned data stays on the cluster: this process runs the measures
-                self._scaled = ScaledRun(client, gather_limit(client, eng.gather_limit))
+            scaled = client is not None and (self._partitioned(None) or isinstance(
+                self.control, Partitioned) or any(isinstance(v, Partitioned)
+                                                  for v in variants.values()))
+            if scaled or len(variants) == 1:
+                # run here: partitioned data stays on the cluster (its reductions run there),
+                # and the engine runs the measures' blocks
                 self.block_runner = eng.blocks()
                 try:
-                    if isinstance(self.control, Partitioned):  # control measures read frames
-                        self._set_inputs(self._given[0], self.control.cached(
-                            ("loaded",), self.control.load))
+                    if scaled:
+                        self._scaled = ScaledRun(client, gather_limit(client, eng.gather_limit))
+                        if isinstance(self.control, Partitioned):  # control measures read frames
+                            self._set_inputs(self._given[0], self.control.cached(
+                                ("loaded",), self.control.load))
                     reports = [self._evaluate_variant(name, data)
                                for name, data in variants.items()]
-                    inputs = self._inputs(many=True)
                 finally:
                     self._scaled = None
                     self.block_runner = SERIAL_BLOCKS
-            elif len(variants) == 1:  # one task: run it here and spread its measures' blocks
-                self._in_memory()
-                self.block_runner = eng.blocks()
-                try:
-                    reports = [self._evaluate_variant(*next(iter(variants.items())))]
-                finally:
-                    self.block_runner = SERIAL_BLOCKS
-                inputs = self._inputs(many=True)
             else:
                 self._in_memory()
                 recipe = new_recipe(self._given[0], self.measures, self.seed, self.data_kind,
                                     self.base_dir, self.timings, self._given[1])
                 reports = eng.run_variants(recipe, variants, self._evaluate_variant)
-                inputs = self._inputs(many=True)
+            inputs = self._inputs(many=True)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
         return MultiReport(
