@@ -3,9 +3,14 @@
 ``local`` (the default) runs them in this process, or in ``workers`` processes of a
 :class:`concurrent.futures.ProcessPoolExecutor`; ``dask`` runs them on a Dask cluster, either one
 already running (``address``) or a ``distributed.LocalCluster`` started for the run and closed
-after it. Every engine returns the reports in the variants' order and gives the same reports as
-a serial run (apart from timings): each task rebuilds the evaluator from the same original,
+after it. Every engine returns the reports in the variants' order and gives the same reports
+as a serial run (apart from timings): each task rebuilds the evaluator from the same original,
 measures and seed, and measures draw randomness only from the seed.
+
+The local engine's processes are fresh for each engine: forked from multiprocessing's fork
+server, a process started once per Python process that imports anoneval, pandas and the run's
+plugins and does nothing else (no state of a run reaches it), or spawned where there is no fork
+server (Windows). While they start, this process evaluates variants and blocks itself.
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
@@ -16,14 +21,16 @@ nested pools); a run with one variant runs it here and spreads the blocks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
 import pickle
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -45,6 +52,10 @@ TRIM_THRESHOLD = str(128 * 2**20)
 #: Native thread pools (OpenMP, MKL, OpenBLAS) capped at one thread per task process, so that
 #: ``workers`` processes on as many cores do not oversubscribe them.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+#: What the fork server imports once for all the local engine's processes, besides the main
+#: module and the first run's built-in measures' modules (one not installed is skipped).
+PRELOAD = ("anoneval.core.engine", "anoneval.registry", "anoneval.plugins.workflows.architecture",
+           "anoneval.plugins.workflows.sweep", "pyarrow.parquet", "pyarrow.dataset")
 S = TypeVar("S")
 B = TypeVar("B")
 R = TypeVar("R")
@@ -150,11 +161,18 @@ def _identity(value: Any) -> Any:
 _RECIPE: Recipe | None = None
 
 
-def _init_process(blob: bytes | None) -> None:
+def _init_process(blob: bytes | None, environ: Mapping[str, str]) -> None:
+    """A worker process: the caller's environment (a forked process has the fork server's),
+    and with a recipe its evaluator, original-side work done (a failure there is the first
+    task's to report)."""
     global _RECIPE
+    os.environ.clear()
+    os.environ.update(environ)
     mark_task_process()
     if blob is not None:
         _RECIPE = pickle.loads(blob)
+        with contextlib.suppress(Exception), as_task():
+            _evaluator_for(_RECIPE).prepare()
 
 
 def _run_in_process(name: str, data: Any) -> Report:
@@ -199,9 +217,9 @@ class ProcessBlocks(Blocks):
                                          delete=False) as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            pool = self.engine.pool()
-            futures = [pool.submit(_run_block_in_process, fn, f.name, b) for b in blocks]
-            return [fut.result() for fut in futures]
+            return _while_starting(self.engine.starting(), [(b,) for b in blocks],
+                                   functools.partial(fn, shared),
+                                   functools.partial(_run_block_in_process, fn, f.name))
         finally:
             os.unlink(f.name)
 
@@ -266,33 +284,99 @@ def _one_thread_env() -> Iterator[None]:
             os.environ.pop(k, None)
 
 
-def _spawn_pool(workers: int, blob: bytes | None) -> ProcessPoolExecutor:
-    """``workers`` spawned processes (no state leaks between runs), started now with one native
-    thread each."""
-    with _one_thread_env():
-        pool = ProcessPoolExecutor(max_workers=workers,
-                                   mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_process, initargs=(blob,))
-        for f in [pool.submit(_identity, None) for _ in range(workers)]:
+_SERVER_STARTED = False
+
+
+def _context(modules: Iterable[str] = ()) -> BaseContext:
+    """The start method of the local engine's processes: the fork server where there is one,
+    started at the first call with one native thread, importing :data:`PRELOAD` and
+    ``modules``; else spawn."""
+    global _SERVER_STARTED
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    if not _SERVER_STARTED:  # a server started by other code keeps its own imports
+        from multiprocessing import forkserver
+
+        ctx.set_forkserver_preload(list(dict.fromkeys(["__main__", *PRELOAD, *modules])))
+        with _one_thread_env():
+            forkserver.ensure_running()
+        _SERVER_STARTED = True
+    return ctx
+
+
+def _start_pool(workers: int, blob: bytes | None, modules: Iterable[str] = ()
+                ) -> ProcessPoolExecutor:
+    """``workers`` fresh processes with one native thread each, started and initialized (with
+    a recipe: its evaluator built and prepared)."""
+    with _one_thread_env():  # what the processes (and the fork server) start with
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(modules),
+                                   initializer=_init_process, initargs=(blob, dict(os.environ)))
+    try:
+        with _one_thread_env():
+            started = [pool.submit(_identity, None) for _ in range(workers)]
+        for f in started:
             f.result()
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
     return pool
 
 
+def _start_in_background(workers: int, blob: bytes | None, modules: Iterable[str] = ()
+                         ) -> Future[ProcessPoolExecutor]:
+    """:func:`_start_pool` in a thread: the pool when it has started."""
+    starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anoneval-pool-start")
+    try:
+        return starter.submit(_start_pool, workers, blob, tuple(modules))
+    finally:
+        starter.shutdown(wait=False)
+
+
+def _close_when_started(starting: Future[ProcessPoolExecutor]) -> None:
+    """Shut down the pool once it has started (its queued tasks cancelled)."""
+    if starting.exception() is None:
+        starting.result().shutdown(cancel_futures=True)
+
+
+def _while_starting(starting: Future[ProcessPoolExecutor], tasks: Sequence[tuple[Any, ...]],
+                    here: Callable[..., R], there: Callable[..., R]) -> list[R]:
+    """``there(*task)`` for each task on the pool that ``starting`` gives, in the tasks'
+    order; until the pool has started this process runs tasks itself, ``here(*task)`` as an
+    engine task, the last first (it stops after the one it is running)."""
+    results: dict[int, R] = {}
+    todo = list(range(len(tasks)))
+    while todo and not starting.done():
+        i = todo.pop()
+        with as_task():
+            results[i] = here(*tasks[i])
+    if todo:
+        pool = starting.result()
+        futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
+        results.update((i, f.result()) for i, f in futures)
+    return [results[i] for i in range(len(tasks))]
+
+
 class LocalEngine(Engine):
-    """This process, or ``workers`` worker processes (spawned: no state leaks between runs)."""
+    """This process, or ``workers`` worker processes (fresh for each engine: no state leaks
+    between runs)."""
 
     def __init__(self, workers: int | None) -> None:
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: Future[ProcessPoolExecutor] | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
 
+    def starting(self) -> Future[ProcessPoolExecutor]:
+        """The engine's worker processes, started in the background at the first call."""
+        if self._pool is None:
+            self._pool = _start_in_background(self.workers, None)
+        return self._pool
+
     def pool(self) -> ProcessPoolExecutor:
         """The engine's worker processes, started at the first use."""
-        if self._pool is None:
-            self._pool = _spawn_pool(self.workers, None)
-        return self._pool
+        return self.starting().result()
 
     def blocks(self) -> Blocks:
         return ProcessBlocks(self) if self.workers > 1 else SERIAL_BLOCKS
@@ -300,23 +384,44 @@ class LocalEngine(Engine):
     def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
-        futures = [self.pool().submit(fn, item) for item in items]
+        pool = self.pool()  # runs are heavy: this process takes none (no third run at once)
+        futures = [pool.submit(fn, item) for item in items]
         return [f.result() for f in futures]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
+        """The variants on processes started for them (each builds the evaluator once from
+        ``recipe``), the largest first when their sizes are known; until they have started,
+        this process evaluates variants with ``serial``."""
         if self.workers <= 1 or len(variants) <= 1:
             return super().run_variants(recipe, variants, serial)
         blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
-        with _spawn_pool(min(self.workers, len(variants)), blob) as pool:
-            futures = [pool.submit(_run_in_process, name, data)
-                       for name, data in variants.items()]
-            return [f.result() for f in futures]
+        modules = {type(p.measure).__module__ for p in recipe.measures}
+        modules = {m for m in modules if m.startswith("anoneval.")}  # others: where used
+        names = _largest_first(variants)
+        starting = _start_in_background(min(self.workers, len(variants)), blob, modules)
+        try:
+            reports = _while_starting(starting, [(n, variants[n]) for n in names], serial,
+                                      _run_in_process)
+        finally:
+            _close_when_started(starting)
+        by_name = dict(zip(names, reports, strict=True))
+        return [by_name[n] for n in variants]
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown()
+            _close_when_started(self._pool)
             self._pool = None
+
+
+def _largest_first(variants: Mapping[str, Any]) -> list[str]:
+    """The variants' names, the largest first when every variant is data with a length (loaders
+    keep their order): the last, shortest tasks then even out the workers' finishing times."""
+    sizes = {n: len(v) for n, v in variants.items()
+             if not callable(v) and hasattr(v, "__len__")}
+    if len(sizes) < len(variants):
+        return list(variants)
+    return sorted(variants, key=lambda n: -sizes[n])
 
 
 class DaskEngine(Engine):

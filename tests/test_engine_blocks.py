@@ -145,6 +145,7 @@ def test_blocks_change_floats_by_rounding_only(name, params, kind, monkeypatch):
 
 
 def test_blocks_come_back_in_order_and_shared_is_shipped_once_per_process(local2):
+    local2.pool()  # started: no block runs here while the processes start
     out = local2.blocks().map(where, list(range(12)), {"big": list(range(1000))})
     assert [b for _, _, b in out] == list(range(12))
     per_process: dict[int, set[int]] = {}

@@ -1,0 +1,128 @@
+"""The local engine's worker processes: fresh per engine, started while this process works."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import evaluate_many
+from anoneval.core.blocks import in_task
+from anoneval.core.engine import LocalEngine, _context, _largest_first, _while_starting
+
+QI = ["age", "zip"]
+MEASURES = [{"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 2}},
+            {"name": "DM", "params": {"quasi_identifiers": QI}}]
+_SEEN: list[int] = []  # set in a worker process by remember()
+
+
+def remember(value: int) -> tuple[int, list[int], str | None]:
+    """A task: this process, what earlier tasks in it left in a module global, an env var."""
+    before = list(_SEEN)
+    _SEEN.append(value)
+    return os.getpid(), before, os.environ.get("ANONEVAL_TEST_ENGINE_VAR")
+
+
+def untimed(report) -> dict:
+    data = report.to_dict()
+    data.pop("engine")
+    for variant in data["variants"]:
+        for m in variant["measures"]:
+            m["seconds"] = 0.0
+    return data
+
+
+def frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"age": rng.integers(20, 60, n) // 5 * 5,
+                         "zip": rng.choice(["1000", "1001", "2000"], n)})
+
+
+def failing_loader() -> pd.DataFrame:
+    raise OSError("variant file vanished")
+
+
+def test_the_fork_server_starts_the_processes_where_there_is_one():
+    method = _context().get_start_method()
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        assert method == "forkserver"
+    else:
+        assert method == "spawn"
+
+
+def test_workers_are_fresh_for_each_engine_and_get_the_callers_environment(monkeypatch):
+    for value in ("first", "second"):  # the fork server started with the first engine
+        monkeypatch.setenv("ANONEVAL_TEST_ENGINE_VAR", value)
+        engine = LocalEngine(2)
+        try:
+            engine.pool()  # started: the tasks below all run in the workers
+            out = engine.map(remember, list(range(6)))
+        finally:
+            engine.close()
+        assert {pid for pid, _, _ in out} != {os.getpid()}
+        assert {env for _, _, env in out} == {value}
+        firsts = [seen for _, seen, _ in out if not seen]
+        assert len(firsts) == len({pid for pid, _, _ in out})  # nothing from the last engine
+    assert _SEEN == []  # nothing ran here
+
+
+def test_this_process_takes_the_last_tasks_until_the_pool_has_started():
+    starting: Future = Future()
+    pool = ThreadPoolExecutor(max_workers=2)
+    here_calls = []
+
+    def here(x: int) -> tuple[str, int, bool]:
+        here_calls.append(x)
+        if len(here_calls) == 2:
+            starting.set_result(pool)  # the pool comes up during the second task here
+        return "here", x * x, in_task()
+
+    def there(x: int) -> tuple[str, int, bool]:
+        return "there", x * x, in_task()
+
+    try:
+        out = _while_starting(starting, [(x,) for x in range(6)], here, there)
+    finally:
+        pool.shutdown()
+    assert here_calls == [5, 4]
+    assert [value for _, value, _ in out] == [x * x for x in range(6)]
+    assert [where for where, _, _ in out] == ["there"] * 4 + ["here"] * 2
+    assert all(task for where, _, task in out if where == "here")
+
+
+def test_a_failed_start_is_raised_after_the_task_running_here():
+    starting: Future = Future()
+    starting.set_exception(RuntimeError("no processes"))
+    with pytest.raises(RuntimeError, match="no processes"):
+        _while_starting(starting, [(1,), (2,)], abs, abs)
+
+
+def test_variants_go_largest_first_and_loaders_keep_their_order():
+    sized = {"a": frame(10, 0), "b": frame(30, 1), "c": frame(20, 2)}
+    assert _largest_first(sized) == ["b", "c", "a"]
+    mixed = {**sized, "d": functools.partial(frame, 5, 3)}
+    assert _largest_first(mixed) == ["a", "b", "c", "d"]
+
+
+def test_variants_of_different_sizes_give_the_serial_report_in_order():
+    original = frame(300, 9)
+    variants = {f"v{n}": frame(n, n) for n in (40, 200, 90, 150, 60)}
+    variants["loaded"] = functools.partial(frame, 120, 7)
+    serial = evaluate_many(original, variants, MEASURES)
+    parallel = evaluate_many(original, variants, MEASURES, engine={"name": "local", "workers": 2})
+    assert [v.variant for v in parallel.variants] == list(variants)
+    assert parallel.engine["workers"] == 2
+    assert untimed(parallel) == untimed(serial)
+
+
+def test_a_failing_loader_fails_the_run_and_leaves_no_process():
+    before = set(multiprocessing.active_children())
+    variants = {"ok": frame(50, 1), "gone": failing_loader, "fine": frame(60, 2)}
+    with pytest.raises(OSError, match="variant file vanished"):
+        evaluate_many(frame(80, 0), variants, MEASURES, engine={"name": "local", "workers": 2})
+    assert set(multiprocessing.active_children()) <= before
