@@ -23,9 +23,11 @@ figure this way.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -272,13 +274,16 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
                     p = prefix + p[len("measures[0]"):]
                 problems.append((f"{param} = {json.dumps(v)}" + (f": {p}" if p else ""), msg))
             raise ConfigError(problems) from exc
-    from anoneval.core.engine import open_engine, parallel
+    from anoneval.core.engine import LocalEngine, open_engine, parallel
 
     spec = engine if engine is not None else (plans[0].config.engine if plans else None)
     with open_engine(spec) as eng:
         if parallel(eng) and len(plans) > 1:
+            # the local engine's processes end with the sweep: each keeps the inputs it loads
+            point = (functools.partial(run_point, inputs=uuid.uuid4().hex)
+                     if isinstance(eng, LocalEngine) else run_point)
             with progress_bar(len(plans), f"sweep {param}", enabled=show_progress) as bar:
-                reports = eng.map(run_point, [replace(p, registry=None) for p in plans])
+                reports = eng.map(point, [replace(p, registry=None) for p in plans])
                 bar.update(len(plans))
             return SweepReport(anoneval_version=own_version(), param=param, values=grid,
                                runs=[SweepRun(value=v, report=r)
@@ -293,12 +298,26 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
     return SweepReport(anoneval_version=own_version(), param=param, values=grid, runs=runs)
 
 
-def run_point(plan: Plan) -> Report | MultiReport:
-    """One sweep point as an engine task: serial inside (its variants and blocks too)."""
+_POINT_INPUTS: dict[str, dict[str, Dataset]] = {}
+
+
+def run_point(plan: Plan, inputs: str | None = None) -> Report | MultiReport:
+    """One sweep point as an engine task: serial inside (its variants and blocks too).
+
+    With an ``inputs`` token, the inputs this process loads are kept for the later points of
+    the same token (the points of a sweep read the same files), as a serial sweep does.
+    """
     from anoneval.core.runner import run_plan
 
+    datasets = None
+    if inputs is not None:
+        if inputs not in _POINT_INPUTS:
+            _POINT_INPUTS.clear()
+            _POINT_INPUTS[inputs] = {}
+        datasets = _POINT_INPUTS[inputs]
     serial = plan.config.model_copy(update={"engine": None})
-    return run_plan(replace(plan, registry=plan.registry or default_registry(), config=serial))
+    return run_plan(replace(plan, registry=plan.registry or default_registry(), config=serial),
+                    datasets=datasets)
 
 
 def sweep_html(result: SweepReport, png: bytes | None) -> str:

@@ -14,6 +14,7 @@ import pytest
 from anoneval.core import evaluate_many
 from anoneval.core.blocks import in_task
 from anoneval.core.engine import LocalEngine, _context, _largest_first, _while_starting
+from anoneval.core.sweep import sweep
 
 QI = ["age", "zip"]
 MEASURES = [{"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 2}},
@@ -47,12 +48,14 @@ def failing_loader() -> pd.DataFrame:
     raise OSError("variant file vanished")
 
 
-def test_the_fork_server_starts_the_processes_where_there_is_one():
+def test_the_fork_server_starts_the_processes_where_there_is_one(monkeypatch):
     method = _context().get_start_method()
     if "forkserver" in multiprocessing.get_all_start_methods():
         assert method == "forkserver"
     else:
         assert method == "spawn"
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    assert _context().get_start_method() == "spawn"
 
 
 def test_workers_are_fresh_for_each_engine_and_get_the_callers_environment(monkeypatch):
@@ -126,3 +129,23 @@ def test_a_failing_loader_fails_the_run_and_leaves_no_process():
     with pytest.raises(OSError, match="variant file vanished"):
         evaluate_many(frame(80, 0), variants, MEASURES, engine={"name": "local", "workers": 2})
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_sweep_points_on_local_workers_give_the_serial_report(tmp_path):
+    original = frame(80, 5)
+    original.to_csv(tmp_path / "orig.csv", index=False)
+    original.assign(age=original["age"] // 10 * 10).to_csv(tmp_path / "anon.csv", index=False)
+    cfg = {"original": {"path": "orig.csv"}, "anonymized": {"path": "anon.csv"},
+           "measures": MEASURES}
+    args = (cfg, "measures[0].params.k", "2:6:1")
+
+    def runs(engine) -> list[dict]:
+        out = sweep(*args, base_dir=tmp_path, engine=engine).to_dict()["runs"]
+        for run in out:
+            for m in run["report"]["measures"]:
+                m["seconds"] = 0.0
+        return out
+
+    serial = runs(None)
+    assert [r["report"]["measures"][0]["params"]["k"] for r in serial] == [2, 3, 4, 5, 6]
+    assert runs({"name": "local", "workers": 2}) == serial

@@ -27,9 +27,18 @@ from anoneval.core.api import (
     released,
 )
 from anoneval.core.cli import main
+from anoneval.core.config import validate_config
 from anoneval.core.plots import sweep_figure
 from anoneval.core.report import FRAME_COLUMNS
-from anoneval.core.sweep import EVERY, param_text, parse_param, parse_values, set_param, sweep
+from anoneval.core.sweep import (
+    EVERY,
+    param_text,
+    parse_param,
+    parse_values,
+    run_point,
+    set_param,
+    sweep,
+)
 
 
 class GammaParams(Params):
@@ -157,6 +166,27 @@ def test_sweep_values_match_hand_computation_and_inputs_load_once(registry, tmp_
     frame = result.to_frame()
     assert list(frame.columns) == ["param_value", *FRAME_COLUMNS]
     assert frame[frame["label"] == "Gamma"]["value"].tolist() == [0.0, 2.5, 5.0, 7.5, 10.0]
+
+
+def test_points_of_one_token_load_their_inputs_once_per_process(registry, tmp_path: Path,
+                                                                monkeypatch) -> None:
+    loads: list[str] = []
+    real = runner_module.load_input
+
+    def counting(item: Any, *lazy: bool) -> Any:
+        loads.append(item.given)
+        return real(item, *lazy)
+
+    monkeypatch.setattr(runner_module, "load_input", counting)
+    plan = validate_config(config(tmp_path), tmp_path, registry)
+    first, again = run_point(plan, inputs="sweep-1"), run_point(plan, inputs="sweep-1")
+    assert sorted(loads) == ["anon.csv", "orig.csv"]
+    assert first.to_dict() | {"measures": None} == again.to_dict() | {"measures": None}
+    assert [m.value for m in first.measures] == [m.value for m in again.measures]
+    run_point(plan, inputs="sweep-2")  # another sweep's points load their own
+    assert sorted(loads) == ["anon.csv", "anon.csv", "orig.csv", "orig.csv"]
+    run_point(plan)  # no token: nothing kept
+    assert len(loads) == 6
 
 
 def test_sweep_over_the_seed(registry, tmp_path: Path) -> None:
