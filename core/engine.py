@@ -305,30 +305,35 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
     return ctx
 
 
-def _start_pool(workers: int, blob: bytes | None, modules: Iterable[str] = ()
-                ) -> ProcessPoolExecutor:
+def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
     a recipe: its evaluator built and prepared)."""
-    with _one_thread_env():  # what the processes (and the fork server) start with
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(modules),
-                                   initializer=_init_process, initargs=(blob, dict(os.environ)))
+    environ = {**ONE_THREAD, **os.environ}
+    # a forked process has the fork server's native threads; a spawned one reads them at start
+    spawned = ctx.get_start_method() == "spawn"
+    pool = None
     try:
-        with _one_thread_env():
+        with _one_thread_env() if spawned else contextlib.nullcontext():
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                       initializer=_init_process, initargs=(blob, environ))
             started = [pool.submit(_identity, None) for _ in range(workers)]
         for f in started:
             f.result()
     except BaseException:
-        pool.shutdown(cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         raise
     return pool
 
 
 def _start_in_background(workers: int, blob: bytes | None, modules: Iterable[str] = ()
                          ) -> Future[ProcessPoolExecutor]:
-    """:func:`_start_pool` in a thread: the pool when it has started."""
+    """:func:`_start_pool` in a thread (the fork server is started here): the pool when it has
+    started."""
+    ctx = _context(modules)
     starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anoneval-pool-start")
     try:
-        return starter.submit(_start_pool, workers, blob, tuple(modules))
+        return starter.submit(_start_pool, workers, blob, ctx)
     finally:
         starter.shutdown(wait=False)
 

@@ -13,7 +13,13 @@ import pytest
 
 from anoneval.core import evaluate_many
 from anoneval.core.blocks import in_task
-from anoneval.core.engine import LocalEngine, _context, _largest_first, _while_starting
+from anoneval.core.engine import (
+    LocalEngine,
+    _context,
+    _largest_first,
+    _start_pool,
+    _while_starting,
+)
 from anoneval.core.sweep import sweep
 
 QI = ["age", "zip"]
@@ -27,6 +33,10 @@ def remember(value: int) -> tuple[int, list[int], str | None]:
     before = list(_SEEN)
     _SEEN.append(value)
     return os.getpid(), before, os.environ.get("ANONEVAL_TEST_ENGINE_VAR")
+
+
+def env(name: str) -> str | None:
+    return os.environ.get(name)
 
 
 def untimed(report) -> dict:
@@ -149,3 +159,13 @@ def test_sweep_points_on_local_workers_give_the_serial_report(tmp_path):
     serial = runs(None)
     assert [r["report"]["measures"][0]["params"]["k"] for r in serial] == [2, 3, 4, 5, 6]
     assert runs({"name": "local", "workers": 2}) == serial
+
+
+def test_spawned_processes_where_there_is_no_fork_server():
+    pool = _start_pool(1, None, multiprocessing.get_context("spawn"))
+    try:
+        pid, _, _ = pool.submit(remember, 1).result()
+        threads = pool.submit(env, "OMP_NUM_THREADS").result()
+    finally:
+        pool.shutdown()
+    assert pid != os.getpid() and threads == os.environ.get("OMP_NUM_THREADS", "1")
