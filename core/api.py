@@ -41,6 +41,7 @@ from anoneval.core.errors import (
 )
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
+from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
 from anoneval.core.progress import progress_bar
 from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
 
@@ -323,6 +324,15 @@ class Measure(Plugin):
                             f"{', '.join(m for m in PARTITION_WISE if m not in own)}: a "
                             "partition-wise measure defines partial, combine and finalize")
 
+    #: True when :meth:`partial` compares each original record with its anonymized version:
+    #: its frame is then a paired frame (:mod:`anoneval.core.pairs`) of both sides' declared
+    #: :meth:`columns`, records paired by row order or by :meth:`pair_key`.
+    paired: ClassVar[bool] = False
+
+    def pair_key(self) -> str | None:
+        """The key column pairing the records of a :attr:`paired` measure (None: row order)."""
+        return None
+
     @classmethod
     def partition_wise(cls) -> bool:
         """True when the measure defines :meth:`partial`, :meth:`combine` and
@@ -331,8 +341,9 @@ class Measure(Plugin):
 
     def partial(self, frame: pd.DataFrame, ctx: Context) -> Any:
         """A partial result of one block of rows of the released data (the anonymized side,
-        else the original), with the columns :meth:`columns` names for that side. Partials
-        must pickle: an engine computes them where the rows are."""
+        else the original), with the columns :meth:`columns` names for that side; of a
+        :attr:`paired` measure, one block of the paired records. Partials must pickle: an
+        engine computes them where the rows are."""
         raise NotImplementedError
 
     def combine(self, parts: Sequence[Any]) -> Any:
@@ -357,6 +368,12 @@ class Measure(Plugin):
         :meth:`partial` on the whole released frame as one block, then finalizes."""
         if not self.partition_wise():
             raise NotImplementedError
+        if self.paired:
+            if not (isinstance(original, FrameData) and isinstance(anonymized, FrameData)):
+                raise DataError(f"{self.name} pairs the records of the original and the "
+                                "anonymized microdata: give both")
+            frame = pair_datasets(original, anonymized, self.columns() or {}, self.pair_key())
+            return self.finalize(self.combine([self.partial(frame, ctx)]), ctx)
         data = released(original, anonymized)
         if not isinstance(data, FrameData):
             raise DataError(f"{self.name} runs partition-wise on microdata or a table, not "
@@ -429,13 +446,18 @@ __all__ = [
     "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
     "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
-    "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "UnknownPluginError",
+    "DELETED",  # the deleted-record column of a paired frame
+    "align_ids",  # helper: row of the anonymized data for each original record, by a key
+    "data_row",  # helper: how a message names a record (1-based)
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
     "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
+    "pair_datasets",  # helper: the paired frame of two in-memory datasets
     "plugin_ref", "released",
     "repeated",  # helper: values listed twice
+    "row_count_error",  # helper: the error for sides of different lengths paired by order
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
     "spans",  # helper: block bounds for Context.map_blocks
     "task_threads",  # helper: threads a plugin may use where it runs
