@@ -440,14 +440,37 @@ class Synthesizer(Plugin):
 
 
 __all__ = [
-    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ClassSummary", "ConfigError", "Context",
-    "ControlUse",
-    "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
-    "LossMeasure", "Measure",
-    "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
-    "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
-    "UnknownPluginError",
+    "DATA_KINDS",
     "DELETED",  # the deleted-record column of a paired frame
+    "PLUGIN_KINDS",
+    "AnonevalError",
+    "ClassSummary",
+    "ConfigError",
+    "Context",
+    "ControlUse",
+    "DataError",
+    "DataKind",
+    "Dataset",
+    "Direction",
+    "Distance",
+    "FrameData",
+    "Inputs",
+    "LossMeasure",
+    "Measure",
+    "MeasureResult",
+    "Microdata",
+    "Params",
+    "Plugin",
+    "PluginError",
+    "PluginKind",
+    "PluginRef",
+    "RiskMeasure",
+    "SummarySpec",
+    "SynthesisResult",
+    "Synthesizer",
+    "Table",
+    "Trajectories",
+    "UnknownPluginError",
     "align_ids",  # helper: row of the anonymized data for each original record, by a key
     "data_row",  # helper: how a message names a record (1-based)
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
@@ -455,7 +478,8 @@ __all__ = [
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "pair_datasets",  # helper: the paired frame of two in-memory datasets
-    "plugin_ref", "released",
+    "plugin_ref",
+    "released",
     "repeated",  # helper: values listed twice
     "row_count_error",  # helper: the error for sides of different lengths paired by order
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
