@@ -36,13 +36,18 @@ def row_count_error(original: int, anonymized: int) -> DataError:
                      "to align them")
 
 
+def _shown(value: Any) -> Any:
+    """A value as a message shows it (numpy scalars as the Python values they hold)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _duplicate_error(ids: pd.Series, id_col: str, side: str) -> DataError | None:
     dup = ids.duplicated()
     if not dup.any():
         return None
     row = int(np.flatnonzero(dup.to_numpy())[0])
     return DataError(f"id column {id_col!r} of the {side} data has duplicates, e.g. "
-                     f"{ids.iloc[row]!r} ({data_row(row)})")
+                     f"{_shown(ids.iloc[row])!r} ({data_row(row)})")
 
 
 def align_ids(original: pd.Series, anonymized: pd.Series, id_col: str) -> np.ndarray:
@@ -55,8 +60,8 @@ def align_ids(original: pd.Series, anonymized: pd.Series, id_col: str) -> np.nda
     pos = pd.Index(original).get_indexer(anonymized)
     if (pos < 0).any():
         row = int(np.flatnonzero(pos < 0)[0])
-        raise DataError(f"id {anonymized.iloc[row]!r} (anonymized {data_row(row)}) is not in "
-                        f"the original's column {id_col!r}")
+        raise DataError(f"id {_shown(anonymized.iloc[row])!r} (anonymized {data_row(row)}) is "
+                        f"not in the original's column {id_col!r}")
     take = np.full(len(original), -1, dtype=np.int64)
     take[pos] = np.arange(len(anonymized))
     return take
@@ -203,14 +208,14 @@ def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, 
         dup = counts[counts > 1]
         if len(dup):
             raise DataError(f"id column {key!r} of the {side} data has duplicates, e.g. "
-                            f"{dup.index[0]!r} ({int(dup.iloc[0])} rows)")
+                            f"{_shown(dup.index[0])!r} ({int(dup.iloc[0])} rows)")
     merged = sides["original"][1].merge(sides["anonymized"][1], on="_key", how="outer",
                                         indicator=True)
     parts = [delayed(_keys_piece)(partial, cols, key, block) for block in merged.to_delayed()]
     result, stray = compute(_tree(parts, functools.partial(_keys_combine, combine)))[0]
     if stray is not None:
-        raise DataError(f"id {stray!r} of the anonymized data is not in the original's column "
-                        f"{key!r}")
+        raise DataError(f"id {_shown(stray)!r} of the anonymized data is not in the original's "
+                        f"column {key!r}")
     return result  # type: ignore[no-any-return]
 
 
