@@ -158,3 +158,55 @@ def test_nue_outside_the_hierarchy_names_the_values_on_partitions(tmp_path, clus
                       engine=cluster).measures[0].error
     assert "data row 4 (1-based" in local and "'90-99'" in local
     assert "'90-99'" in remote and "not a generalization" in remote
+
+
+# -- one kind of value per column, and both sides alike, on partitions --------------------------
+
+
+def write_csv_parts(frames: list[pd.DataFrame], folder: Path) -> Path:
+    folder.mkdir()
+    for i, frame in enumerate(frames):
+        frame.to_csv(folder / f"part-{i}.csv", index=False)
+    return folder
+
+
+@pytest.mark.parametrize("case", ["mixed", "text ages", "text vs numbers", "unparsable"])
+def test_kinds_are_aligned_on_partitions_as_in_memory(tmp_path, cluster, case):
+    rng = np.random.default_rng(5)
+    n = 90
+    original = pd.DataFrame({"age": rng.integers(30, 34, n), "sex": rng.choice(["f", "m"], n),
+                             "zip": rng.choice(["100", "200"], n)})
+    released = original.copy()
+    if case == "mixed":  # one file of numbers, one holding text: the column mixes kinds
+        released["age"] = released["age"].astype(object)
+        released.loc[60:, "age"] = "3*"
+    elif case == "text ages":  # text holding numbers on one side: read as the original's
+        released["age"] = released["age"].astype(str)
+    elif case == "text vs numbers":  # numbers in the release, text in the original
+        original["zip"] = "z" + original["zip"]
+        released["zip"] = rng.choice([100, 200], n)
+    else:  # text that is no number: both sides as text
+        released["age"] = released["age"].astype(str).where(released.index % 7 != 0, "old")
+    lazy_o = Partitioned(write_csv_parts([original.iloc[:40], original.iloc[40:]],
+                                         tmp_path / "o"))
+    # CSV reads numbers in text as numbers: text ages need Parquet
+    lazy_r = Partitioned(write_csv_parts([released.iloc[:60], released.iloc[60:]],
+                                         tmp_path / "r") if case == "mixed"
+                         else write_parts(released, tmp_path / "r", [60]))
+    qi = ["age", "sex", "zip"]
+    measures = [{"name": "KAnonymity", "params": {"quasi_identifiers": qi}},
+                {"name": "NonUniformEntropy", "params": {"quasi_identifiers": qi}},
+                {"name": "Discernibility", "params": {"quasi_identifiers": qi}}]
+    local = evaluate(lazy_o, lazy_r, measures)
+    remote = evaluate(lazy_o, lazy_r, measures, engine=cluster)
+    notes = [w for w in local.measures[0].warnings if "column" in w]
+    expected = {"mixed": "mixes values of types int, str; read as text",
+                "text ages": "the anonymized side was read as the original's (int64)",
+                "text vs numbers": "the anonymized side was read as the original's (object)",
+                "unparsable": "both sides were read as text"}[case]
+    assert any(expected in w for w in notes), notes
+    for here, there in zip(local.measures, remote.measures, strict=True):
+        assert here.error is None and there.error is None, (here.error, there.error)
+        assert here.value == pytest.approx(there.value, rel=1e-12)
+        assert [w for w in there.warnings if "gathered" not in w] == here.warnings
+    assert remote.measures[0].details == local.measures[0].details
