@@ -236,6 +236,42 @@ class Context:
         return self.registry.create(kind, ref.name, ref.params)
 
 
+#: Params that name columns a measure reads: a name, a list of names or a list of lists.
+COLUMN_PARAMS = ("quasi_identifiers", "sensitive", "columns", "features", "target", "secret",
+                 "aux_cols", "id", "weights", "weight", "household", "cells", "count_column",
+                 "magnitude", "contributor", "total_column", "contribution_columns",
+                 "variables", "original_column", "randomized_column")
+#: Column params whose null value means every column (or columns named by load options).
+_EVERY_WHEN_NULL = ("columns", "features", "count_column")
+
+
+def _names(value: Any) -> list[str]:
+    """The column names in a param value (text values only: weights may also be numbers)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _names(v)]
+    return []
+
+
+def param_columns(params: BaseModel) -> dict[Side, list[str]] | None:
+    """The columns ``params`` name (:data:`COLUMN_PARAMS`), for both sides; None when they may
+    read every column (see :meth:`Measure.columns`)."""
+    fields = type(params).model_fields
+    if any(isinstance(getattr(params, f), PluginRef) for f in fields):
+        return None
+    named = [f for f in COLUMN_PARAMS if f in fields]
+    if not named:
+        return None
+    cols: list[str] = []
+    for f in named:
+        value = getattr(params, f)
+        if (value is None and f in _EVERY_WHEN_NULL) or (f == "cells" and not value):
+            return None
+        cols.extend(c for c in _names(value) if c not in cols)
+    return {"original": cols, "anonymized": list(cols)}
+
+
 class Plugin:
     """Common part of all plugins: identity, params and construction."""
 
@@ -303,13 +339,18 @@ class Measure(Plugin):
     def columns(self) -> Mapping[Side, Collection[str]] | None:
         """The columns this instance reads of each side, or None (every column).
 
-        An engine reading partitioned data reads only these; a side the mapping leaves out is
-        read whole when the measure reads it. The default is the columns of
-        :meth:`summaries` when the measure has them, else None.
+        An engine reading partitioned data reads only these (those a side has); a side the
+        mapping leaves out is read whole when the measure reads it. The default is the columns
+        of :meth:`summaries` when the measure has them, else those its params name
+        (:data:`COLUMN_PARAMS`, on both sides), else None: a measure with a nested plugin
+        (a distance), with a null ``columns``/``features``/``count_column`` or an empty
+        ``cells`` (every column, or columns its data's load options name), or with no param
+        naming columns reads every column. Override it when the measure reads columns its
+        params do not name.
         """
         specs = self.summaries()
         if specs is None:
-            return None
+            return param_columns(self.params)
         out: dict[Side, list[str]] = {}
         for spec in specs:
             cols = out.setdefault(spec.side, [])

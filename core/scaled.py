@@ -140,9 +140,9 @@ class ScaledRun:
         declared: Mapping[Side, Collection[str]] = measure.columns() or {}
         todo = {side: data for side, data in _sides(original, anonymized).items()
                 if isinstance(data, Partitioned)}
-        columns = {side: list(declared[side]) if side in declared else None for side in todo}
-        for side, data in todo.items():
-            data.require(columns[side] or ())
+        # columns a side lacks are left to the measure, which names them as on the local engine
+        columns = {side: [c for c in declared[side] if c in data.columns]
+                   if side in declared else None for side, data in todo.items()}
         size = sum(data.gathered_bytes(columns[side]) for side, data in todo.items())
         rows = sum(len(data) for data in todo.values())
         if size > self.gather_limit:
