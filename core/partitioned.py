@@ -179,6 +179,15 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
     return head, rows
 
 
+def _string_columns(file: Path) -> set[str]:
+    """The columns a Parquet file types as text (read from its footer)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return {f.name for f in pq.read_schema(file)
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)}
+
+
 def _block_kinds(frame: pd.DataFrame) -> dict[str, set[str]]:
     return {str(c): {block_kind(frame[c])} for c in frame.columns}
 
@@ -454,12 +463,27 @@ class Partitioned(Dataset):
             meta = self.meta
             kinds = {str(c): block_kind(meta[c]) for c in meta.columns}
             loose = [str(c) for c in meta.columns if meta[c].dtype.kind == "O"]
+            text = self._text_columns(loose)
+            kinds.update(dict.fromkeys(text, "text"))
+            loose = [c for c in loose if c not in text]
             if loose:
                 seen = self.reduce(loose, _block_kinds, _union_kinds)
                 kinds.update({c: joint_kind(seen[c]) for c in loose})
             return kinds
 
         return self.cached(("value_kinds",), compute)
+
+    def _text_columns(self, columns: list[str]) -> set[str]:
+        """Those of the object ``columns`` known to hold text without reading them: converted
+        to text, hive keys of text values, and Parquet strings in every file."""
+        known = {c for c in columns if c in self.conversions
+                 or (self.hive and all(isinstance(h.get(c), str) for h in self.hive))}
+        if self.fmt != "parquet" or not set(columns) - known:
+            return known
+        from dask import delayed
+
+        found = self._compute(*[delayed(_string_columns)(f) for f in self.located.files])
+        return known | (set(columns) & set.intersection(*found))
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
         """The :class:`~anoneval.core.data.ValueSurvey` of ``columns``, partition-wise."""
