@@ -210,3 +210,16 @@ def test_kinds_are_aligned_on_partitions_as_in_memory(tmp_path, cluster, case):
         assert here.value == pytest.approx(there.value, rel=1e-12)
         assert [w for w in there.warnings if "gathered" not in w] == here.warnings
     assert remote.measures[0].details == local.measures[0].details
+
+
+def test_parquet_text_columns_are_known_from_the_footers(tmp_path, monkeypatch):
+    original, _ = people(40)
+    lazy = Partitioned(write_parts(original.assign(day=pd.Timestamp("2020-01-01").date()),
+                                   tmp_path / "o", [20]))
+    surveyed: list[Any] = []
+    reduce = Partitioned.reduce
+    monkeypatch.setattr(Partitioned, "reduce", lambda self, columns, *a: (
+        surveyed.append(columns), reduce(self, columns, *a))[1])
+    assert lazy.value_kinds() == {"id": "number", "age": "number", "sex": "text",
+                                  "zip": "text", "day": "datetime"}
+    assert surveyed == [["day"]]  # dates are objects in pandas: their kind needs a pass
