@@ -96,9 +96,11 @@ def pair_datasets(original: FrameData, anonymized: FrameData, columns: Mapping[s
     anonymized.require([key], "id column")
     take = align_ids(original.frame[key], anonymized.frame[key], key)
     deleted = take < 0
-    rows = af.iloc[np.maximum(take, 0)] if len(af) else af.reindex(range(len(take)))
-    return paired_frame(of, rows.where(pd.Series(~deleted, index=rows.index), axis=0)
-                        if deleted.any() else rows, deleted)
+    rows = (af.iloc[np.maximum(take, 0)] if len(af) else af.reindex(range(len(take)))
+            ).reset_index(drop=True)
+    if deleted.any():
+        rows = rows.where(pd.Series(~deleted), axis=0)
+    return paired_frame(of, rows, deleted)
 
 
 # -- partitioned ------------------------------------------------------------------------------

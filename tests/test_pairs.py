@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import evaluate
+from anoneval.core.api import DELETED, MeasureResult, RiskMeasure
 from anoneval.core.data import Microdata
 from anoneval.core.errors import DataError
 from anoneval.core.pairs import _spans, pair_datasets
@@ -223,3 +224,35 @@ def test_parquet_text_columns_are_known_from_the_footers(tmp_path, monkeypatch):
     assert lazy.value_kinds() == {"id": "number", "age": "number", "sex": "text",
                                   "zip": "text", "day": "datetime"}
     assert surveyed == [["day"]]  # dates are objects in pandas: their kind needs a pass
+
+
+class ChangedCells(RiskMeasure):
+    """Cells of ``age`` changed by the release: a paired measure using the default compute."""
+
+    name = "ChangedCells"
+    description = "Changed age cells."
+    paired = True
+
+    def columns(self):
+        return {"original": ["age"], "anonymized": ["age"]}
+
+    def partial(self, frame, ctx):
+        changed = frame[("original", "age")].astype(str) != frame[("anonymized", "age")]
+        return int(changed.sum()), int(frame[DELETED].sum()), sorted(frame.index)[:1]
+
+    def combine(self, parts):
+        return (sum(p[0] for p in parts), sum(p[1] for p in parts),
+                sorted(i for p in parts for i in p[2]))
+
+    def finalize(self, combined, ctx):
+        return MeasureResult(value=combined[0], details={"firsts": combined[2]})
+
+
+def test_a_paired_measure_of_a_plugin_author(tmp_path, cluster):
+    original, released = people(100)
+    local = evaluate(original, released, [ChangedCells()]).measures[0]
+    remote = evaluate(Partitioned(write_parts(original, tmp_path / "o", [30, 70])),
+                      Partitioned(write_parts(released, tmp_path / "r", [55])),
+                      [ChangedCells()], engine=cluster).measures[0]
+    assert local.value == remote.value == 100  # every age became a band or '*'
+    assert local.details["firsts"] == [0] and remote.details["firsts"] == [0, 30, 70]
