@@ -10,6 +10,8 @@ keys, counts and histograms identically, weight sums up to floating-point summat
 
 Group-by measures that declare :meth:`~anoneval.core.api.Measure.summaries` read these through
 :meth:`~anoneval.core.api.Context.class_summary`; engines compute each summary once per run.
+:func:`class_codes` is the one grouping of rows into classes: summaries of in-memory datasets and
+the row-level classes of :func:`dataset_classes` share its result, once per dataset and keys.
 """
 
 from __future__ import annotations
@@ -115,13 +117,45 @@ def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Se
     return ids, [_values(uniques, codes[first]) for codes, uniques in coded]
 
 
-def _classes(keys: Sequence[pd.Series], names: Sequence[str],
-             n: int) -> tuple[np.ndarray, pd.DataFrame]:
-    """Class of each row and the key frame (without keys, one class of every record)."""
+def class_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """Class of each row of ``frame`` over the ``keys`` columns and one row of key values per
+    class, classes sorted by key (without keys, one class of every record).
+
+    Values compare as they are (``39`` and ``"39"`` differ; categoricals by their values,
+    ``-0.0`` as ``0.0``); a missing value is a key of its own.
+    """
+    n = len(frame)
     if not keys:
         return np.zeros(n, dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(min(n, 1)))
-    ids, values = _group(keys, n)
-    return ids, pd.DataFrame(dict(zip(names, values, strict=True)))
+    ids, values = _group([_plain(frame[c]) for c in keys], n)
+    return ids, pd.DataFrame(dict(zip(keys, values, strict=True)))
+
+
+@dataclass(frozen=True)
+class RowClasses:
+    """:func:`class_codes` of a whole dataset: ``ids`` the class of each row, ``keys`` one row
+    per class, ``counts`` the records per class."""
+
+    ids: np.ndarray
+    keys: pd.DataFrame
+    counts: np.ndarray
+
+
+def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
+    """The classes of ``data``'s rows over ``keys``, computed once per dataset and keys (cached
+    on the dataset, so the summaries and row-level classes of every measure of a run share
+    one grouping)."""
+    keys = tuple(keys)
+
+    def compute() -> RowClasses:
+        data.require(keys)
+        ids, key_frame = class_codes(data.frame, keys)
+        ids.flags.writeable = False
+        counts = np.bincount(ids, minlength=len(key_frame)).astype(np.int64)
+        counts.flags.writeable = False
+        return RowClasses(ids, key_frame, counts)
+
+    return data.cached(("class_codes", keys), compute)
 
 
 def _histogram(classes: np.ndarray, values: pd.Series, counts: np.ndarray) -> pd.DataFrame:
@@ -169,18 +203,24 @@ class ClassSummary:
         return len(self.counts)
 
     @classmethod
-    def of_frame(cls, frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
-        """The summary of the rows of ``frame`` (any block of the data)."""
+    def of_frame(cls, frame: pd.DataFrame | FrameData, spec: SummarySpec) -> ClassSummary:
+        """The summary of the rows of ``frame``: any block of the data, or an in-memory dataset
+        (whose :func:`dataset_classes` it shares)."""
+        data = frame if isinstance(frame, FrameData) else None
+        frame = data.frame if data is not None else frame
         absent = [c for c in spec.columns if c not in frame.columns]
         if absent:
             raise DataError(f"column(s) {', '.join(map(repr, absent))} not in the "
                             f"{spec.side} data; its columns are: "
                             f"{', '.join(map(str, frame.columns))}")
         n = len(frame)
-        keys = [_plain(frame[c]) for c in spec.keys]
-        ids, key_frame = _classes(keys, spec.keys, n)
+        if data is not None:
+            rows = dataset_classes(data, spec.keys)
+            ids, key_frame, counts = rows.ids, rows.keys, rows.counts
+        else:
+            ids, key_frame = class_codes(frame, spec.keys)
+            counts = np.bincount(ids, minlength=len(key_frame)).astype(np.int64)
         n_classes = len(key_frame)
-        counts = np.bincount(ids, minlength=n_classes).astype(np.int64)
         weights = None
         if spec.weights is not None:
             raw = frame[spec.weights]
@@ -207,8 +247,8 @@ class ClassSummary:
         parts = [p for p in parts if p.n_classes] or list(parts[:1])
         if len(parts) == 1:
             return parts[0]
-        keys = pd.concat([p.keys for p in parts], ignore_index=True)
-        ids, key_frame = _classes([keys[c] for c in spec.keys], spec.keys, len(keys))
+        ids, key_frame = class_codes(pd.concat([p.keys for p in parts], ignore_index=True),
+                                     spec.keys)
         counts = np.zeros(len(key_frame), dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
         weights = None
@@ -253,10 +293,10 @@ def dataset_summarizer(original: Dataset | None,
             raise DataError(f"class summaries need microdata or a table, not the "
                             f"{data.data_kind} of the {spec.side} side")
         data.require(spec.columns)
-        return data.cached(("class_summary", spec),
-                           lambda: ClassSummary.of_frame(data.frame, spec))
+        return data.cached(("class_summary", spec), lambda: ClassSummary.of_frame(data, spec))
 
     return summarize
 
 
-__all__ = ["ClassSummary", "SummarySpec", "dataset_summarizer"]
+__all__ = ["ClassSummary", "RowClasses", "SummarySpec", "class_codes", "dataset_classes",
+           "dataset_summarizer"]

@@ -46,6 +46,7 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     data_row,
+    dataset_classes,
 )
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
@@ -348,8 +349,8 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
         group_sizes = np.bincount(gids, minlength=ng + 1)
     group_sup = cog < 0
     row_sup = group_sup[gids]
-    orig_group, orig_n = original.group_ids(qi)
-    orig_sizes = np.bincount(orig_group, minlength=orig_n)
+    orig_classes = dataset_classes(original, qi)
+    orig_group, orig_sizes = orig_classes.ids, orig_classes.counts
     sides = []
     for c in qi:
         raw = column(original, c, token, "value")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    dataset_classes,
+)
 from anoneval.plugins.generalization._quality import row_result
 from anoneval.plugins.microdata._common import QIParams, released_classes
 
@@ -41,8 +49,7 @@ class Discernibility(LossMeasure):
         n = cl.records
         f = cl.sizes.astype(np.int64)  # exact: Σ f² ≤ n² fits int64 for n < 3·10⁹
         dm = int(np.square(f).sum()) + cl.suppressed_total * n
-        lo = int(np.square(original.group_sizes(list(p.quasi_identifiers))
-                           .astype(np.int64)).sum())
+        lo = int(np.square(dataset_classes(original, p.quasi_identifiers).counts).sum())
         return row_result(float(dm), float(lo), float(n) * n, ctx, {
             "records": n, "suppressed_records": cl.suppressed_total, "classes": len(f),
             "dm_exact": dm})
