@@ -36,8 +36,6 @@ class ContingencyDistance(LossMeasure):
     name = "ContingencyDistance"
     description = "Mean total variation distance of all two-way tables (1 − SDMetrics' "\
                   "ContingencySimilarity)."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         num_discrete_bins: int = Field(10, ge=1, description="Bins of numeric columns.")

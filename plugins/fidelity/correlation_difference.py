@@ -45,8 +45,6 @@ class CorrelationDifference(LossMeasure):
     name = "CorrelationDifference"
     description = "Mean |Δ correlation| / 2 over numeric column pairs (1 − SDMetrics' "\
                   "CorrelationSimilarity)."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         coefficient: Literal["Pearson", "Spearman"] = Field("Pearson",

@@ -93,8 +93,6 @@ class KLDivergence(LossMeasure):
     name = "KLDivergence"
     description = "Kullback–Leibler divergence of the replica's model from the actual data's."
     unit = "nats"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         method: Method = Field(

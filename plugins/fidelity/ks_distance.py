@@ -20,8 +20,6 @@ class KSDistance(LossMeasure):
 
     name = "KSDistance"
     description = "Largest per-column Kolmogorov–Smirnov distance between actual and replica."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         pass

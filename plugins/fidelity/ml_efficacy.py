@@ -54,8 +54,6 @@ class MLEfficacy(LossMeasure):
     name = "MLEfficacy"
     description = "Model quality lost by training on the release instead of the original "\
                   "(tested on held-out original records)."
-    accepts = ("microdata",)
-    inputs = "both"
     uses_control = "optional"
 
     class Params(Params):

@@ -142,8 +142,6 @@ class MomentDiscrepancy(LossMeasure):
 
     name = "MomentDiscrepancy"
     description = "Largest difference between the information moments of actual and replica."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         moments: list[Moment] = Field(

@@ -53,8 +53,6 @@ class MutualInformationChange(LossMeasure):
     name = "MutualInformationChange"
     description = "Change in model mutual information (M index) from actual to replica."
     unit = "nats"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         model: Literal["normal", "kde"] = Field(

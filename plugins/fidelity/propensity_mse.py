@@ -60,8 +60,6 @@ class PropensityMSE(LossMeasure):
     name = "PropensityMSE"
     description = "Propensity-score MSE (Snoke et al. 2018), logistic or CART, with its ratio "\
                   "to the null expectation."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         model: Literal["logistic", "cart"] = Field("logistic", description="Propensity model.")

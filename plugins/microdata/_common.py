@@ -251,6 +251,12 @@ def key_classes(keys: pd.DataFrame, counts: np.ndarray, qi: Sequence[str], token
     return cols, gids, group_classes(cols, gids, ng), sizes
 
 
+def raw_class_sizes(data: Microdata, qi: Sequence[str]) -> np.ndarray:
+    """Records per distinct tuple of ``qi`` values in ``data`` (no suppression rule: the
+    original's classes), from the run's shared grouping."""
+    return dataset_classes(data, qi).counts
+
+
 def group_classes(cols: Sequence[Column], gids: np.ndarray, n_groups: int) -> np.ndarray:
     """Class of each group, -1 for the groups of suppressed records (all cells the token).
 
@@ -272,7 +278,6 @@ class ClassRiskMeasure(RiskMeasure):
     records, either side accepted (the anonymized one when given)."""
 
     unit = "share"
-    accepts = ("microdata",)
     inputs = "either"
 
 

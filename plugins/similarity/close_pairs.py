@@ -72,8 +72,6 @@ class ClosePairs(RiskMeasure):
     name = "ClosePairs"
     description = "Share of actual–replica pairs closer than d0 (Pflughoeft et al.'s π_d)."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         d0: float = Field(default=0.01, ge=0,

@@ -139,8 +139,6 @@ class DistanceToClosestRecord(RiskMeasure):
     name = "DistanceToClosestRecord"
     description = "Replica rows close to an actual row: share below the 5th percentile of "\
                   "actual-to-actual distances, or SDMetrics' DCR baseline/overfitting checks."
-    accepts = ("microdata",)
-    inputs = "both"
     unit = "share"
 
     @classmethod

@@ -81,8 +81,6 @@ class NNDR(RiskMeasure):
     description = "Share of released records whose nearest/second-nearest original distance "\
                   "ratio is below a threshold."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
     uses_control = "optional"
 
     class Params(Params):
