@@ -7,7 +7,7 @@ from itertools import combinations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     binned,
@@ -40,7 +40,8 @@ class ContingencyDistance(LossMeasure):
     class Params(FidelityParams):
         num_discrete_bins: int = Field(10, ge=1, description="Bins of numeric columns.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, self.params.columns, lambda s: True, self.name, "")
         if len(columns) < 2:

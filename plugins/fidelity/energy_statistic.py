@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, task_threads
 from anoneval.plugins._continuous import (
     ColumnsParams,
     ReplicaComparison,
@@ -207,7 +207,8 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
         )
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "EnergyStatistic")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     divergence_summary,
@@ -107,7 +107,8 @@ class KLDivergence(LossMeasure):
                         "(default 1024 in 1-D, 160 in 2-D, 48 in 3-D).",
         )
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "KLDivergence")
         d = len(columns)

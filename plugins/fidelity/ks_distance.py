@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import ColumnsParams, paired
 
 
@@ -24,7 +24,8 @@ class KSDistance(LossMeasure):
     class Params(ColumnsParams):
         pass
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         X, Y, columns, _ = paired(original, anonymized, self.params, "KSDistance")
         per = {}
         for j, c in enumerate(columns):

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import ColumnsParams, paired
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
@@ -156,7 +156,8 @@ class MomentDiscrepancy(LossMeasure):
                         "two-sample standard error) or standardized (over the sd of T_j(x)).",
         )
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "MomentDiscrepancy")
         rows = compare_moments(X, Y, columns, list(p.moments), p.tolerance_kind, p.tolerance)

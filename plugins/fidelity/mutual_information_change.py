@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
     grid_mutual_information,
@@ -62,7 +62,8 @@ class MutualInformationChange(LossMeasure):
         grid: int | None = Field(default=None, ge=16, le=4096,
                                  description="Grid points per dimension for model kde.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "MutualInformationChange")
         d = len(columns)

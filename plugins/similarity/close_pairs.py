@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from anoneval.core.api import Context, MeasureResult, RiskMeasure, spans
+from anoneval.core.api import Context, Dataset, MeasureResult, RiskMeasure, spans
 from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
 
 #: Rows per block of the KD-tree counts (``Context.map_blocks``).
@@ -82,7 +82,8 @@ class ClosePairs(RiskMeasure):
                              description="none, or std: divide columns by the actual's sd.")
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "ClosePairs")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)

@@ -14,6 +14,7 @@ from anoneval.core.api import (
     Context,
     ControlUse,
     DataError,
+    Dataset,
     MeasureResult,
     Microdata,
     RiskMeasure,
@@ -158,7 +159,8 @@ class DistanceToClosestRecord(RiskMeasure):
     def control_use(self) -> ControlUse:
         return "required" if self.params.mode == "overfitting" else "none"
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         p = self.params
         if p.mode != "share":
             return self._protection(original, anonymized, ctx)
@@ -178,7 +180,8 @@ class DistanceToClosestRecord(RiskMeasure):
                      "exact_copies": int(np.count_nonzero(dcr == 0))},
         )
 
-    def _protection(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def _protection(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         sides = [("original", original), ("anonymized", anonymized)]
         if p.mode == "overfitting":

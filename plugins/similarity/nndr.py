@@ -89,7 +89,8 @@ class NNDR(RiskMeasure):
             "distance", "Gower", "Record distance, fitted on the original (e.g. Gower, "
                                  "Euclidean with its columns).")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+            ctx: Context) -> MeasureResult:
         if {getattr(d, "data_kind", None) for d in (original, anonymized)} != {"microdata"}:
             raise DataError("NNDR compares microdata")
         if len(original) < 2:
