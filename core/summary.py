@@ -16,6 +16,7 @@ the row-level classes of :func:`dataset_classes` share its result, once per data
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -96,8 +97,10 @@ def _values(uniques: pd.Index, codes: np.ndarray) -> pd.Series:
     return pd.Series(uniques.take(np.minimum(codes, len(uniques) - 1))).where(~missing)
 
 
-def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Series]]:
-    """Sorted dense group id of each row over ``columns`` and each group's key values."""
+def _group(columns: Sequence[pd.Series],
+           n: int) -> tuple[np.ndarray, list[tuple[np.ndarray, pd.Index]]]:
+    """Sorted dense group id of each row over ``columns`` and, per column, each group's code
+    and the column's sorted distinct values (missing code ``len(values)``)."""
     key = np.zeros(n, dtype=np.int64)
     size = 1
     coded = []
@@ -114,46 +117,71 @@ def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Se
     ids = ids.astype(np.int64, copy=False)
     first = np.empty(len(uniq), dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
-    return ids, [_values(uniques, codes[first]) for codes, uniques in coded]
+    return ids, [(codes[first], uniques) for codes, uniques in coded]
 
 
-def class_codes(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
-    """Class of each row of ``frame`` over the ``keys`` columns and one row of key values per
-    class, classes sorted by key (without keys, one class of every record).
+@dataclass(frozen=True)
+class RowClasses:
+    """Rows grouped into classes by :func:`class_codes`.
+
+    ``ids``: the class of each row (classes sorted by key); ``counts``: the records per class.
+    Per key column ``names[j]``, ``codes[j]`` is each class's code into ``values[j]``, the
+    column's distinct values sorted, code ``len(values[j])`` standing for a missing value.
+    """
+
+    names: tuple[str, ...]
+    ids: np.ndarray
+    counts: np.ndarray
+    codes: tuple[np.ndarray, ...]
+    values: tuple[pd.Index, ...]
+
+    @functools.cached_property
+    def keys(self) -> pd.DataFrame:
+        """One row of key values per class (a missing value as the column's missing marker)."""
+        if not self.names:
+            return pd.DataFrame(index=pd.RangeIndex(len(self.counts)))
+        return pd.DataFrame({name: _values(values, codes) for name, codes, values
+                             in zip(self.names, self.codes, self.values, strict=True)})
+
+    def key_values(self, j: int) -> tuple[np.ndarray, pd.Index]:
+        """Each class's code of key column ``j`` into its values, a missing value (when there
+        is one) being the last value."""
+        codes, values = self.codes[j], self.values[j]
+        if (codes == len(values)).any():
+            values = values.append(pd.Index([np.nan]))
+        return codes, values
+
+
+def class_codes(frame: pd.DataFrame, keys: Sequence[str]) -> RowClasses:
+    """The classes of the rows of ``frame`` over the ``keys`` columns: the one grouping that
+    class summaries and row-level classes are made from (without keys, one class of every
+    record).
 
     Values compare as they are (``39`` and ``"39"`` differ; categoricals by their values,
     ``-0.0`` as ``0.0``); a missing value is a key of its own.
     """
     n = len(frame)
-    if not keys:
-        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(min(n, 1)))
-    ids, values = _group([_plain(frame[c]) for c in keys], n)
-    return ids, pd.DataFrame(dict(zip(keys, values, strict=True)))
-
-
-@dataclass(frozen=True)
-class RowClasses:
-    """:func:`class_codes` of a whole dataset: ``ids`` the class of each row, ``keys`` one row
-    per class, ``counts`` the records per class."""
-
-    ids: np.ndarray
-    keys: pd.DataFrame
-    counts: np.ndarray
+    names = tuple(keys)
+    if not names:
+        ids = np.zeros(n, dtype=np.int64)
+        return RowClasses(names, ids, np.bincount(ids, minlength=min(n, 1)), (), ())
+    ids, coded = _group([_plain(frame[c]) for c in names], n)
+    return RowClasses(names, ids, np.bincount(ids, minlength=len(coded[0][0])),
+                      tuple(codes for codes, _ in coded), tuple(values for _, values in coded))
 
 
 def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
-    """The classes of ``data``'s rows over ``keys``, computed once per dataset and keys (cached
-    on the dataset, so the summaries and row-level classes of every measure of a run share
-    one grouping)."""
+    """:func:`class_codes` of ``data``'s rows over ``keys``, computed once per dataset and keys
+    (cached on the dataset, so the summaries and row-level classes of every measure of a run
+    share one grouping). Its arrays are read-only."""
     keys = tuple(keys)
 
     def compute() -> RowClasses:
         data.require(keys)
-        ids, key_frame = class_codes(data.frame, keys)
-        ids.flags.writeable = False
-        counts = np.bincount(ids, minlength=len(key_frame)).astype(np.int64)
-        counts.flags.writeable = False
-        return RowClasses(ids, key_frame, counts)
+        rows = class_codes(data.frame, keys)
+        for array in (rows.ids, rows.counts, *rows.codes):
+            array.flags.writeable = False
+        return rows
 
     return data.cached(("class_codes", keys), compute)
 
@@ -214,12 +242,9 @@ class ClassSummary:
                             f"{spec.side} data; its columns are: "
                             f"{', '.join(map(str, frame.columns))}")
         n = len(frame)
-        if data is not None:
-            rows = dataset_classes(data, spec.keys)
-            ids, key_frame, counts = rows.ids, rows.keys, rows.counts
-        else:
-            ids, key_frame = class_codes(frame, spec.keys)
-            counts = np.bincount(ids, minlength=len(key_frame)).astype(np.int64)
+        rows = (dataset_classes(data, spec.keys) if data is not None
+                else class_codes(frame, spec.keys))
+        ids, key_frame, counts = rows.ids, rows.keys, rows.counts
         n_classes = len(key_frame)
         weights = None
         if spec.weights is not None:
@@ -247,8 +272,8 @@ class ClassSummary:
         parts = [p for p in parts if p.n_classes] or list(parts[:1])
         if len(parts) == 1:
             return parts[0]
-        ids, key_frame = class_codes(pd.concat([p.keys for p in parts], ignore_index=True),
-                                     spec.keys)
+        rows = class_codes(pd.concat([p.keys for p in parts], ignore_index=True), spec.keys)
+        ids, key_frame = rows.ids, rows.keys
         counts = np.zeros(len(key_frame), dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
         weights = None

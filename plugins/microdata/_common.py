@@ -209,8 +209,9 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
 
     def compute() -> tuple[tuple[Column, ...], np.ndarray, np.ndarray, np.ndarray]:
         rows = dataset_classes(data, qi)
-        cols, gids, class_of_group, sizes = key_classes(rows.keys, rows.counts, qi,
-                                                        p.suppression_token, p.missing)
+        cols, gids, class_of_group, sizes = key_classes(
+            [rows.key_values(j) for j in range(len(qi))], rows.counts, p.suppression_token,
+            p.missing)
         same = np.array_equal(gids, np.arange(len(gids)))  # no key rows merged
         row_gids = rows.ids if same else gids[rows.ids]
         return tuple(cols), row_gids, class_of_group, sizes
@@ -226,23 +227,20 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
     return data, classes
 
 
-def key_classes(keys: pd.DataFrame, counts: np.ndarray, qi: Sequence[str], token: str,
+def key_classes(keys: Sequence[tuple[np.ndarray, pd.Index]], counts: np.ndarray, token: str,
                 missing: str) -> tuple[list[Column], np.ndarray, np.ndarray, np.ndarray]:
     """The suppression and missing-value rules applied to groups of identical key tuples.
 
-    ``keys`` holds one row per distinct tuple of the ``qi`` columns and ``counts`` its
-    records (a class summary, or a dataset's :func:`~anoneval.core.api.dataset_classes`).
-    Returns each column's :class:`Column` over the key rows, the group of each key row (key
-    rows that differ only by missing vs token cells merge under ``missing="suppressed"``),
-    each group's class (:func:`group_classes`) and each group's record count.
+    Each group (a class of a summary, or of :func:`~anoneval.core.api.dataset_classes`) has
+    ``counts`` records; ``keys`` holds, per quasi-identifier, each group's code into the
+    column's distinct values (see :func:`key_codes`). Returns each column's :class:`Column`
+    over the groups, the merged group of each group (groups that differ only by missing vs
+    token cells merge under ``missing="suppressed"``), each merged group's class
+    (:func:`group_classes`) and its record count.
     """
-    cols = []
-    for c in qi:
-        codes, uniques = pd.factorize(keys[c], use_na_sentinel=False)
-        uniques = pd.Index(uniques)
-        cols.append(token_column(codes.astype(np.int64), uniques,
-                                 np.bincount(codes, weights=counts, minlength=len(uniques)),
-                                 token, missing))
+    cols = [token_column(codes, values,
+                         np.bincount(codes, weights=counts, minlength=len(values)),
+                         token, missing) for codes, values in keys]
     if missing == "value" or not any(c.n_missing for c in cols):
         gids, ng, sizes = np.arange(len(counts)), len(counts), counts
     else:
@@ -330,13 +328,22 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
                 f"the original has {rows} rows and the anonymized data {summary.n_records}: "
                 "records must be row-aligned, or give 'id' (a key column present in both) to "
                 "align them")
-    cols, gids, class_of_group, sizes = key_classes(summary.keys, summary.counts, qi,
+    cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi), summary.counts,
                                                     p.suppression_token, p.missing)
     warn_missing(ctx, qi, cols, p.missing, side)
     sup = class_of_group < 0
     return summary, Classes(records=summary.n_records, sizes=sizes[~sup], group_ids=gids,
                             class_of_group=class_of_group, suppressed=int(sizes[sup].sum()),
                             deleted=0)
+
+
+def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, pd.Index]]:
+    """Per column of ``qi``, the code of each row of ``keys`` and the distinct values."""
+    out = []
+    for c in qi:
+        codes, uniques = pd.factorize(keys[c], use_na_sentinel=False)
+        out.append((codes.astype(np.int64, copy=False), pd.Index(uniques)))
+    return out
 
 
 def positive_weights(values: ClassSummary, col: str) -> None:
