@@ -148,7 +148,7 @@ class RowClasses:
         is one) being the last value."""
         codes, values = self.codes[j], self.values[j]
         if (codes == len(values)).any():
-            values = values.append(pd.Index([np.nan]))
+            values = values.append(pd.Index([np.nan])) if len(values) else pd.Index([np.nan])
         return codes, values
 
 
