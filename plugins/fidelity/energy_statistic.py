@@ -237,5 +237,7 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
 
 
 def energy_summary(r: EnergyResult) -> dict[str, float | int | None]:
+    """The details of one energy test: E, the energy distance, the Cramér statistic E / 2, the
+    permutation p-value and the number of resamples."""
     return {"statistic": r.statistic, "energy_distance": r.energy_distance,
             "cramer_statistic": r.statistic / 2.0, "pvalue": r.pvalue, "resamples": r.resamples}

@@ -55,6 +55,7 @@ def nndr(distance: Distance, query: Dataset, reference: Dataset,
 
 
 def summary(ratios: np.ndarray, threshold: float) -> dict[str, object]:
+    """The share of ratios below ``threshold``, their quantiles, mean and count."""
     q = np.quantile(ratios, QUANTILES)
     return {"share_below": float(np.mean(ratios < threshold)),
             "quantiles": {f"p{round(100 * a)}": float(v) for a, v in zip(QUANTILES, q,
