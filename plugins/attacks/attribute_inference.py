@@ -68,7 +68,7 @@ class AttributeInference(TargetedAttack):
             return self
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         rng = ctx.rng(3)
         ori, syn, ctl, t_ori, t_ctl = self.targets(original, anonymized, ctx.control,

@@ -59,7 +59,7 @@ class Linkability(TargetedAttack):
             return v
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         cols_a, cols_b = p.aux_cols
         rng = ctx.rng(2)

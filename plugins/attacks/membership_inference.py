@@ -51,7 +51,7 @@ class MembershipInference(AttackMeasure):
                                                       "original's.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         if original is None:
             raise DataError("MembershipInference needs the original data")

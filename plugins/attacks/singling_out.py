@@ -279,7 +279,7 @@ class SinglingOut(AttackMeasure):
                                                       "columns of the original.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         columns = p.columns or [str(c) for c in original.columns] if original is not None else []
         ori, syn, ctl = frames(original, anonymized, ctx.control, columns)

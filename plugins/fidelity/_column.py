@@ -36,7 +36,7 @@ class ColumnFidelity(LossMeasure):
         return {}
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         if self.column_kind == "numeric":
             columns = numeric_columns(ori, syn, self.params.columns, self.name)

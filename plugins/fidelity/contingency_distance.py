@@ -41,7 +41,7 @@ class ContingencyDistance(LossMeasure):
         num_discrete_bins: int = Field(10, ge=1, description="Bins of numeric columns.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, self.params.columns, lambda s: True, self.name, "")
         if len(columns) < 2:

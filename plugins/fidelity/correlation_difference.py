@@ -54,7 +54,7 @@ class CorrelationDifference(LossMeasure):
             0.0, ge=0, le=1, description="Pairs with |ρ_original| at or below it are not scored.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = numeric_columns(ori, syn, p.columns, self.name)

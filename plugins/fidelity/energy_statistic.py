@@ -208,7 +208,7 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "EnergyStatistic")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)

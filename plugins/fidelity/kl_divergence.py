@@ -108,7 +108,7 @@ class KLDivergence(LossMeasure):
         )
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "KLDivergence")
         d = len(columns)

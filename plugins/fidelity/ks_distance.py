@@ -25,7 +25,7 @@ class KSDistance(LossMeasure):
         pass
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         X, Y, columns, _ = paired(original, anonymized, self.params, "KSDistance")
         per = {}
         for j, c in enumerate(columns):

@@ -81,7 +81,7 @@ class MLEfficacy(LossMeasure):
         max_rows: int | None = max_rows_field("linear 50,000, tree 100,000, forest 20,000")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         features = p.features or [c for c in ori.columns if c != p.target]

@@ -157,7 +157,7 @@ class MomentDiscrepancy(LossMeasure):
         )
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "MomentDiscrepancy")
         rows = compare_moments(X, Y, columns, list(p.moments), p.tolerance_kind, p.tolerance)

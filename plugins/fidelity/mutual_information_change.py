@@ -63,7 +63,7 @@ class MutualInformationChange(LossMeasure):
                                  description="Grid points per dimension for model kde.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         X, Y, columns, _ = paired(original, anonymized, p, "MutualInformationChange")
         d = len(columns)

@@ -70,7 +70,7 @@ class PropensityMSE(LossMeasure):
         max_rows: int | None = max_rows_field("logistic 200,000, cart 20,000")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")

@@ -123,7 +123,7 @@ class CopiedRows(RiskMeasure):
                                                       "original's.")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
             raise DataError("CopiedRows compares microdata")
         if len(original) == 0 or len(anonymized) == 0:

@@ -160,7 +160,7 @@ class DistanceToClosestRecord(RiskMeasure):
         return "required" if self.params.mode == "overfitting" else "none"
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         p = self.params
         if p.mode != "share":
             return self._protection(original, anonymized, ctx)
@@ -181,7 +181,7 @@ class DistanceToClosestRecord(RiskMeasure):
         )
 
     def _protection(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+                    ctx: Context) -> MeasureResult:
         p = self.params
         sides = [("original", original), ("anonymized", anonymized)]
         if p.mode == "overfitting":

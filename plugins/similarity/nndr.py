@@ -91,7 +91,7 @@ class NNDR(RiskMeasure):
                                  "Euclidean with its columns).")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
-            ctx: Context) -> MeasureResult:
+                ctx: Context) -> MeasureResult:
         if {getattr(d, "data_kind", None) for d in (original, anonymized)} != {"microdata"}:
             raise DataError("NNDR compares microdata")
         if len(original) < 2:
