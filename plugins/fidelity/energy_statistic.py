@@ -11,12 +11,11 @@ import numpy as np
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, task_threads
+from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
 from anoneval.plugins._continuous import (
     ColumnsParams,
     ReplicaComparison,
     Scale,
-    paired,
     scale_pair,
 )
 
@@ -207,10 +206,9 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
         )
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "EnergyStatistic")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         d = len(columns)
         n, m = len(X), len(Y)

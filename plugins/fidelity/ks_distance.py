@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import ColumnsParams, paired
+from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison
 
 
-class KSDistance(LossMeasure):
+class KSDistance(ReplicaComparison, LossMeasure):
     """D = sup_t |F_n(t) − G_m(t)| between the actual's and the replica's column, per column.
 
     Empirical CDFs are right-continuous (F_n(t) = share of values ≤ t), so ties between the
@@ -24,9 +24,8 @@ class KSDistance(LossMeasure):
     class Params(ColumnsParams):
         pass
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        X, Y, columns, _ = paired(original, anonymized, self.params, "KSDistance")
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         per = {}
         for j, c in enumerate(columns):
             r = stats.ks_2samp(X[:, j], Y[:, j])
