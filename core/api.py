@@ -43,7 +43,14 @@ from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
 from anoneval.core.progress import progress_bar
-from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
+from anoneval.core.summary import (
+    ClassSummary,
+    RowClasses,
+    Side,
+    SummarySpec,
+    dataset_classes,
+    dataset_summarizer,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -506,6 +513,7 @@ __all__ = [
     "PluginKind",
     "PluginRef",
     "RiskMeasure",
+    "RowClasses",
     "SummarySpec",
     "SynthesisResult",
     "Synthesizer",
@@ -514,6 +522,7 @@ __all__ = [
     "UnknownPluginError",
     "align_ids",  # helper: row of the anonymized data for each original record, by a key
     "data_row",  # helper: how a message names a record (1-based)
+    "dataset_classes",  # helper: a dataset's rows grouped into classes, once per run
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
     "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",
