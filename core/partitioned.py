@@ -17,6 +17,7 @@ the same rows in the same order, and changes with any value, type, column or row
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,11 @@ PRIMES = np.array([2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2
 BASE = 1_000_003
 #: How many partials one combine task merges (it holds them all in memory).
 FAN_IN = 4
+#: Columns a scan reads from a Parquet file at a time.
+SCAN_COLUMNS = 4
+#: Reduction tasks per worker: each folds a run of consecutive partitions (see
+#: :meth:`Partitioned.reduce`), so a worker holds this many partials, whatever the partitions.
+TASKS_PER_WORKER = 2
 
 
 # -- the partition-wise row hash ----------------------------------------------------------------
@@ -62,10 +68,14 @@ class RowHash:
     @classmethod
     def of_frame(cls, frame: pd.DataFrame) -> RowHash:
         """The hash of ``frame``'s rows (pandas' 64-bit row hashes, as the in-memory hash)."""
-        n = len(frame)
+        return cls.of_hashes(pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64))
+
+    @classmethod
+    def of_hashes(cls, h: np.ndarray) -> RowHash:
+        """The hash of rows whose 64-bit hashes are ``h``."""
+        n = len(h)
         if not n:
             return cls(0, (0,) * len(PRIMES))
-        h = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
         sums = []
         for p in PRIMES:
             powers = np.ones(1, dtype=np.uint64)  # BASE^0 .. BASE^(n-1) mod p, by doubling
@@ -87,6 +97,34 @@ class RowHash:
         return cls(rows, tuple(sums))
 
 
+class RowHasher:
+    """pandas' 64-bit row hashes of a frame fed one column at a time, in column order: each
+    column's ``hash_pandas_object`` folded in as CPython's former tuple hash (the xor-multiply
+    recurrence with multiplier 1000003 and seed 0x345678) combines the items of a tuple, which is
+    how pandas combines a frame's column hashes, so the result equals
+    ``hash_pandas_object(frame, index=False)`` without the frame ever being whole."""
+
+    def __init__(self, n_columns: int) -> None:
+        self.n_columns = n_columns
+        self.seen = 0
+        self.mult = np.uint64(1_000_003)
+        self.out: np.ndarray | None = None
+
+    def add(self, column: pd.Series) -> None:
+        h = pd.util.hash_pandas_object(column, index=False).to_numpy(np.uint64)
+        if self.out is None:
+            self.out = np.full(len(h), 0x345678, dtype=np.uint64)
+        self.out ^= h
+        self.out *= self.mult
+        self.mult += np.uint64(82520 + 2 * (self.n_columns - self.seen))
+        self.seen += 1
+
+    def hashes(self) -> np.ndarray:
+        if self.seen != self.n_columns or self.out is None:
+            raise ValueError(f"{self.seen} of {self.n_columns} columns hashed")
+        return self.out + np.uint64(97531)
+
+
 @dataclass(frozen=True)
 class Scan:
     """What one pass over every partition tells: rows, row hash, bytes in memory per column."""
@@ -106,6 +144,29 @@ class Scan:
             for c, v in part.memory.items():
                 memory[c] = memory.get(c, 0) + v
         return cls(RowHash.combine([p.hash for p in parts]), memory)
+
+
+def _scan_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
+                dtypes: dict[str, Any]) -> Scan:
+    """The scan of one partition. A Parquet file is read :data:`SCAN_COLUMNS` columns at a
+    time, each hashed as it comes (:class:`RowHasher`): the task holds a few columns, never the
+    whole partition (which a scan of every column would otherwise need, several times over
+    while it is converted and hashed)."""
+    own = [c for c in dtypes if c not in hive]
+    if fmt != "parquet" or not own:
+        return Scan.of_frame(_read_piece(file, hive, fmt, opts, None, dtypes))
+    hasher = RowHasher(len(dtypes))
+    memory: dict[str, int] = {}
+    for start in range(0, len(dtypes), SCAN_COLUMNS):
+        group = list(dtypes)[start:start + SCAN_COLUMNS]
+        # hive keys (last in the column order) are read with a file column, for the row count
+        frame = _read_piece(file, hive, fmt, opts, [*group, own[0]] if set(group) <= set(hive)
+                            else group, dtypes)
+        for c in group:
+            hasher.add(frame[c])
+            memory[str(c)] = int(frame[c].memory_usage(deep=True, index=False))
+        del frame
+    return Scan(RowHash.of_hashes(hasher.hashes()), memory)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -147,6 +208,17 @@ def _reduce_piece(partial: Callable[[pd.DataFrame], T], file: Path, hive: dict[s
                   dtypes: dict[str, Any]) -> T:
     """``partial`` of one partition, read here."""
     return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes))
+
+
+def _fold_pieces(piece: Callable[[Path, dict[str, Any]], T], combine: Callable[[list[T]], T],
+                 pieces: Sequence[tuple[Path, dict[str, Any]]]) -> T:
+    """``combine`` of ``piece`` of consecutive partitions, one at a time, each folded into the
+    running result at once: the task holds one partition and two partials at most."""
+    folded: list[T] = []
+    for file, hive in pieces:
+        part = piece(file, hive)
+        folded = [combine([*folded, part])] if folded else [part]
+    return folded[0]
 
 
 def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tuple[
@@ -342,16 +414,36 @@ class Partitioned(Dataset):
                                args=(self.fmt, self.opts, cols, dtypes), meta=meta,
                                enforce_metadata=False, label="anoneval-read")
 
+    def _workers(self) -> int:
+        """Workers of the client (this machine's cores without one)."""
+        if self.client is None:
+            return os.cpu_count() or 1
+        return max(len(self.client.scheduler_info(n_workers=-1).get("workers", {})), 1)
+
     def reduce(self, columns: Collection[str] | None, partial: Callable[[pd.DataFrame], T],
                combine: Callable[[list[T]], T]) -> T:
-        """``combine`` of ``partial`` of every partition of ``columns``, as a tree on the
-        cluster in path order; only the combined result reaches this process. Each task reads
-        its partition and reduces it at once, so a worker never holds partitions waiting."""
+        """``combine`` of ``partial`` of every partition of ``columns`` in path order; only the
+        combined result reaches this process. The partitions are split into
+        :data:`TASKS_PER_WORKER` runs of consecutive files per worker; each task reads its
+        files one at a time and folds each partial into its result at once, and the runs'
+        results combine in a tree of :data:`FAN_IN`. So a worker holds one partition and a few
+        partials, however many partitions there are (a tree over every partition would leave
+        its leaves' partials waiting on the workers)."""
+        _, cols, dtypes = self._projection(columns)
+        piece = functools.partial(_reduce_piece, partial, fmt=self.fmt, opts=self.opts,
+                                  wanted=cols, dtypes=dtypes)
+        return self._fold(piece, combine)
+
+    def _fold(self, piece: Callable[[Path, dict[str, Any]], T],
+              combine: Callable[[list[T]], T]) -> T:
+        """``combine`` of ``piece(file, hive)`` of every partition, as :meth:`reduce` says."""
         from dask import delayed
 
-        _, cols, dtypes = self._projection(columns)
-        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes)
-                 for f, h in zip(self.located.files, self.hive, strict=True)]
+        pieces = list(zip(self.located.files, self.hive, strict=True))
+        runs = np.array_split(np.arange(len(pieces)),
+                              min(len(pieces), TASKS_PER_WORKER * self._workers()))
+        parts = [delayed(_fold_pieces)(piece, combine, [pieces[i] for i in run])
+                 for run in runs]
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
 
     def gather(self, columns: Collection[str] | None = None) -> Dataset:
@@ -367,7 +459,9 @@ class Partitioned(Dataset):
 
     def scan(self) -> Scan:
         """Rows, row hash and memory per column, computed partition-wise once."""
-        return self.cached(("scan",), lambda: self.reduce(None, Scan.of_frame, Scan.combine))
+        piece = functools.partial(_scan_piece, fmt=self.fmt, opts=self.opts,
+                                  dtypes=self._projection(None)[2])
+        return self.cached(("scan",), lambda: self._fold(piece, Scan.combine))
 
     def gathered_bytes(self, columns: Collection[str] | None = None) -> int:
         """The in-memory size of ``columns`` (all when None) of the whole dataset."""

@@ -158,6 +158,13 @@ class ClassSummary:
         return (f"ClassSummary({self.spec!r}, classes={len(self.counts)}, "
                 f"records={self.n_records})")
 
+    def __sizeof__(self) -> int:
+        """Bytes held (what Dask counts as a worker's managed memory for a partial)."""
+        frames = [self.keys, *self.histograms.values()]
+        arrays = [self.counts, *([] if self.weights is None else [self.weights])]
+        return (object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+                + sum(int(f.memory_usage(index=True, deep=True).sum()) for f in frames))
+
     @property
     def n_records(self) -> int:
         """The number of records summarized."""
