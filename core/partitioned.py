@@ -241,11 +241,15 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
 
 
 def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
-    """Each spec's summary of one partition, or the error computing it."""
+    """Each spec's summary of one partition, or the error computing it; the rows are grouped
+    once per tuple of keys."""
     out: list[Any] = []
+    grouped: dict[tuple[str, ...], tuple[np.ndarray, pd.DataFrame]] = {}
     for spec in specs:
         try:
-            out.append(ClassSummary.of_frame(frame, spec))
+            if spec.keys not in grouped and set(spec.keys) <= set(frame.columns):
+                grouped[spec.keys] = ClassSummary.classes_of(frame, spec.keys)
+            out.append(ClassSummary.of_frame(frame, spec, grouped.get(spec.keys)))
         except Exception as exc:  # reported to the measures asking for this spec only
             out.append(exc)
     return out

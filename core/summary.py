@@ -175,17 +175,24 @@ class ClassSummary:
         """The number of classes (distinct key tuples)."""
         return len(self.counts)
 
+    @staticmethod
+    def classes_of(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+        """The class of each row of ``frame`` over the columns ``keys`` and the sorted key
+        frame: the grouping :meth:`of_frame` does, to share between specs of the same keys."""
+        return _classes([_plain(frame[c]) for c in keys], keys, len(frame))
+
     @classmethod
-    def of_frame(cls, frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
-        """The summary of the rows of ``frame`` (any block of the data)."""
+    def of_frame(cls, frame: pd.DataFrame, spec: SummarySpec,
+                 classes: tuple[np.ndarray, pd.DataFrame] | None = None) -> ClassSummary:
+        """The summary of the rows of ``frame`` (any block of the data); ``classes`` is
+        :meth:`classes_of` ``(frame, spec.keys)`` when already computed."""
         absent = [c for c in spec.columns if c not in frame.columns]
         if absent:
             raise DataError(f"column(s) {', '.join(map(repr, absent))} not in the "
                             f"{spec.side} data; its columns are: "
                             f"{', '.join(map(str, frame.columns))}")
         n = len(frame)
-        keys = [_plain(frame[c]) for c in spec.keys]
-        ids, key_frame = _classes(keys, spec.keys, n)
+        ids, key_frame = classes if classes is not None else cls.classes_of(frame, spec.keys)
         n_classes = len(key_frame)
         counts = np.bincount(ids, minlength=n_classes).astype(np.int64)
         weights = None

@@ -21,11 +21,13 @@ from anoneval.core import Evaluator
 from anoneval.core.api import (
     ClassSummary,
     Context,
+    DataError,
     Microdata,
     PluginError,
     SummarySpec,
     dataset_summarizer,
 )
+from anoneval.core.partitioned import _summaries
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar
@@ -125,6 +127,19 @@ def test_combined_partials_equal_the_whole(data):
     assert np.array_equal(again.counts, 2 * whole.counts) and again.keys.equals(whole.keys)
     assert whole.n_records == len(frame)
 
+
+
+@SETTINGS
+@given(frames())
+def test_specs_of_the_same_keys_share_one_grouping(frame):
+    specs = (SPEC, SummarySpec("anonymized", SPEC.keys, None, ("s",)),
+             SummarySpec("anonymized", ("a", "nope")))
+    shared = _summaries(specs, frame)
+    for spec, got in zip(specs[:2], shared, strict=False):
+        assert got.equals(ClassSummary.of_frame(frame, spec))
+    assert shared[0].keys is shared[1].keys  # grouped once
+    assert isinstance(shared[2], DataError) and "'nope'" in str(shared[2])
+    assert ClassSummary.of_frame(frame, SPEC).__sizeof__() >= shared[0].counts.nbytes
 
 def test_summary_keys_sorted_with_missing_last():
     frame = pd.DataFrame({"k": [2.0, np.nan, 1.0, 2.0, -0.0, 0.0],
