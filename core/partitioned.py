@@ -48,6 +48,9 @@ PRIMES = np.array([2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2
 BASE = 1_000_003
 #: How many partials one combine task merges (it holds them all in memory).
 FAN_IN = 4
+#: The largest share of a worker's ``memory_limit`` one class summary may take: a reduction
+#: holds a few summaries and the temporaries of combining them (several times their size).
+SUMMARY_SHARE = 0.1
 #: Columns a scan reads from a Parquet file at a time.
 SCAN_COLUMNS = 4
 #: Reduction tasks per worker: each folds a run of consecutive partitions (see
@@ -240,6 +243,40 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
     return head, rows
 
 
+def _summary_budget() -> int | None:
+    """The most bytes one class summary may take on this worker: :data:`SUMMARY_SHARE` of its
+    ``memory_limit`` (None outside a worker or without a limit)."""
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError):  # not in a Dask worker
+        return None
+    return int(limit * SUMMARY_SHARE) if limit else None
+
+
+def _bounded(found: list[Any]) -> list[Any]:
+    """``found`` with each summary larger than this worker's budget replaced by an error, so
+    that the reduction of a spec whose classes approach the rows fails alone and early."""
+    budget = _summary_budget()
+    if budget is None:
+        return found
+    out: list[Any] = []
+    for summary in found:
+        size = summary.__sizeof__() if isinstance(summary, ClassSummary) else 0
+        if size > budget:
+            spec = summary.spec
+            summary = DataError(
+                f"the class summary of {', '.join(map(repr, spec.keys))} ({spec.side} data) "
+                f"reached {summary.n_classes:,} classes ({size / 2**20:.0f} MiB) after "
+                f"{summary.n_records:,} records: more than {budget / 2**20:.0f} MiB, "
+                f"{SUMMARY_SHARE:.0%} of a worker's memory_limit. These columns have too many "
+                "distinct combinations to reduce on the workers: use fewer or coarser ones, or "
+                "give the workers more memory")
+        out.append(summary)
+    return out
+
+
 def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
     """Each spec's summary of one partition, or the error computing it; the rows are grouped
     once per tuple of keys."""
@@ -252,7 +289,7 @@ def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]
             out.append(ClassSummary.of_frame(frame, spec, grouped.get(spec.keys)))
         except Exception as exc:  # reported to the measures asking for this spec only
             out.append(exc)
-    return out
+    return _bounded(out)
 
 
 def _covers(wide: SummarySpec, spec: SummarySpec) -> bool:
@@ -290,7 +327,7 @@ def _combine_all(parts: list[list[Any]]) -> list[Any]:
     for pieces in zip(*parts, strict=True):
         failed = [p for p in pieces if isinstance(p, BaseException)]
         out.append(failed[0] if failed else ClassSummary.combine(pieces))
-    return out
+    return _bounded(out)
 
 
 def _as_read() -> Any:
