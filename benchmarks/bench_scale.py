@@ -19,14 +19,16 @@ Printed: wall time of ``evaluate_many`` serially, with the local engine's ``work
 (processes), and on a Dask ``LocalCluster`` of 1 and of 2 workers, the speed-ups of 2 workers
 (target ≥ 1.7×), and whether every report equals the serial one.
 
-Census (``--census [--rows N] [--memory-limit GiB] [--folder DIR]``): writes a synthetic census
-of ``--rows`` records (default 5×10^7; 8 quasi-identifiers of census-like banded
-cardinalities, a sensitive income band, sampling weights, 16 survey answers no measure reads)
-as a Parquet dataset of 10^6-row files, chunk by chunk (never whole in memory), then runs every
-group-by measure on it in one run on a ``LocalCluster`` of 2 workers (one thread each) whose
-``memory_limit`` is below the dataset's in-memory size, and prints the wall time, each worker's
-peak memory (RSS sampled every 0.2 s) and the measures' values. The dataset is deleted
-afterwards.
+Census (``--census [--rows N] [--memory-limit GiB] [--partition-rows N] [--folder DIR]``):
+writes a synthetic census of ``--rows`` records (default 5×10^7; 8 quasi-identifiers of
+census-like banded cardinalities, a sensitive income band, sampling weights, 16 survey answers
+no measure reads) as a Parquet dataset of ``--partition-rows``-row files (default 10^6), chunk
+by chunk (never whole in memory), then runs every group-by measure on it in one run on a
+``LocalCluster`` of 2 workers (one thread each, started with anoneval's worker environment)
+whose ``memory_limit`` is below the dataset's in-memory size, and prints the wall time, each
+worker's peak RSS (sampled every 0.2 s) and peak managed memory (as the scheduler saw it), how
+many worker processes ran (restarts), and the measures' values or errors. The dataset is
+deleted afterwards.
 
 The load average (``os.getloadavg``) is printed before each part: on a shared machine the
 figures are only as good as the load lets them be.
@@ -194,7 +196,12 @@ def census_measures() -> list[dict[str, object]]:
     return [{"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
             {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
-            {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi}]
+            {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi},
+            {"name": "EntropyRisk", "params": {"cells": ["region", "age_band", "education"]}},
+            {"name": "SensitivityRules", "params": {
+                "cells": ["region", "age_band"], "magnitude": "income_band",
+                "rules": [{"rule": "nk", "n": 2, "k": 80}, {"rule": "p", "p": 10},
+                          {"rule": "freq", "min_contributors": 3}]}}]
 
 
 class Sampler:
@@ -245,6 +252,9 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK) -> No
     from anoneval.core.engine import dask_worker_env
     from anoneval.core.partitioned import Partitioned
 
+    if folder.exists() and any(folder.iterdir()):
+        raise SystemExit(f"{folder} is not empty: give an empty or new --folder (the census is "
+                         "written there and deleted after)")
     t0 = time.perf_counter()
     print(f"census: {rows:,} rows in files of {chunk:,} rows ({load()})")
     write_census(folder, rows, chunk)
