@@ -346,10 +346,6 @@ def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
     return parts[0]
 
 
-#: Partitions gathered to the client per round trip (see :meth:`Partitioned.gather`).
-GATHER_BATCH = 4
-
-
 class Partitioned(Dataset):
     """A dataset kept on disk and read as Dask partitions, one per data file (sorted path
     order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.load`."""
@@ -489,12 +485,13 @@ class Partitioned(Dataset):
 
     def gather(self, columns: Collection[str] | None = None) -> Dataset:
         """``columns`` of every partition as one in-memory dataset of this kind, concatenated in
-        this process: partitions travel a few at a time (:data:`GATHER_BATCH`), so no worker
-        holds more than its share of a batch, whatever the gathered size."""
+        this process: partitions travel one per worker at a time, so a worker holds about one
+        partition, whatever the gathered size."""
         pieces = self.frame(columns).to_delayed()
+        batch = self._workers()
         frames: list[pd.DataFrame] = []
-        for start in range(0, len(pieces), GATHER_BATCH):
-            frames.extend(self._compute(*pieces[start:start + GATHER_BATCH]))
+        for start in range(0, len(pieces), batch):
+            frames.extend(self._compute(*pieces[start:start + batch]))
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         return from_frame(frame.reset_index(drop=True), self.kind, self.opts, source=self.source)
 
