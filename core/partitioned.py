@@ -50,7 +50,7 @@ BASE = 1_000_003
 FAN_IN = 4
 #: The largest share of a worker's ``memory_limit`` one class summary may take: a reduction
 #: holds a few summaries and the temporaries of combining them (several times their size).
-SUMMARY_SHARE = 0.1
+SUMMARY_SHARE = 0.05
 #: Columns a scan reads from a Parquet file at a time.
 SCAN_COLUMNS = 4
 #: Reduction tasks per worker: each folds a run of consecutive partitions (see
@@ -318,7 +318,7 @@ def _narrowed(summary: ClassSummary, spec: SummarySpec) -> ClassSummary:
     if summary.spec == spec:
         return summary
     return ClassSummary(spec, summary.keys, summary.counts, summary.weights,
-                        {s: summary.histograms[s] for s in spec.sensitive})
+                        {s: summary.histograms[s] for s in spec.sensitive}, summary.low_weights)
 
 
 def _combine_all(parts: list[list[Any]]) -> list[Any]:

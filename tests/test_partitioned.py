@@ -289,7 +289,7 @@ def test_a_summary_over_its_budget_fails_alone(monkeypatch):
     assert found[0].n_classes == 2
     assert isinstance(found[1], partitioned.DataError)
     assert re.search(r"'sex', 'rid' \(original data\) reached 600 classes .* after 600 "
-                     r"records: more than 0 MiB, 10% of a worker's memory_limit", str(found[1]))
+                     r"records: more than 0 MiB, 5% of a worker's memory_limit", str(found[1]))
     halves = [partitioned._summaries((small,), frame.iloc[:300]),
               partitioned._summaries((small,), frame.iloc[300:])]
     assert partitioned._combine_all(halves)[0].n_records == 600

@@ -395,3 +395,19 @@ def test_entropy_risk_from_summary(data, normalize, grid):
         None, frame)
     same(fast[0], slow[0])
     same(fast[1], slow[1])
+
+
+def test_weights_are_checked_from_the_weighted_summary_alone():
+    from anoneval.plugins.microdata._common import positive_weights
+
+    frame = pd.DataFrame({"a": [1, 1, 2, 2], "w": [1.5, 0.0, -2.0, 3.0]})
+    spec = SummarySpec("original", ("a",), "w")
+    halves = ClassSummary.combine([ClassSummary.of_frame(frame.iloc[:1], spec),
+                                   ClassSummary.of_frame(frame.iloc[1:], spec)])
+    assert halves.low_weights == ClassSummary.of_frame(frame, spec).low_weights == (-2.0, 2)
+    with pytest.raises(DataError, match=r"'w': 2 value\(s\) are not numbers > 0 \(the "
+                                        r"smallest is -2.0\)"):
+        positive_weights(halves, "w")
+    positive_weights(ClassSummary.of_frame(frame.iloc[:1], spec), "w")
+    specs = KAnonymity(quasi_identifiers=["a"], k=2, weights="w").summaries()
+    assert all(s.keys == ("a",) or s.keys == () for s in specs)  # no class per weight value
