@@ -42,7 +42,14 @@ from anoneval.core.errors import (
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.progress import progress_bar
-from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
+from anoneval.core.summary import (
+    ClassSummary,
+    RowClasses,
+    Side,
+    SummarySpec,
+    dataset_classes,
+    dataset_summarizer,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -428,8 +435,10 @@ __all__ = [
     "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
     "LossMeasure", "Measure",
     "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
-    "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
+    "RiskMeasure", "RowClasses", "SummarySpec", "SynthesisResult", "Synthesizer", "Table",
+    "Trajectories",
     "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "dataset_classes",  # helper: a dataset's rows grouped into classes, once per run
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
     "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",

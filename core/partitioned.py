@@ -29,6 +29,7 @@ import pandas as pd
 from anoneval.core.data import (
     DataKind,
     Dataset,
+    Microdata,
     ReadOptions,
     from_frame,
     load,
@@ -279,14 +280,12 @@ def _bounded(found: list[Any]) -> list[Any]:
 
 def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
     """Each spec's summary of one partition, or the error computing it; the rows are grouped
-    once per tuple of keys."""
+    once per tuple of keys (the partition as a dataset caches its groupings)."""
+    data = Microdata(frame)
     out: list[Any] = []
-    grouped: dict[tuple[str, ...], tuple[np.ndarray, pd.DataFrame]] = {}
     for spec in specs:
         try:
-            if spec.keys not in grouped and set(spec.keys) <= set(frame.columns):
-                grouped[spec.keys] = ClassSummary.classes_of(frame, spec.keys)
-            out.append(ClassSummary.of_frame(frame, spec, grouped.get(spec.keys)))
+            out.append(ClassSummary.of_frame(data, spec))
         except Exception as exc:  # reported to the measures asking for this spec only
             out.append(exc)
     return _bounded(out)
