@@ -44,10 +44,11 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
     SummarySpec,
-    data_row,
+    align_ids,
     dataset_classes,
     distinct,
     released,
+    row_count_error,
     sniff_separator,
 )
 
@@ -322,10 +323,7 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
     if anonymized is not None and original is not None:
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
-            raise DataError(
-                f"the original has {rows} rows and the anonymized data {summary.n_records}: "
-                "records must be row-aligned, or give 'id' (a key column present in both) to "
-                "align them")
+            raise row_count_error(rows, summary.n_records)
     cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi), summary.counts,
                                                     p.suppression_token, p.missing)
     warn_missing(ctx, qi, cols, p.missing, side)
@@ -410,28 +408,11 @@ def alignment(original: Microdata, anonymized: Microdata, id_col: str | None,
     """
     if id_col is None:
         if len(original) != len(anonymized):
-            raise DataError(
-                f"the original has {len(original)} rows and the anonymized data "
-                f"{len(anonymized)}: records must be row-aligned, or give 'id' (a key column "
-                "present in both) to align them")
+            raise row_count_error(len(original), len(anonymized))
         return None
     original.require([id_col], "id column")
     anonymized.require([id_col], "id column")
-    oid = original.frame[id_col]
-    aid = anonymized.frame[id_col]
-    for side, ids in (("original", oid), ("anonymized", aid)):
-        dup = ids.duplicated()
-        if dup.any():
-            row = int(np.flatnonzero(dup.to_numpy())[0])
-            raise DataError(f"id column {id_col!r} of the {side} data has duplicates, e.g. "
-                            f"{ids.iloc[row]!r} ({data_row(row)})")
-    pos = pd.Index(oid).get_indexer(aid)
-    if (pos < 0).any():
-        row = int(np.flatnonzero(pos < 0)[0])
-        raise DataError(f"id {aid.iloc[row]!r} (anonymized {data_row(row)}) is not in the "
-                        f"original's column {id_col!r}")
-    take = np.full(len(original), -1, dtype=np.int64)
-    take[pos] = np.arange(len(anonymized))
+    take = align_ids(original.frame[id_col], anonymized.frame[id_col], id_col)
     deleted = len(original) - len(anonymized)
     if deleted:
         ctx.warn(f"{deleted} records of the original (by {id_col!r}) are not in the anonymized "
