@@ -21,14 +21,16 @@ Printed: wall time of ``evaluate_many`` serially, with the local engine's ``work
 local run's time is printed too: a session's first one also waits for the imports of the fork
 server that the local engine's processes are forked from.
 
-Census (``--census [--rows N] [--memory-limit GiB] [--folder DIR]``): writes a synthetic census
-of ``--rows`` records (default 5×10^7; 8 quasi-identifiers of census-like banded
-cardinalities, a sensitive income band, sampling weights, 16 survey answers no measure reads)
-as a Parquet dataset of 10^6-row files, chunk by chunk (never whole in memory), then runs every
-group-by measure on it in one run on a ``LocalCluster`` of 2 workers (one thread each) whose
-``memory_limit`` is below the dataset's in-memory size, and prints the wall time, each worker's
-peak memory (RSS sampled every 0.2 s) and the measures' values. The dataset is deleted
-afterwards.
+Census (``--census [--rows N] [--memory-limit GiB] [--partition-rows N] [--folder DIR]``):
+writes a synthetic census of ``--rows`` records (default 5×10^7; 8 quasi-identifiers of
+census-like banded cardinalities, a sensitive income band, sampling weights, 16 survey answers
+no measure reads) as a Parquet dataset of ``--partition-rows``-row files (default 10^6), chunk
+by chunk (never whole in memory), then runs every group-by measure on it in one run on a
+``LocalCluster`` of 2 workers (one thread each, started with anoneval's worker environment)
+whose ``memory_limit`` is below the dataset's in-memory size, and prints the wall time, each
+worker's peak RSS (sampled every 0.2 s) and peak managed memory (as the scheduler saw it), how
+many worker processes ran (restarts), and the measures' values or errors. The dataset is
+deleted afterwards.
 
 The load average (``os.getloadavg``) is printed before each part: on a shared machine the
 figures are only as good as the load lets them be.
@@ -61,9 +63,9 @@ def dask_client(workers: int) -> Iterator[Any]:
     """A LocalCluster of ``workers`` single-threaded worker processes and its client."""
     from distributed import Client, LocalCluster
 
-    from anoneval.core.engine import dask_trim_off
+    from anoneval.core.engine import dask_worker_env
 
-    with dask_trim_off(), LocalCluster(n_workers=workers, threads_per_worker=1,
+    with dask_worker_env(), LocalCluster(n_workers=workers, threads_per_worker=1,
                                        host="127.0.0.1", dashboard_address=":0") as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
@@ -174,16 +176,16 @@ CENSUS_OTHER = [f"q{i:02d}" for i in range(1, 17)]
 CENSUS_CHUNK = 1_000_000
 
 
-def write_census(folder: Path, rows: int) -> None:
-    """The census as ``part-NNNNN.parquet`` files of :data:`CENSUS_CHUNK` rows (int64 codes,
-    float64 weights), one chunk in memory at a time."""
+def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK) -> None:
+    """The census as ``part-NNNNN.parquet`` files of ``chunk`` rows (int64 codes, float64
+    weights), one chunk in memory at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(0)
     folder.mkdir(parents=True, exist_ok=True)
-    for i, start in enumerate(range(0, rows, CENSUS_CHUNK)):
-        n = min(CENSUS_CHUNK, rows - start)
+    for i, start in enumerate(range(0, rows, chunk)):
+        n = min(chunk, rows - start)
         cols = {}
         for name, (card, skew) in CENSUS_QI.items():
             p = 1.0 / np.arange(1, card + 1) ** skew
@@ -200,59 +202,88 @@ def census_measures() -> list[dict[str, object]]:
     return [{"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
             {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
-            {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi}]
+            {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi},
+            {"name": "EntropyRisk", "params": {"cells": ["region", "age_band", "education"]}},
+            {"name": "SensitivityRules", "params": {
+                "cells": ["region", "age_band"], "magnitude": "income_band",
+                "rules": [{"rule": "nk", "n": 2, "k": 80}, {"rule": "p", "p": 10},
+                          {"rule": "freq", "min_contributors": 3}]}}]
 
 
-def census(rows: int, folder: Path, limit: int) -> None:
+class Sampler:
+    """Each worker's peak RSS (sampled on the workers every 0.2 s), the peak managed memory the
+    scheduler saw, and how many worker processes there were (more than started: restarts)."""
+
+    def __init__(self, client: Any) -> None:
+        import threading
+
+        self.client = client
+        self.rss: dict[str, int] = {}
+        self.managed: dict[str, int] = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import psutil
+
+        def managed(dask_scheduler: Any) -> dict[str, int]:
+            return {a: ws.memory.managed for a, ws in dask_scheduler.workers.items()}
+
+        while not self.done.wait(0.2):
+            try:
+                rss = self.client.run(lambda: psutil.Process().memory_info().rss)
+                held = self.client.run_on_scheduler(managed)
+            except OSError:  # a worker restarting: sample the next time
+                continue
+            for table, values in ((self.rss, rss), (self.managed, held)):
+                for w, v in values.items():
+                    table[w] = max(table.get(w, 0), v)
+
+    def __enter__(self) -> Sampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK) -> None:
     """Write the census, evaluate every group-by measure on 2 workers, print figures."""
     import shutil
-    import threading
 
     from distributed import Client, LocalCluster
 
     from anoneval.core import evaluate
+    from anoneval.core.engine import dask_worker_env
     from anoneval.core.partitioned import Partitioned
 
+    if folder.exists() and any(folder.iterdir()):
+        raise SystemExit(f"{folder} is not empty: give an empty or new --folder (the census is "
+                         "written there and deleted after)")
     t0 = time.perf_counter()
-    if (folder / f"part-{(rows - 1) // CENSUS_CHUNK:05d}.parquet").exists():
-        print(f"census: {rows:,} rows already in {folder}")
-    else:
-        write_census(folder, rows)
-        print(f"census: {rows:,} rows written to {folder} in {time.perf_counter() - t0:.1f} s")
+    print(f"census: {rows:,} rows in files of {chunk:,} rows ({load()})")
+    write_census(folder, rows, chunk)
+    print(f"  written to {folder} in {time.perf_counter() - t0:.1f} s")
     try:
         data = Partitioned(folder)
         in_memory = rows * (len(CENSUS_QI) + 2 + len(CENSUS_OTHER)) * 8
         print(f"  in memory {in_memory / 2**30:.2f} GiB, on disk "
               f"{sum(f.stat().st_size for f in folder.iterdir()) / 2**30:.2f} GiB; "
               f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each")
-        # Dask's default heap trimming: memory, not speed, is what this run measures
-        with LocalCluster(n_workers=2, threads_per_worker=1, memory_limit=limit,
-                          host="127.0.0.1", dashboard_address=":0") as cluster, \
-                Client(cluster, set_as_default=False) as client:
-            peaks: dict[str, int] = {}
-            done = threading.Event()
-
-            def sample() -> None:
-                import psutil
-
-                while not done.wait(0.2):
-                    try:
-                        rss = client.run(lambda: psutil.Process().memory_info().rss)
-                    except OSError:  # a worker restarting: sample the next time
-                        continue
-                    for w, v in rss.items():
-                        peaks[w] = max(peaks.get(w, 0), v)
-
-            sampler = threading.Thread(target=sample, daemon=True)
-            sampler.start()
+        with dask_worker_env(), LocalCluster(n_workers=2, threads_per_worker=1,
+                                             memory_limit=limit, host="127.0.0.1",
+                                             dashboard_address=":0") as cluster, \
+                Client(cluster, set_as_default=False) as client, Sampler(client) as sampler:
             t0 = time.perf_counter()
             report = evaluate(data, data, census_measures(), engine=client)
             wall = time.perf_counter() - t0
-            done.set()
-            sampler.join()
-        print(f"  all group-by measures in one run: {wall:.1f} s wall")
-        for w, v in sorted(peaks.items()):
-            print(f"  peak RSS of worker {w}: {v / 2**30:.2f} GiB (limit {limit / 2**30:.2f})")
+        print(f"  all group-by measures in one run: {wall:.1f} s wall ({load()})")
+        for w, v in sorted(sampler.rss.items()):
+            print(f"  worker {w}: peak RSS {v / 2**30:.2f} GiB, peak managed "
+                  f"{sampler.managed.get(w, 0) / 2**30:.2f} GiB (limit {limit / 2**30:.2f})")
+        print(f"  worker processes: {len(sampler.rss)} for 2 started "
+              f"({max(len(sampler.rss) - 2, 0)} restarted)")
         print(f"  inputs: {report.inputs['original']}")
         for m in report.measures:
             status = f"error: {m.error}" if m.error else f"{m.value}"
@@ -273,11 +304,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", type=int, default=50_000_000, help="census rows (5×10^7)")
     ap.add_argument("--memory-limit", type=float, default=2.0,
                     help="each census worker's memory_limit in GiB")
+    ap.add_argument("--partition-rows", type=int, default=CENSUS_CHUNK,
+                    help="census rows per Parquet file (one partition each)")
     ap.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "anoneval-census",
                     help="where the census is written (deleted after)")
     args = ap.parse_args(argv)
     if args.census:
-        census(args.rows, args.folder, int(args.memory_limit * 2**30))
+        census(args.rows, args.folder, int(args.memory_limit * 2**30), args.partition_rows)
         return
     if args.part in ("linkage", "all"):
         bench_linkage(1_000 if args.quick else 5_000, args.repeats)

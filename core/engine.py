@@ -46,9 +46,13 @@ if TYPE_CHECKING:
 
 #: How to install what the dask engine needs.
 DASK_EXTRA = "pip install 'anoneval[dask]'"
-#: glibc's heap-trim threshold for Dask workers: Dask's 64 KiB default returns freed heap to
-#: the OS after every large numpy temporary, which slows numeric work; 128 MiB does not.
-TRIM_THRESHOLD = str(128 * 2**20)
+#: Environment of the Dask workers anoneval starts. glibc's heap-trim threshold: Dask's 64 KiB
+#: default returns freed heap to the OS after every large numpy temporary, which slows numeric
+#: work; 128 MiB does not (arrays above 128 KiB are mapped, and unmapped when freed, either way).
+#: pyarrow's system allocator: its default mimalloc/jemalloc pools keep the memory of every
+#: Parquet file read, which Dask counts as the worker's unmanaged memory.
+WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
+              "ARROW_DEFAULT_MEMORY_POOL": "system"}
 #: Native thread pools (OpenMP, MKL, OpenBLAS) capped at one thread per task process, so that
 #: ``workers`` processes on as many cores do not oversubscribe them.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -522,7 +526,7 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
         with client:
             yield DaskEngine(client, spec.address, limit)
         return
-    with dask_trim_off(), distributed.LocalCluster(
+    with dask_worker_env(), distributed.LocalCluster(
             n_workers=spec.workers or os.cpu_count() or 1,
             threads_per_worker=spec.threads_per_worker, processes=True,
             memory_limit=spec.memory_limit or "auto", host="127.0.0.1",
@@ -532,12 +536,12 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
 
 
 @contextlib.contextmanager
-def dask_trim_off() -> Iterator[None]:
-    """Workers started in this block get :data:`TRIM_THRESHOLD` as glibc's heap-trim threshold."""
+def dask_worker_env() -> Iterator[None]:
+    """Workers started in this block get :data:`WORKER_ENV` in their environment."""
     import dask
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_":
-                          TRIM_THRESHOLD}):
+    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
+                          for k, v in WORKER_ENV.items()}):
         yield
 
 

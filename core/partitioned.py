@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from anoneval.core.data import (
     Conversion,
     DataKind,
     Dataset,
+    Microdata,
     ReadOptions,
     ValueSurvey,
     block_kind,
@@ -52,6 +54,14 @@ PRIMES = np.array([2147483647, 2147483629, 2147483587, 2147483579, 2147483563, 2
 BASE = 1_000_003
 #: How many partials one combine task merges (it holds them all in memory).
 FAN_IN = 4
+#: The largest share of a worker's ``memory_limit`` one class summary may take: a reduction
+#: holds a few summaries and the temporaries of combining them (several times their size).
+SUMMARY_SHARE = 0.05
+#: Columns a scan reads from a Parquet file at a time.
+SCAN_COLUMNS = 4
+#: Reduction tasks per worker: each folds a run of consecutive partitions (see
+#: :meth:`Partitioned.reduce`), so a worker holds this many partials, whatever the partitions.
+TASKS_PER_WORKER = 2
 
 
 # -- the partition-wise row hash ----------------------------------------------------------------
@@ -67,10 +77,14 @@ class RowHash:
     @classmethod
     def of_frame(cls, frame: pd.DataFrame) -> RowHash:
         """The hash of ``frame``'s rows (pandas' 64-bit row hashes, as the in-memory hash)."""
-        n = len(frame)
+        return cls.of_hashes(pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64))
+
+    @classmethod
+    def of_hashes(cls, h: np.ndarray) -> RowHash:
+        """The hash of rows whose 64-bit hashes are ``h``."""
+        n = len(h)
         if not n:
             return cls(0, (0,) * len(PRIMES))
-        h = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
         sums = []
         for p in PRIMES:
             powers = np.ones(1, dtype=np.uint64)  # BASE^0 .. BASE^(n-1) mod p, by doubling
@@ -92,6 +106,34 @@ class RowHash:
         return cls(rows, tuple(sums))
 
 
+class RowHasher:
+    """pandas' 64-bit row hashes of a frame fed one column at a time, in column order: each
+    column's ``hash_pandas_object`` folded in as CPython's former tuple hash (the xor-multiply
+    recurrence with multiplier 1000003 and seed 0x345678) combines the items of a tuple, which is
+    how pandas combines a frame's column hashes, so the result equals
+    ``hash_pandas_object(frame, index=False)`` without the frame ever being whole."""
+
+    def __init__(self, n_columns: int) -> None:
+        self.n_columns = n_columns
+        self.seen = 0
+        self.mult = np.uint64(1_000_003)
+        self.out: np.ndarray | None = None
+
+    def add(self, column: pd.Series) -> None:
+        h = pd.util.hash_pandas_object(column, index=False).to_numpy(np.uint64)
+        if self.out is None:
+            self.out = np.full(len(h), 0x345678, dtype=np.uint64)
+        self.out ^= h
+        self.out *= self.mult
+        self.mult += np.uint64(82520 + 2 * (self.n_columns - self.seen))
+        self.seen += 1
+
+    def hashes(self) -> np.ndarray:
+        if self.seen != self.n_columns or self.out is None:
+            raise ValueError(f"{self.seen} of {self.n_columns} columns hashed")
+        return self.out + np.uint64(97531)
+
+
 @dataclass(frozen=True)
 class Scan:
     """What one pass over every partition tells: rows, row hash, bytes in memory per column."""
@@ -111,6 +153,29 @@ class Scan:
             for c, v in part.memory.items():
                 memory[c] = memory.get(c, 0) + v
         return cls(RowHash.combine([p.hash for p in parts]), memory)
+
+
+def _scan_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
+                dtypes: dict[str, Any], conversions: dict[str, Conversion] | None = None) -> Scan:
+    """The scan of one partition. A Parquet file is read :data:`SCAN_COLUMNS` columns at a
+    time, each hashed as it comes (:class:`RowHasher`): the task holds a few columns, never the
+    whole partition (which a scan of every column would otherwise need, several times over
+    while it is converted and hashed)."""
+    own = [c for c in dtypes if c not in hive]
+    if fmt != "parquet" or not own:
+        return Scan.of_frame(_read_piece(file, hive, fmt, opts, None, dtypes, conversions))
+    hasher = RowHasher(len(dtypes))
+    memory: dict[str, int] = {}
+    for start in range(0, len(dtypes), SCAN_COLUMNS):
+        group = list(dtypes)[start:start + SCAN_COLUMNS]
+        # hive keys (last in the column order) are read with a file column, for the row count
+        frame = _read_piece(file, hive, fmt, opts, [*group, own[0]] if set(group) <= set(hive)
+                            else group, dtypes, conversions)
+        for c in group:
+            hasher.add(frame[c])
+            memory[str(c)] = int(frame[c].memory_usage(deep=True, index=False))
+        del frame
+    return Scan(RowHash.of_hashes(hasher.hashes()), memory)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -160,6 +225,17 @@ def _reduce_piece(partial: Callable[[pd.DataFrame], T], file: Path, hive: dict[s
     return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes, conversions))
 
 
+def _fold_pieces(piece: Callable[[Path, dict[str, Any]], T], combine: Callable[[list[T]], T],
+                 pieces: Sequence[tuple[Path, dict[str, Any]]]) -> T:
+    """``combine`` of ``piece`` of consecutive partitions, one at a time, each folded into the
+    running result at once: the task holds one partition and two partials at most."""
+    folded: list[T] = []
+    for file, hive in pieces:
+        part = piece(file, hive)
+        folded = [combine([*folded, part])] if folded else [part]
+    return folded[0]
+
+
 def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tuple[
         pd.DataFrame, int]:
     """A file's first row (column names and types) and its number of rows."""
@@ -177,6 +253,40 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
                                            dtype=np.int64 if isinstance(v, int) else object)
                               for k, v in hive.items()})
     return head, rows
+
+
+def _summary_budget() -> int | None:
+    """The most bytes one class summary may take on this worker: :data:`SUMMARY_SHARE` of its
+    ``memory_limit`` (None outside a worker or without a limit)."""
+    try:
+        from distributed import get_worker
+
+        limit = get_worker().memory_manager.memory_limit
+    except (ImportError, ValueError):  # not in a Dask worker
+        return None
+    return int(limit * SUMMARY_SHARE) if limit else None
+
+
+def _bounded(found: list[Any]) -> list[Any]:
+    """``found`` with each summary larger than this worker's budget replaced by an error, so
+    that the reduction of a spec whose classes approach the rows fails alone and early."""
+    budget = _summary_budget()
+    if budget is None:
+        return found
+    out: list[Any] = []
+    for summary in found:
+        size = summary.__sizeof__() if isinstance(summary, ClassSummary) else 0
+        if size > budget:
+            spec = summary.spec
+            summary = DataError(
+                f"the class summary of {', '.join(map(repr, spec.keys))} ({spec.side} data) "
+                f"reached {summary.n_classes:,} classes ({size / 2**20:.0f} MiB) after "
+                f"{summary.n_records:,} records: more than {budget / 2**20:.0f} MiB, "
+                f"{SUMMARY_SHARE:.0%} of a worker's memory_limit. These columns have too many "
+                "distinct combinations to reduce on the workers: use fewer or coarser ones, or "
+                "give the workers more memory")
+        out.append(summary)
+    return out
 
 
 def _string_columns(file: Path) -> set[str]:
@@ -205,14 +315,16 @@ def _combine_surveys(parts: list[dict[str, ValueSurvey]]) -> dict[str, ValueSurv
 
 
 def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
-    """Each spec's summary of one partition, or the error computing it."""
+    """Each spec's summary of one partition, or the error computing it; the rows are grouped
+    once per tuple of keys (the partition as a dataset caches its groupings)."""
+    data = Microdata(frame)
     out: list[Any] = []
     for spec in specs:
         try:
-            out.append(ClassSummary.of_frame(frame, spec))
+            out.append(ClassSummary.of_frame(data, spec))
         except Exception as exc:  # reported to the measures asking for this spec only
             out.append(exc)
-    return out
+    return _bounded(out)
 
 
 def _covers(wide: SummarySpec, spec: SummarySpec) -> bool:
@@ -241,7 +353,7 @@ def _narrowed(summary: ClassSummary, spec: SummarySpec) -> ClassSummary:
     if summary.spec == spec:
         return summary
     return ClassSummary(spec, summary.keys, summary.counts, summary.weights,
-                        {s: summary.histograms[s] for s in spec.sensitive})
+                        {s: summary.histograms[s] for s in spec.sensitive}, summary.low_weights)
 
 
 def _combine_all(parts: list[list[Any]]) -> list[Any]:
@@ -250,7 +362,7 @@ def _combine_all(parts: list[list[Any]]) -> list[Any]:
     for pieces in zip(*parts, strict=True):
         failed = [p for p in pieces if isinstance(p, BaseException)]
         out.append(failed[0] if failed else ClassSummary.combine(pieces))
-    return out
+    return _bounded(out)
 
 
 def _as_read() -> Any:
@@ -267,10 +379,6 @@ def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
     while len(parts) > 1:
         parts = [delayed(combine)(parts[i:i + FAN_IN]) for i in range(0, len(parts), FAN_IN)]
     return parts[0]
-
-
-#: Partitions gathered to the client per round trip (see :meth:`Partitioned.gather`).
-GATHER_BATCH = 4
 
 
 class Partitioned(Dataset):
@@ -396,34 +504,57 @@ class Partitioned(Dataset):
                                      self._conversions(cols)), meta=meta,
                                enforce_metadata=False, label="anoneval-read")
 
+    def _workers(self) -> int:
+        """Workers of the client (this machine's cores without one)."""
+        if self.client is None:
+            return os.cpu_count() or 1
+        return max(len(self.client.scheduler_info(n_workers=-1).get("workers", {})), 1)
+
     def reduce(self, columns: Collection[str] | None, partial: Callable[[pd.DataFrame], T],
                combine: Callable[[list[T]], T]) -> T:
-        """``combine`` of ``partial`` of every partition of ``columns``, as a tree on the
-        cluster in path order; only the combined result reaches this process. Each task reads
-        its partition and reduces it at once, so a worker never holds partitions waiting."""
+        """``combine`` of ``partial`` of every partition of ``columns`` in path order; only the
+        combined result reaches this process. The partitions are split into
+        :data:`TASKS_PER_WORKER` runs of consecutive files per worker; each task reads its
+        files one at a time and folds each partial into its result at once, and the runs'
+        results combine in a tree of :data:`FAN_IN`. So a worker holds one partition and a few
+        partials, however many partitions there are (a tree over every partition would leave
+        its leaves' partials waiting on the workers)."""
+        _, cols, dtypes = self._projection(columns)
+        piece = functools.partial(_reduce_piece, partial, fmt=self.fmt, opts=self.opts,
+                                  wanted=cols, dtypes=dtypes,
+                                  conversions=self._conversions(cols))
+        return self._fold(piece, combine)
+
+    def _fold(self, piece: Callable[[Path, dict[str, Any]], T],
+              combine: Callable[[list[T]], T]) -> T:
+        """``combine`` of ``piece(file, hive)`` of every partition, as :meth:`reduce` says."""
         from dask import delayed
 
-        _, cols, dtypes = self._projection(columns)
-        conversions = self._conversions(cols)
-        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes,
-                                        conversions)
-                 for f, h in zip(self.located.files, self.hive, strict=True)]
+        pieces = list(zip(self.located.files, self.hive, strict=True))
+        runs = np.array_split(np.arange(len(pieces)),
+                              min(len(pieces), TASKS_PER_WORKER * self._workers()))
+        parts = [delayed(_fold_pieces)(piece, combine, [pieces[i] for i in run])
+                 for run in runs]
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
 
     def gather(self, columns: Collection[str] | None = None) -> Dataset:
         """``columns`` of every partition as one in-memory dataset of this kind, concatenated in
-        this process: partitions travel a few at a time (:data:`GATHER_BATCH`), so no worker
-        holds more than its share of a batch, whatever the gathered size."""
+        this process: partitions travel one per worker at a time, so a worker holds about one
+        partition, whatever the gathered size."""
         pieces = self.frame(columns).to_delayed()
+        batch = self._workers()
         frames: list[pd.DataFrame] = []
-        for start in range(0, len(pieces), GATHER_BATCH):
-            frames.extend(self._compute(*pieces[start:start + GATHER_BATCH]))
+        for start in range(0, len(pieces), batch):
+            frames.extend(self._compute(*pieces[start:start + batch]))
         frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         return from_frame(frame.reset_index(drop=True), self.kind, self.opts, source=self.source)
 
     def scan(self) -> Scan:
         """Rows, row hash and memory per column, computed partition-wise once."""
-        return self.cached(("scan",), lambda: self.reduce(None, Scan.of_frame, Scan.combine))
+        piece = functools.partial(_scan_piece, fmt=self.fmt, opts=self.opts,
+                                  dtypes=self._projection(None)[2],
+                                  conversions=self._conversions(None))
+        return self.cached(("scan",), lambda: self._fold(piece, Scan.combine))
 
     def gathered_bytes(self, columns: Collection[str] | None = None) -> int:
         """The in-memory size of ``columns`` (all when None) of the whole dataset."""

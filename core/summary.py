@@ -204,21 +204,32 @@ class ClassSummary:
     ``keys`` has one row per class (sorted), ``counts`` the records per class, ``weights`` the
     per-class sum of ``spec.weights`` (None without), ``histograms[column]`` a frame of
     ``class`` (row of ``keys``), ``value`` and ``count``, sorted by class then value.
+    ``low_weights`` is the smallest weight and the number of weights ≤ 0 (None without
+    weights): what a check of sampling weights needs, without a class per distinct weight.
     """
 
-    __slots__ = ("counts", "histograms", "keys", "spec", "weights")
+    __slots__ = ("counts", "histograms", "keys", "low_weights", "spec", "weights")
 
     def __init__(self, spec: SummarySpec, keys: pd.DataFrame, counts: np.ndarray,
-                 weights: np.ndarray | None, histograms: dict[str, pd.DataFrame]) -> None:
+                 weights: np.ndarray | None, histograms: dict[str, pd.DataFrame],
+                 low_weights: tuple[float, int] | None = None) -> None:
         self.spec = spec
         self.keys = keys
         self.counts = counts
         self.weights = weights
         self.histograms = histograms
+        self.low_weights = low_weights
 
     def __repr__(self) -> str:
         return (f"ClassSummary({self.spec!r}, classes={len(self.counts)}, "
                 f"records={self.n_records})")
+
+    def __sizeof__(self) -> int:
+        """Bytes held (what Dask counts as a worker's managed memory for a partial)."""
+        frames = [self.keys, *self.histograms.values()]
+        arrays = [self.counts, *([] if self.weights is None else [self.weights])]
+        return (object.__sizeof__(self) + sum(a.nbytes for a in arrays)
+                + sum(int(f.memory_usage(index=True, deep=True).sum()) for f in frames))
 
     @property
     def n_records(self) -> int:
@@ -246,7 +257,7 @@ class ClassSummary:
                 else class_codes(frame, spec.keys))
         ids, key_frame, counts = rows.ids, rows.keys, rows.counts
         n_classes = len(key_frame)
-        weights = None
+        weights, low = None, None
         if spec.weights is not None:
             raw = frame[spec.weights]
             w = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64, na_value=np.nan)
@@ -255,9 +266,10 @@ class ClassSummary:
                 raise DataError(f"weight column {spec.weights!r}: {len(bad)} value(s) are "
                                 f"missing or not finite numbers, e.g. {raw.iloc[bad[0]]!r}")
             weights = np.bincount(ids, weights=w, minlength=n_classes)
+            low = (float(w.min()) if n else np.inf, int((w <= 0).sum()))
         ones = np.ones(n, dtype=np.int64)
         hists = {s: _histogram(ids, _plain(frame[s]), ones) for s in spec.sensitive}
-        return cls(spec, key_frame, counts, weights, hists)
+        return cls(spec, key_frame, counts, weights, hists, low)
 
     @classmethod
     def combine(cls, parts: Sequence[ClassSummary]) -> ClassSummary:
@@ -276,10 +288,12 @@ class ClassSummary:
         ids, key_frame = rows.ids, rows.keys
         counts = np.zeros(len(key_frame), dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
-        weights = None
+        weights, low = None, None
         if spec.weights is not None:
             weights = np.bincount(ids, weights=np.concatenate([p.weights for p in parts]),
                                   minlength=len(key_frame))
+            lows = [p.low_weights or (np.inf, 0) for p in parts]
+            low = (min(m for m, _ in lows), sum(k for _, k in lows))
         offsets = np.cumsum([0, *(p.n_classes for p in parts)])
         hists = {}
         for s in spec.sensitive:
@@ -289,7 +303,7 @@ class ClassSummary:
             values = pd.concat([t["value"] for t in tables], ignore_index=True)
             hists[s] = _histogram(classes, values,
                                   np.concatenate([t["count"].to_numpy() for t in tables]))
-        return cls(spec, key_frame, counts, weights, hists)
+        return cls(spec, key_frame, counts, weights, hists, low)
 
     def equals(self, other: ClassSummary, rtol: float = 0.0) -> bool:
         """Same spec, keys, counts and histograms; weight sums equal up to ``rtol``."""
@@ -297,7 +311,8 @@ class ClassSummary:
             return False
         if not self.keys.equals(other.keys):
             return False
-        if (self.weights is None) != (other.weights is None):
+        if (self.weights is None) != (other.weights is None) or (
+                self.low_weights != other.low_weights):
             return False
         if self.weights is not None and not np.allclose(self.weights, other.weights,
                                                         rtol=rtol, atol=0.0):

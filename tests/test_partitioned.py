@@ -14,7 +14,13 @@ from anoneval.core import evaluate
 from anoneval.core.api import MeasureResult, RiskMeasure
 from anoneval.core.config import validate_config
 from anoneval.core.data import load
-from anoneval.core.partitioned import Partitioned, RowHash
+from anoneval.core.partitioned import (
+    SCAN_COLUMNS,
+    TASKS_PER_WORKER,
+    Partitioned,
+    RowHash,
+    RowHasher,
+)
 from anoneval.core.runner import run_plan
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
@@ -30,7 +36,13 @@ GROUP_BY = [
     {"name": "DMStar", "params": {"quasi_identifiers": QI}},
     {"name": "AECS", "params": {"quasi_identifiers": QI}},
     {"name": "NonUniformEntropy", "params": {"quasi_identifiers": QI}},
+    {"name": "EntropyRisk", "params": {"cells": ["sex", "region"]}},
+    {"name": "SensitivityRules", "params": {
+        "cells": ["sex"], "magnitude": "age",
+        "rules": [{"rule": "nk", "n": 1, "k": 5}, {"rule": "freq", "min_contributors": 3}]}},
 ]
+
+LOSS = ("DM", "DMStar", "AECS", "NonUniformEntropy")
 
 
 def _docs_example() -> type:
@@ -139,8 +151,8 @@ def test_summary_measures_never_gather(hive, cluster):
     registry = default_registry()
     original, released = hive
     ported = [m for m in GROUP_BY
-              if registry.create("risk_measure" if m["name"] in ("KAnonymity", "LDiversity")
-                                 else "loss_measure", m["name"], m["params"]).summaries()]
+              if registry.create("loss_measure" if m["name"] in LOSS else "risk_measure",
+                                 m["name"], m["params"]).summaries()]
     if not ported:
         pytest.skip("no group-by measure declares summaries() on this branch yet")
     report = evaluate(Partitioned(original), Partitioned(released), ported, engine=cluster)
@@ -227,3 +239,65 @@ def test_partial_without_combine_is_refused_when_the_class_is_made():
         class Half(RiskMeasure):
             def partial(self, frame, ctx):
                 return 0
+
+
+def test_row_hasher_fed_column_by_column_equals_pandas_row_hashes():
+    frame = census().assign(when=pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        np.arange(600), unit="D"), flag=lambda f: f["age"] > 40, sex=lambda f: f["sex"].astype(
+        "category"))
+    hasher = RowHasher(frame.shape[1])
+    for c in frame.columns:
+        hasher.add(frame[c])
+    expected = pd.util.hash_pandas_object(frame, index=False).to_numpy(np.uint64)
+    assert np.array_equal(hasher.hashes(), expected)
+    short = RowHasher(frame.shape[1] + 1)
+    for c in frame.columns:
+        short.add(frame[c])
+    with pytest.raises(ValueError, match="7 of 8 columns"):
+        short.hashes()
+
+
+def test_a_scan_reading_a_few_columns_at_a_time_sees_the_whole_rows(tmp_path):
+    wide = census().assign(**{f"q{i}": np.arange(600) * i % 7 for i in range(SCAN_COLUMNS + 3)})
+    wide.to_parquet(tmp_path / "wide", partition_cols=["region"], index=False)
+    data = Partitioned(tmp_path / "wide")
+    whole = data.gather().frame
+    scan = data.scan()
+    assert len(data.columns) > 2 * SCAN_COLUMNS and data.columns[-1] == "region"
+    assert scan.hash == RowHash.of_frame(whole)
+    assert scan.memory == {c: int(v) for c, v in
+                           whole.memory_usage(deep=True, index=False).items()}
+
+
+def test_reduce_folds_consecutive_partitions_in_path_order(tmp_path, cluster):
+    folder = tmp_path / "ten"
+    folder.mkdir()
+    for i in range(10):
+        pd.DataFrame({"i": [i, i]}).to_parquet(folder / f"p{i:02d}.parquet", index=False)
+    data = Partitioned(folder).attach(cluster)
+    with distributed.get_task_stream(cluster) as stream:
+        order = data.reduce(["i"], lambda f: [int(f["i"].iloc[0])],
+                            lambda parts: [x for p in parts for x in p])
+    assert order == list(range(10))
+    folds = [t for t in stream.data if str(t["key"]).startswith("_fold_pieces")]
+    assert len(folds) == TASKS_PER_WORKER * 2  # runs of consecutive files, not one per file
+
+
+def test_a_summary_over_its_budget_fails_alone(monkeypatch):
+    from anoneval.core import partitioned
+    from anoneval.core.summary import SummarySpec
+
+    monkeypatch.setattr(partitioned, "_summary_budget", lambda: 4_000)
+    frame = census().assign(rid=np.arange(600))
+    small = SummarySpec("original", ("sex",))
+    large = SummarySpec("original", ("sex", "rid"), "weight")
+    found = partitioned._summaries((small, large), frame)
+    assert found[0].n_classes == 2
+    assert isinstance(found[1], partitioned.DataError)
+    assert re.search(r"'sex', 'rid' \(original data\) reached 600 classes .* after 600 "
+                     r"records: more than 0 MiB, 5% of a worker's memory_limit", str(found[1]))
+    halves = [partitioned._summaries((small,), frame.iloc[:300]),
+              partitioned._summaries((small,), frame.iloc[300:])]
+    assert partitioned._combine_all(halves)[0].n_records == 600
+    monkeypatch.setattr(partitioned, "_summary_budget", lambda: None)
+    assert partitioned._summaries((large,), frame)[0].n_classes == 600

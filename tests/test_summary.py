@@ -21,11 +21,13 @@ from anoneval.core import Evaluator
 from anoneval.core.api import (
     ClassSummary,
     Context,
+    DataError,
     Microdata,
     PluginError,
     SummarySpec,
     dataset_summarizer,
 )
+from anoneval.core.partitioned import _summaries
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar
@@ -125,6 +127,18 @@ def test_combined_partials_equal_the_whole(data):
     assert np.array_equal(again.counts, 2 * whole.counts) and again.keys.equals(whole.keys)
     assert whole.n_records == len(frame)
 
+
+
+@SETTINGS
+@given(frames())
+def test_specs_of_the_same_keys_share_one_grouping(frame):
+    specs = (SPEC, SummarySpec("anonymized", SPEC.keys, None, ("s",)),
+             SummarySpec("anonymized", ("a", "nope")))
+    shared = _summaries(specs, frame)
+    for spec, got in zip(specs[:2], shared, strict=False):
+        assert got.equals(ClassSummary.of_frame(frame, spec))
+    assert isinstance(shared[2], DataError) and "'nope'" in str(shared[2])
+    assert ClassSummary.of_frame(frame, SPEC).__sizeof__() >= shared[0].counts.nbytes
 
 def test_summary_keys_sorted_with_missing_last():
     frame = pd.DataFrame({"k": [2.0, np.nan, 1.0, 2.0, -0.0, 0.0],
@@ -434,3 +448,19 @@ def test_entropy_risk_from_summary(data, normalize, grid):
         None, frame)
     same(fast[0], slow[0])
     same(fast[1], slow[1])
+
+
+def test_weights_are_checked_from_the_weighted_summary_alone():
+    from anoneval.plugins.microdata._common import positive_weights
+
+    frame = pd.DataFrame({"a": [1, 1, 2, 2], "w": [1.5, 0.0, -2.0, 3.0]})
+    spec = SummarySpec("original", ("a",), "w")
+    halves = ClassSummary.combine([ClassSummary.of_frame(frame.iloc[:1], spec),
+                                   ClassSummary.of_frame(frame.iloc[1:], spec)])
+    assert halves.low_weights == ClassSummary.of_frame(frame, spec).low_weights == (-2.0, 2)
+    with pytest.raises(DataError, match=r"'w': 2 value\(s\) are not numbers > 0 \(the "
+                                        r"smallest is -2.0\)"):
+        positive_weights(halves, "w")
+    positive_weights(ClassSummary.of_frame(frame.iloc[:1], spec), "w")
+    specs = KAnonymity(quasi_identifiers=["a"], k=2, weights="w").summaries()
+    assert all(s.keys == ("a",) or s.keys == () for s in specs)  # no class per weight value

@@ -290,8 +290,6 @@ def summary_specs(p: QIParams, weights: str | None = None,
     specs = [SummarySpec(side, keys, weights, tuple(sensitive))
              for side in ("anonymized", "original")]
     specs.append(SummarySpec("original", ()))  # the original's record count
-    if weights is not None:
-        specs += [SummarySpec(side, (weights,)) for side in ("anonymized", "original")]
     return specs
 
 
@@ -315,7 +313,7 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
     try:
         summary = ctx.class_summary(SummarySpec(side, tuple(qi), weights, tuple(sensitive)))
         if weights is not None:
-            positive_weights(ctx.class_summary(SummarySpec(side, (weights,))), weights)
+            positive_weights(summary, weights)
     except DataError:
         if weights is not None and isinstance(given, Microdata):  # in memory: name the row
             from anoneval.plugins.microdata._frequencies import sampling_weights
@@ -344,15 +342,12 @@ def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, p
     return out
 
 
-def positive_weights(values: ClassSummary, col: str) -> None:
-    """Raise unless every value of the weight column (the keys of ``values``) is > 0."""
-    w = values.keys[col]
-    bad = ~(pd.to_numeric(w, errors="coerce") > 0).to_numpy()
-    if bad.any():
-        shown = w[bad].iloc[0]
-        why = "is missing" if pd.isna(shown) else "is not a number > 0"
-        raise DataError(f"weight column {col!r}: a value {why} ({shown!r}); sampling weights must "
-                        f"be finite numbers > 0 ({int(values.counts[bad].sum())} row(s) fail)")
+def positive_weights(summary: ClassSummary, col: str) -> None:
+    """Raise unless every weight summed in ``summary`` (whose weights are ``col``) is > 0."""
+    smallest, bad = summary.low_weights or (np.inf, 0)
+    if bad:
+        raise DataError(f"weight column {col!r}: {bad} value(s) are not numbers > 0 (the "
+                        f"smallest is {smallest!r}); sampling weights must be finite numbers > 0")
 
 
 def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy: str,

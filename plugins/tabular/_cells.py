@@ -613,7 +613,7 @@ def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magni
     gives one) or of a table dataset; ``depths`` maps level → top units."""
     if isinstance(data, Table):
         return _table_cells(data, p, depths, need_magnitude, owner)
-    if not isinstance(data, Microdata):
+    if data.data_kind != "microdata":  # in memory, or partitioned (from its summaries)
         raise DataError(f"{owner} accepts microdata or table data, not {data.data_kind}")
     if "holding" in depths and not p.contributor:
         raise DataError(f"{owner}: holding-level rules need the 'contributor' param")

@@ -19,7 +19,6 @@ from anoneval.core.api import (
     Dataset,
     FrameData,
     LossMeasure,
-    Microdata,
     SummarySpec,
     Table,
     data_row,
@@ -64,7 +63,7 @@ def released_frequencies(original: Dataset | None, anonymized: Dataset | None, p
     data = released(original, anonymized)
     specs = freq_specs(p)
     summary = None
-    if specs is not None and isinstance(data, Microdata):
+    if specs is not None and data.data_kind == "microdata":  # in memory or partitioned
         data.require(p.cells, "column")
         summary = ctx.with_summaries(original, anonymized).class_summary(
             specs[0] if anonymized is not None else specs[1])
@@ -84,7 +83,7 @@ def frequency_table(data: Dataset, p: FreqParams, owner: str,
             raise DataError(f"{owner}: counts must be >= 0; {data_row(row)} of count column "
                             f"{count_col!r} holds {_show(counts[row])}")
         return data.frame[keys].reset_index(drop=True), counts
-    if not isinstance(data, Microdata):
+    if data.data_kind != "microdata":  # in memory, or partitioned (from its summary)
         raise DataError(f"{owner} accepts microdata or table data, not {data.data_kind}")
     if not p.cells:
         raise DataError(f"{owner}: 'cells' (the spanning variables) is required for microdata")
