@@ -75,43 +75,50 @@ def text_inches(texts: Sequence[Any], fontsize: float = 10.0) -> float:
     return longest * CHAR_EM * fontsize / 72
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3.6, *,
-               left: float | None = None, right: float | None = None,
-               bottom: float | None = None, top: float | None = None,
-               wgap: float | None = None, hgap: float | None = None
-               ) -> tuple[Figure, list[Axes]]:
+def grid_margins(width: float, height: float, ncols: int = 1, nrows: int = 1, *,
+                 left: float | None = None, right: float | None = None,
+                 bottom: float | None = None, top: float | None = None,
+                 wgap: float | None = None, hgap: float | None = None) -> dict[str, float]:
+    """Gridspec keywords (``left``, ..., ``wspace``, ``hspace``) placing ``nrows × ncols``
+    panels in a ``width × height`` inch figure with fixed margins and gaps in inches
+    (defaults :data:`MARGINS`; panels ``left`` apart side by side, ``bottom + top`` one above
+    the other). Margins and gaps shrink together where they would leave the panels less than a
+    quarter of the figure."""
+    m = {"left": left, "right": right, "bottom": bottom, "top": top}
+    m = {k: MARGINS[k] if v is None else v for k, v in m.items()}
+    gw = m["left"] if wgap is None else wgap
+    gh = m["bottom"] + m["top"] if hgap is None else hgap
+    fw = min(1.0, 0.75 * width / (m["left"] + m["right"] + (ncols - 1) * gw))
+    fh = min(1.0, 0.75 * height / (m["bottom"] + m["top"] + (nrows - 1) * gh))
+    aw = (width - fw * (m["left"] + m["right"] + (ncols - 1) * gw)) / ncols
+    ah = (height - fh * (m["bottom"] + m["top"] + (nrows - 1) * gh)) / nrows
+    return {"left": fw * m["left"] / width, "right": 1 - fw * m["right"] / width,
+            "bottom": fh * m["bottom"] / height, "top": 1 - fh * m["top"] / height,
+            "wspace": fw * gw / aw, "hspace": fh * gh / ah}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3.6,
+               **margins: float | None) -> tuple[Figure, list[Axes]]:
     """A figure of ``nrows × ncols`` panels and its axes in reading order.
 
-    Margins and gaps are fixed, in inches (defaults :data:`MARGINS`), and the figure uses no
-    layout engine: matplotlib's constrained layout measures every text of the figure before
-    the draw that saves it, which doubles the cost of each image. Panels keep at least a
-    quarter of the figure's extent whatever the margins asked for.
+    Margins and gaps are fixed, in inches (:func:`grid_margins`), and the figure uses no layout
+    engine: matplotlib's constrained layout measures every text of the figure before the draw
+    that saves it, which doubles the cost of each image.
     """
     require_matplotlib()
     from matplotlib.figure import Figure
 
     w = width * ncols if ncols > 1 else width
     h = height * nrows
-    m = {"left": left, "right": right, "bottom": bottom, "top": top}
-    m = {k: MARGINS[k] if v is None else v for k, v in m.items()}
-    gw = m["left"] if wgap is None else wgap
-    gh = m["bottom"] + m["top"] if hgap is None else hgap
-    # shrink margins and gaps together when they would leave the panels too little room
-    fw = min(1.0, 0.75 * w / (m["left"] + m["right"] + (ncols - 1) * gw))
-    fh = min(1.0, 0.75 * h / (m["bottom"] + m["top"] + (nrows - 1) * gh))
-    aw = (w - fw * (m["left"] + m["right"] + (ncols - 1) * gw)) / ncols
-    ah = (h - fh * (m["bottom"] + m["top"] + (nrows - 1) * gh)) / nrows
     fig = Figure(figsize=(w, h))
-    axes = fig.subplots(nrows, ncols, squeeze=False, gridspec_kw={
-        "left": fw * m["left"] / w, "right": 1 - fw * m["right"] / w,
-        "bottom": fh * m["bottom"] / h, "top": 1 - fh * m["top"] / h,
-        "wspace": fw * gw / aw, "hspace": fh * gh / ah})
+    axes = fig.subplots(nrows, ncols, squeeze=False,
+                        gridspec_kw=grid_margins(w, h, ncols, nrows, **margins))
     return fig, list(axes.ravel())
 
 
 def log_axis(ax: Axes, which: str = "x") -> None:
-    """A log scale on ``ax``'s ``which`` axis with plain-number labels at the powers of ten and unlabelled minor ticks at
-    2× and 5× only (matplotlib's default draws eight minor ticks a decade)."""
+    """A log scale on ``ax``'s ``which`` axis: plain-number labels at the powers of ten,
+    unlabelled minor ticks at 2× and 5× only (matplotlib's default draws eight a decade)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
@@ -413,6 +420,6 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
 
 
 __all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "ecdf", "figure_block", "floats",
-           "log_axis", "new_figure", "note", "png_bytes", "require_matplotlib", "ru_map_figure",
-           "short", "status_palette", "sweep_figure", "synthesis_figures", "text_inches",
-           "variants_figure"]
+           "grid_margins", "log_axis", "new_figure", "note", "png_bytes", "require_matplotlib",
+           "ru_map_figure", "short", "status_palette", "sweep_figure", "synthesis_figures",
+           "text_inches", "variants_figure"]
