@@ -25,7 +25,7 @@ def test_readme_opens_with_install_demo_and_test_commands(root: Path) -> None:
     assert text.index("```bash") < 40  # right under the title
     install, tests = opening_commands(root)
     assert "pip install" in install and "anoneval run examples/" in install
-    assert tests == "python -m pytest -n auto --dist loadfile"  # pytest-xdist: the test extra
+    assert tests == "python -m pytest -n auto --dist worksteal"  # pytest-xdist: the test extra
     config = install.split("anoneval run ")[1].split()[0]
     assert (root / config).is_file()
 
