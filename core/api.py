@@ -41,8 +41,16 @@ from anoneval.core.errors import (
 )
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
+from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
 from anoneval.core.progress import progress_bar
-from anoneval.core.summary import ClassSummary, Side, SummarySpec, dataset_summarizer
+from anoneval.core.summary import (
+    ClassSummary,
+    RowClasses,
+    Side,
+    SummarySpec,
+    dataset_classes,
+    dataset_summarizer,
+)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -235,6 +243,42 @@ class Context:
         return self.registry.create(kind, ref.name, ref.params)
 
 
+#: Params that name columns a measure reads: a name, a list of names or a list of lists.
+COLUMN_PARAMS = ("quasi_identifiers", "sensitive", "columns", "features", "target", "secret",
+                 "aux_cols", "id", "weights", "weight", "household", "cells", "count_column",
+                 "magnitude", "contributor", "total_column", "contribution_columns",
+                 "variables", "original_column", "randomized_column")
+#: Column params whose null value means every column (or columns named by load options).
+_EVERY_WHEN_NULL = ("columns", "features", "count_column")
+
+
+def _names(value: Any) -> list[str]:
+    """The column names in a param value (text values only: weights may also be numbers)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _names(v)]
+    return []
+
+
+def param_columns(params: BaseModel) -> dict[Side, list[str]] | None:
+    """The columns ``params`` name (:data:`COLUMN_PARAMS`), for both sides; None when they may
+    read every column (see :meth:`Measure.columns`)."""
+    fields = type(params).model_fields
+    if any(isinstance(getattr(params, f), PluginRef) for f in fields):
+        return None
+    named = [f for f in COLUMN_PARAMS if f in fields]
+    if not named:
+        return None
+    cols: list[str] = []
+    for f in named:
+        value = getattr(params, f)
+        if (value is None and f in _EVERY_WHEN_NULL) or (f == "cells" and not value):
+            return None
+        cols.extend(c for c in _names(value) if c not in cols)
+    return {"original": cols, "anonymized": list(cols)}
+
+
 class Plugin:
     """Common part of all plugins: identity, params and construction."""
 
@@ -302,13 +346,18 @@ class Measure(Plugin):
     def columns(self) -> Mapping[Side, Collection[str]] | None:
         """The columns this instance reads of each side, or None (every column).
 
-        An engine reading partitioned data reads only these; a side the mapping leaves out is
-        read whole when the measure reads it. The default is the columns of
-        :meth:`summaries` when the measure has them, else None.
+        An engine reading partitioned data reads only these (those a side has); a side the
+        mapping leaves out is read whole when the measure reads it. The default is the columns
+        of :meth:`summaries` when the measure has them, else those its params name
+        (:data:`COLUMN_PARAMS`, on both sides), else None: a measure with a nested plugin
+        (a distance), with a null ``columns``/``features``/``count_column`` or an empty
+        ``cells`` (every column, or columns its data's load options name), or with no param
+        naming columns reads every column. Override it when the measure reads columns its
+        params do not name.
         """
         specs = self.summaries()
         if specs is None:
-            return None
+            return param_columns(self.params)
         out: dict[Side, list[str]] = {}
         for spec in specs:
             cols = out.setdefault(spec.side, [])
@@ -323,6 +372,15 @@ class Measure(Plugin):
                             f"{', '.join(m for m in PARTITION_WISE if m not in own)}: a "
                             "partition-wise measure defines partial, combine and finalize")
 
+    #: True when :meth:`partial` compares each original record with its anonymized version:
+    #: its frame is then a paired frame (:mod:`anoneval.core.pairs`) of both sides' declared
+    #: :meth:`columns`, records paired by row order or by :meth:`pair_key`.
+    paired: ClassVar[bool] = False
+
+    def pair_key(self) -> str | None:
+        """The key column pairing the records of a :attr:`paired` measure (None: row order)."""
+        return None
+
     @classmethod
     def partition_wise(cls) -> bool:
         """True when the measure defines :meth:`partial`, :meth:`combine` and
@@ -331,8 +389,9 @@ class Measure(Plugin):
 
     def partial(self, frame: pd.DataFrame, ctx: Context) -> Any:
         """A partial result of one block of rows of the released data (the anonymized side,
-        else the original), with the columns :meth:`columns` names for that side. Partials
-        must pickle: an engine computes them where the rows are."""
+        else the original), with the columns :meth:`columns` names for that side; of a
+        :attr:`paired` measure, one block of the paired records. Partials must pickle: an
+        engine computes them where the rows are."""
         raise NotImplementedError
 
     def combine(self, parts: Sequence[Any]) -> Any:
@@ -357,6 +416,12 @@ class Measure(Plugin):
         :meth:`partial` on the whole released frame as one block, then finalizes."""
         if not self.partition_wise():
             raise NotImplementedError
+        if self.paired:
+            if not (isinstance(original, FrameData) and isinstance(anonymized, FrameData)):
+                raise DataError(f"{self.name} pairs the records of the original and the "
+                                "anonymized microdata: give both")
+            frame = pair_datasets(original, anonymized, self.columns() or {}, self.pair_key())
+            return self.finalize(self.combine([self.partial(frame, ctx)]), ctx)
         data = released(original, anonymized)
         if not isinstance(data, FrameData):
             raise DataError(f"{self.name} runs partition-wise on microdata or a table, not "
@@ -423,19 +488,50 @@ class Synthesizer(Plugin):
 
 
 __all__ = [
-    "DATA_KINDS", "PLUGIN_KINDS", "AnonevalError", "ClassSummary", "ConfigError", "Context",
+    "DATA_KINDS",
+    "DELETED",  # the deleted-record column of a paired frame
+    "PLUGIN_KINDS",
+    "AnonevalError",
+    "ClassSummary",
+    "ConfigError",
+    "Context",
     "ControlUse",
-    "DataError", "DataKind", "Dataset", "Direction", "Distance", "FrameData", "Inputs",
-    "LossMeasure", "Measure",
-    "MeasureResult", "Microdata", "Params", "Plugin", "PluginError", "PluginKind", "PluginRef",
-    "RiskMeasure", "SummarySpec", "SynthesisResult", "Synthesizer", "Table", "Trajectories",
-    "UnknownPluginError", "data_row",  # helper: how a message names a record (1-based)
+    "DataError",
+    "DataKind",
+    "Dataset",
+    "Direction",
+    "Distance",
+    "FrameData",
+    "Inputs",
+    "LossMeasure",
+    "Measure",
+    "MeasureResult",
+    "Microdata",
+    "Params",
+    "Plugin",
+    "PluginError",
+    "PluginKind",
+    "PluginRef",
+    "RiskMeasure",
+    "RowClasses",
+    "SummarySpec",
+    "SynthesisResult",
+    "Synthesizer",
+    "Table",
+    "Trajectories",
+    "UnknownPluginError",
+    "align_ids",  # helper: row of the anonymized data for each original record, by a key
+    "data_row",  # helper: how a message names a record (1-based)
+    "dataset_classes",  # helper: a dataset's rows grouped into classes, once per run
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
     "distinct",  # helper: a params validator refusing repeated values
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
-    "plugin_ref", "released",
+    "pair_datasets",  # helper: the paired frame of two in-memory datasets
+    "plugin_ref",
+    "released",
     "repeated",  # helper: values listed twice
+    "row_count_error",  # helper: the error for sides of different lengths paired by order
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
     "spans",  # helper: block bounds for Context.map_blocks
     "task_threads",  # helper: threads a plugin may use where it runs

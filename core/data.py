@@ -14,6 +14,7 @@ import csv
 import hashlib
 import json
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -97,6 +98,23 @@ class Dataset:
 
         return self.cached(("content_hash",), compute)
 
+    def value_kinds(self) -> dict[str, str] | None:
+        """Each column's kind of values (see :func:`unify_kinds`); None for data without
+        columns, which is read as it is."""
+        return None
+
+    def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
+        """The :class:`ValueSurvey` of each of ``columns``."""
+        raise NotImplementedError
+
+    def column_dtype(self, column: str) -> Any:
+        """The dtype a column is read as."""
+        raise NotImplementedError
+
+    def converted(self, conversions: dict[str, Conversion]) -> Dataset:
+        """A copy of this dataset with ``conversions`` applied to their columns."""
+        raise NotImplementedError
+
     def summary(self) -> dict[str, Any]:
         """What the report says about this input."""
         return {"kind": self.data_kind, "path": self.source, "rows": len(self),
@@ -143,6 +161,21 @@ class FrameData(Dataset):
     def frame(self) -> pd.DataFrame:
         """The records. Read only: measures must not modify it."""
         return self._frame
+
+    def value_kinds(self) -> dict[str, str]:
+        return {c: _kind(self, c) for c in self._frame.columns}
+
+    def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
+        return {c: self.cached(("value_survey", c),
+                               lambda c=c: ValueSurvey.of_values(self._frame[c]))
+                for c in columns}
+
+    def column_dtype(self, column: str) -> Any:
+        return self._frame[column].dtype
+
+    def converted(self, conversions: dict[str, Conversion]) -> FrameData:
+        return self.with_columns({c: conv.apply(self._frame[c])
+                                  for c, conv in conversions.items()})
 
     @property
     def columns(self) -> list[str]:
@@ -915,64 +948,125 @@ def _text(values: pd.Series) -> pd.Series:
     return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
-def _as_numbers(values: pd.Series, like: pd.Series) -> pd.Series | None:
-    """Text holding only numbers, as the dtype of ``like`` (float64 when that cannot hold
-    them); None when some value is not a number. Each distinct text is parsed once."""
+def _numbers(values: pd.Series) -> pd.Series:
+    """Values that are numbers or text holding one, as numbers (each distinct value parsed
+    once; float64 when some value is missing); unparsable values become missing."""
     codes, uniques = pd.factorize(values)
     numbers = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)), errors="coerce")
-    if numbers.isna().any():
-        return None
     if (codes < 0).any():  # missing values stay missing
-        out = pd.Series(np.where(codes < 0, np.nan, numbers.to_numpy(dtype=np.float64)[codes]),
-                        index=values.index)
-    else:
-        out = pd.Series(numbers.to_numpy()[codes], index=values.index)
-    if pd.api.types.is_integer_dtype(like.dtype) and out.notna().all() and (
-            out % 1 == 0).all():
-        return out.astype(like.dtype)
-    return out.astype(np.float64)
+        return pd.Series(np.where(codes < 0, np.nan, numbers.to_numpy(dtype=np.float64)[codes]),
+                         index=values.index)
+    return pd.Series(numbers.to_numpy()[codes], index=values.index)
+
+
+@dataclass(frozen=True)
+class ValueSurvey:
+    """What decides how a column is read as one kind, from any block of its rows: the Python
+    types of its present values, whether every one is a number or text holding one (no
+    booleans or bytes), whether those numbers are whole and below 2^53 in magnitude, and
+    whether a value is missing. :meth:`combine` gives the survey of the blocks together."""
+
+    types: frozenset[str]
+    numeric: bool
+    whole: bool
+    small: bool
+    missing: bool
+
+    @classmethod
+    def of_values(cls, values: pd.Series) -> ValueSurvey:
+        present = values.notna().to_numpy()
+        plain = values.astype(object)
+        if pd.api.types.infer_dtype(plain, skipna=True) in ("string", "empty"):
+            types = frozenset(["str"] if present.any() else [])
+        else:
+            types = frozenset(type(v).__name__ for v in plain[present].tolist())
+        numeric, whole, small = not types & {"bool", "bool_", "bytes"}, True, True
+        if numeric and present.any():
+            parsed = pd.to_numeric(plain, errors="coerce")
+            numeric = parsed.dtype.kind in "iuf" and not (parsed.isna().to_numpy() & present).any()
+            if numeric:
+                kept = parsed[present]
+                whole, small = bool((kept % 1 == 0).all()), bool((kept.abs() < 2**53).all())
+        return cls(types, numeric, whole, small, not present.all())
+
+    @classmethod
+    def combine(cls, parts: Sequence[ValueSurvey]) -> ValueSurvey:
+        return cls(frozenset().union(*(p.types for p in parts)), all(p.numeric for p in parts),
+                   all(p.whole for p in parts), all(p.small for p in parts),
+                   any(p.missing for p in parts))
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """How a column is read: ``"text"`` (numbers as written, 39.0 → "39") or numbers of a
+    numpy dtype (text "39" → 39). It applies value by value, so converting each partition of
+    a column gives the partitions of the converted column."""
+
+    to: str
+
+    def apply(self, values: pd.Series) -> pd.Series:
+        if self.to == "text":
+            return _text(values)
+        return _numbers(values).astype(self.to)
+
+
+TEXT = Conversion("text")
 
 
 def _kind(data: FrameData, col: Any) -> str:
     return data.cached(("value_kind", col), lambda: _value_kind(data.frame[col]))
 
 
-def _one_kind(values: pd.Series) -> pd.Series:
+def _one_kind(survey: ValueSurvey) -> Conversion:
     """A column of several kinds of values as one kind: numbers when every value is a number
     or text holding one (int64 when all are whole and none is missing), otherwise text."""
-    plain = values.astype(object)
-    present = plain.dropna().tolist()
-    if not any(isinstance(v, (bool, np.bool_, bytes)) for v in present):
-        out = pd.to_numeric(plain, errors="coerce")
-        if out.dtype.kind in "iuf" and not (out.isna() & plain.notna()).any():
-            whole = out.notna().all() and bool((out % 1 == 0).all()) and bool(
-                (out.abs() < 2**53).all())
-            return out.astype(np.int64 if whole else np.float64)
-    return _text(values)
+    if survey.numeric:
+        whole = not survey.missing and survey.whole and survey.small
+        return Conversion("int64" if whole else "float64")
+    return TEXT
+
+
+def block_kind(values: pd.Series) -> str:
+    """The kind of values of a block of a column (:func:`_value_kind`), ``"empty"`` when
+    every value is missing."""
+    if not values.notna().any() and values.dtype.kind == "O":
+        return "empty"
+    return _value_kind(values)
+
+
+def joint_kind(kinds: Collection[str]) -> str:
+    """The kind of a column from the kinds of its blocks: missing blocks say nothing, numbers
+    of several blocks are numbers, different kinds are mixed."""
+    seen = set(kinds) - {"empty"}
+    if not seen:
+        return "text"
+    return seen.pop() if len(seen) == 1 else "mixed"
 
 
 def unify_kinds(data: Dataset | None, side: str) -> tuple[Dataset | None, list[str]]:
     """Read each column of ``data`` that mixes kinds of values (39 and "39" from JSON lines or
     an object column) as one kind, as :func:`align_dtypes` does across two sides: numbers when
     every value is one (text "39" → 39), otherwise text. Returns the dataset (a new object when a
-    column changed; the input is never modified) and one note per changed column."""
-    if not isinstance(data, FrameData):
+    column changed; the input is never modified) and one note per changed column.
+
+    Works on any dataset that knows its :meth:`~Dataset.value_kinds`: in memory, or partitioned
+    (surveyed partition-wise, converted as each partition is read)."""
+    kinds = data.value_kinds() if data is not None else None
+    if not kinds:
         return data, []
-    frame = data.frame
-    changed: dict[str, pd.Series] = {}
+    assert data is not None
+    mixed = [c for c, k in kinds.items() if k == "mixed"]
+    if not mixed:
+        return data, []
+    changed: dict[str, Conversion] = {}
     notes: list[str] = []
-    for col in frame.columns:
-        if frame[col].dtype.kind != "O" or _kind(data, col) != "mixed":  # O: also categorical
-            continue
-        types = sorted({type(v).__name__ for v in frame[col].dropna().tolist()})
-        changed[col] = _one_kind(frame[col])
-        how = ('text, numbers as written (39 → "39")' if changed[col].dtype == object
-               else f'numbers ({changed[col].dtype}), text such as "39" as the number')
-        notes.append(f"{side}: column {col!r} mixes values of types {', '.join(types)}; "
-                     f"read as {how}")
-    if not changed:
-        return data, []
-    return data.with_columns(changed), notes
+    for col, survey in data.value_surveys(mixed).items():
+        changed[col] = conv = _one_kind(survey)
+        how = ('text, numbers as written (39 → "39")' if conv is TEXT
+               else f'numbers ({conv.to}), text such as "39" as the number')
+        notes.append(f"{side}: column {col!r} mixes values of types "
+                     f"{', '.join(sorted(survey.types))}; read as {how}")
+    return data.converted(changed), notes
 
 
 def align_dtypes(original: Dataset, anonymized: Dataset, side: str = "anonymized"
@@ -984,37 +1078,44 @@ def align_dtypes(original: Dataset, anonymized: Dataset, side: str = "anonymized
     set) takes the original's when they can hold its values (text "39" → the original's
     integers, numbers → the original's text); otherwise both sides read the column as text.
     Returns the two datasets (new objects where a column changed; the inputs are never
-    modified) and one note per changed column.
+    modified) and one note per changed column. Partitioned sides are surveyed partition-wise.
     """
-    if not (isinstance(original, FrameData) and isinstance(anonymized, FrameData)):
+    okinds, akinds = original.value_kinds(), anonymized.value_kinds()
+    if not okinds or not akinds:
         return original, anonymized, []
-    of, af = original.frame, anonymized.frame
-    anon_cols: dict[str, pd.Series] = {}
+    anon_cols: dict[str, Conversion] = {}
     text_cols: list[str] = []
     notes: list[str] = []
-    for col in (c for c in af.columns if c in of.columns):
-        ok, ak = _kind(original, col), _kind(anonymized, col)
+    for col in (c for c in akinds if c in okinds):
+        ok, ak = okinds[col], akinds[col]
         if ok == ak and ok != "mixed":
             continue
         said = f"column {col!r} holds {ok} values in the original and {ak} in the {side} data"
         converted = None
         if ok == "number" and ak == "text":
-            converted = _as_numbers(af[col], of[col])
+            survey = anonymized.value_surveys([col])[col]
+            if survey.numeric:
+                like = original.column_dtype(col)
+                whole = pd.api.types.is_integer_dtype(like) and survey.whole and (
+                    not survey.missing)
+                converted = Conversion(str(like) if whole else "float64")
         elif ok == "text" and ak in ("number", "bool"):
-            converted = _text(af[col])
+            converted = TEXT
         if converted is not None:
             anon_cols[col] = converted
-            notes.append(f"{said}: the {side} side was read as the original's "
-                         f"({converted.dtype})")
+            shown = "object" if converted is TEXT else converted.to
+            notes.append(f"{said}: the {side} side was read as the original's ({shown})")
         else:
             text_cols.append(col)
             notes.append(f"{said}: both sides were read as text")
     for col in text_cols:
-        anon_cols[col] = _text(af[col])
+        anon_cols[col] = TEXT
     if text_cols:
         key = ("as_text", tuple(text_cols))
-        original = original.cached(key, lambda: original.with_columns(  # type: ignore[union-attr]
-            {c: _text(of[c]) for c in text_cols}))
+        original = original.cached(key, lambda: original.converted(
+            dict.fromkeys(text_cols, TEXT)))
     if anon_cols:
-        anonymized = anonymized.with_columns(anon_cols)
+        anonymized = anonymized.converted(anon_cols)
     return original, anonymized, notes
+
+

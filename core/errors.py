@@ -12,7 +12,7 @@ class AnonevalError(Exception):
 class ConfigError(AnonevalError):
     """One or more problems in an evaluation config, each with its JSON path."""
 
-    def __init__(self, problems: Iterable[tuple[str, str]]):
+    def __init__(self, problems: Iterable[tuple[str, str]]) -> None:
         self.problems = list(dict.fromkeys(problems))  # one check may meet a problem twice
         lines = [f"{path}: {msg}" if path else msg for path, msg in self.problems]
         super().__init__("invalid configuration:\n  " + "\n  ".join(lines))

@@ -210,10 +210,12 @@ class Evaluator:
         """Keep the inputs as given (hashed in the report, shipped to workers) and as measured:
         each read with one kind of value per column, the control set's dtypes the original's."""
         self._given = original, control
-        self.original, self._notes = unify_kinds(original, "original")
+        self._unified = not isinstance(original, Partitioned)  # see _unify_partitioned
+        self.original, self._notes = (unify_kinds(original, "original") if self._unified
+                                      else (original, []))
         self.control, notes = unify_kinds(control, "control")
         self._notes += notes
-        if self.original is not None and self.control is not None:
+        if self._unified and self.original is not None and self.control is not None:
             self.original, self.control, notes = align_dtypes(self.original, self.control,
                                                               "control")
             self._notes += notes
@@ -339,6 +341,7 @@ class Evaluator:
         else:
             self._scaled.attach(self.original)
             self._scaled.attach(given)
+            self._unify_partitioned()
         require_records(given, side)
         anon, notes = unify_kinds(given, side)
         runner = self
@@ -359,6 +362,20 @@ class Evaluator:
             inputs=self._inputs(given),
             synthesizer=synthesizer, measures=entries,
         )
+
+    def _unify_partitioned(self) -> None:
+        """A partitioned original, once on the cluster: its columns read as one kind each and
+        the control set aligned with it, surveyed partition-wise (as :meth:`_set_inputs` does
+        in memory)."""
+        if self._unified:
+            return
+        self._unified = True
+        self.original, notes = unify_kinds(self.original, "original")
+        self._notes += notes
+        if self.original is not None and self.control is not None:
+            self.original, self.control, notes = align_dtypes(self.original, self.control,
+                                                              "control")
+            self._notes += notes
 
     def _partitioned(self, anonymized: Dataset | None) -> bool:
         return isinstance(self.original, Partitioned) or isinstance(anonymized, Partitioned)

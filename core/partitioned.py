@@ -16,6 +16,7 @@ the same rows in the same order, and changes with any value, type, column or row
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -26,10 +27,14 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.data import (
+    Conversion,
     DataKind,
     Dataset,
     ReadOptions,
+    ValueSurvey,
+    block_kind,
     from_frame,
+    joint_kind,
     load,
     read_file,
     read_options,
@@ -124,9 +129,11 @@ def _hive_values(source: Source) -> list[dict[str, Any]]:
 
 
 def _read_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
-                wanted: Sequence[str] | None, dtypes: dict[str, Any]) -> pd.DataFrame:
+                wanted: Sequence[str] | None, dtypes: dict[str, Any],
+                conversions: dict[str, Conversion] | None = None) -> pd.DataFrame:
     """One partition: the file's ``wanted`` columns (all when None) with its hive keys, typed
-    as the whole dataset is (as pandas types the concatenation of every file)."""
+    as the whole dataset is (as pandas types the concatenation of every file), then read as
+    ``conversions`` say (see :func:`anoneval.core.data.unify_kinds`)."""
     own = None if wanted is None else [c for c in wanted if c not in hive]
     frame = read_file(file, fmt, opts, own)
     clash = sorted(set(hive) & {str(c) for c in frame.columns})
@@ -139,14 +146,18 @@ def _read_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
     order = [c for c in dtypes if c in frame.columns]
     frame = frame[order].reset_index(drop=True)
     cast = {c: dtypes[c] for c in order if frame[c].dtype != dtypes[c]}
-    return frame.astype(cast) if cast else frame
+    frame = frame.astype(cast) if cast else frame
+    if conversions:
+        frame = frame.assign(**{c: conv.apply(frame[c]) for c, conv in conversions.items()
+                                if c in frame.columns})
+    return frame
 
 
 def _reduce_piece(partial: Callable[[pd.DataFrame], T], file: Path, hive: dict[str, Any],
                   fmt: str, opts: ReadOptions, wanted: Sequence[str] | None,
-                  dtypes: dict[str, Any]) -> T:
+                  dtypes: dict[str, Any], conversions: dict[str, Conversion] | None = None) -> T:
     """``partial`` of one partition, read here."""
-    return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes))
+    return partial(_read_piece(file, hive, fmt, opts, wanted, dtypes, conversions))
 
 
 def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tuple[
@@ -166,6 +177,31 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
                                            dtype=np.int64 if isinstance(v, int) else object)
                               for k, v in hive.items()})
     return head, rows
+
+
+def _string_columns(file: Path) -> set[str]:
+    """The columns a Parquet file types as text (read from its footer)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return {f.name for f in pq.read_schema(file)
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)}
+
+
+def _block_kinds(frame: pd.DataFrame) -> dict[str, set[str]]:
+    return {str(c): {block_kind(frame[c])} for c in frame.columns}
+
+
+def _union_kinds(parts: list[dict[str, set[str]]]) -> dict[str, set[str]]:
+    return {c: set().union(*(p[c] for p in parts)) for c in parts[0]}
+
+
+def _surveys(frame: pd.DataFrame) -> dict[str, ValueSurvey]:
+    return {str(c): ValueSurvey.of_values(frame[c]) for c in frame.columns}
+
+
+def _combine_surveys(parts: list[dict[str, ValueSurvey]]) -> dict[str, ValueSurvey]:
+    return {c: ValueSurvey.combine([p[c] for p in parts]) for c in parts[0]}
 
 
 def _summaries(specs: tuple[SummarySpec, ...], frame: pd.DataFrame) -> list[Any]:
@@ -252,6 +288,8 @@ class Partitioned(Dataset):
         self.client: Any = None
         self._meta: pd.DataFrame | None = None
         self._rows: list[int] | None = None
+        #: How columns are read after the files' types (:meth:`converted`).
+        self.conversions: dict[str, Conversion] = {}
 
     @property
     def data_kind(self) -> DataKind:  # type: ignore[override]
@@ -297,12 +335,20 @@ class Partitioned(Dataset):
         self._rows = [r for _, r in heads]
 
     @property
-    def meta(self) -> pd.DataFrame:
-        """An empty frame with the dataset's columns and types."""
+    def file_meta(self) -> pd.DataFrame:
+        """An empty frame with the dataset's columns and types as its files give them."""
         if self._meta is None:
             self._survey()
         assert self._meta is not None
         return self._meta
+
+    @property
+    def meta(self) -> pd.DataFrame:
+        """An empty frame with the dataset's columns and types (after :attr:`conversions`)."""
+        if not self.conversions:
+            return self.file_meta
+        return self.file_meta.astype({c: object if conv.to == "text" else conv.to
+                                      for c, conv in self.conversions.items()})
 
     @property
     def columns(self) -> list[str]:
@@ -325,12 +371,19 @@ class Partitioned(Dataset):
 
     def _projection(self, columns: Collection[str] | None) -> tuple[
             pd.DataFrame, list[str] | None, dict[str, Any]]:
-        """The meta of ``columns`` (in the dataset's order), their names and their types."""
+        """The meta of ``columns`` (in the dataset's order), their names and their types in
+        the files."""
+        files = self.file_meta
         if columns is None:
-            return self.meta, None, dict(self.meta.dtypes.items())
+            return self.meta, None, dict(files.dtypes.items())
         self.require(columns)
-        meta = self.meta[[c for c in self.meta.columns if c in set(columns)]]
-        return meta, list(meta.columns), dict(meta.dtypes.items())
+        cols = [c for c in files.columns if c in set(columns)]
+        return self.meta[cols], cols, dict(files[cols].dtypes.items())
+
+    def _conversions(self, columns: list[str] | None) -> dict[str, Conversion] | None:
+        """The conversions of ``columns`` (all when None), None when there is none."""
+        out = {c: v for c, v in self.conversions.items() if columns is None or c in columns}
+        return out or None
 
     def frame(self, columns: Collection[str] | None = None) -> Any:
         """The lazy ``dask.dataframe`` of ``columns`` (all when None), one partition per file."""
@@ -339,7 +392,8 @@ class Partitioned(Dataset):
         meta, cols, dtypes = self._projection(columns)
         with _as_read():
             return dd.from_map(_read_piece, list(self.located.files), self.hive,
-                               args=(self.fmt, self.opts, cols, dtypes), meta=meta,
+                               args=(self.fmt, self.opts, cols, dtypes,
+                                     self._conversions(cols)), meta=meta,
                                enforce_metadata=False, label="anoneval-read")
 
     def reduce(self, columns: Collection[str] | None, partial: Callable[[pd.DataFrame], T],
@@ -350,7 +404,9 @@ class Partitioned(Dataset):
         from dask import delayed
 
         _, cols, dtypes = self._projection(columns)
-        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes)
+        conversions = self._conversions(cols)
+        parts = [delayed(_reduce_piece)(partial, f, h, self.fmt, self.opts, cols, dtypes,
+                                        conversions)
                  for f, h in zip(self.located.files, self.hive, strict=True)]
         return self._compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
 
@@ -398,6 +454,55 @@ class Partitioned(Dataset):
         if isinstance(found, BaseException):
             raise found
         return found  # type: ignore[no-any-return]
+
+    def value_kinds(self) -> dict[str, str]:
+        """Each column's kind of values: from its type, or for object columns from the kinds
+        of its partitions (one partition-wise pass over those columns, once)."""
+
+        def compute() -> dict[str, str]:
+            meta = self.meta
+            kinds = {str(c): block_kind(meta[c]) for c in meta.columns}
+            loose = [str(c) for c in meta.columns if meta[c].dtype.kind == "O"]
+            text = self._text_columns(loose)
+            kinds.update(dict.fromkeys(text, "text"))
+            loose = [c for c in loose if c not in text]
+            if loose:
+                seen = self.reduce(loose, _block_kinds, _union_kinds)
+                kinds.update({c: joint_kind(seen[c]) for c in loose})
+            return kinds
+
+        return self.cached(("value_kinds",), compute)
+
+    def _text_columns(self, columns: list[str]) -> set[str]:
+        """Those of the object ``columns`` known to hold text without reading them: converted
+        to text, hive keys of text values, and Parquet strings in every file."""
+        known = {c for c in columns if c in self.conversions
+                 or (self.hive and all(isinstance(h.get(c), str) for h in self.hive))}
+        if self.fmt != "parquet" or not set(columns) - known:
+            return known
+        from dask import delayed
+
+        found = self._compute(*[delayed(_string_columns)(f) for f in self.located.files])
+        return known | (set(columns) & set.intersection(*found))
+
+    def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
+        """The :class:`~anoneval.core.data.ValueSurvey` of ``columns``, partition-wise."""
+        todo = [c for c in columns if ("value_survey", c) not in self._cache]
+        if todo:
+            found = self.reduce(todo, _surveys, _combine_surveys)
+            for c in todo:
+                self._cache[("value_survey", c)] = found[c]
+        return {c: self._cache[("value_survey", c)] for c in columns}
+
+    def column_dtype(self, column: str) -> Any:
+        return self.meta[column].dtype
+
+    def converted(self, conversions: dict[str, Conversion]) -> Partitioned:
+        """This dataset with ``conversions`` applied as each partition is read."""
+        new = copy.copy(self)
+        new.conversions = {**self.conversions, **conversions}
+        new._cache = {}
+        return new
 
     def _hash_parts(self) -> list[bytes]:
         scan = self.scan()

@@ -8,7 +8,8 @@ it supports:
    specs computes in this process from the summaries; every distinct spec of a dataset is
    computed once per run, all in one partition-wise pass on the cluster;
 2. **partition-wise**: a measure defining ``partial``, ``combine`` and ``finalize`` has its
-   partials computed on the workers, combined in a tree, and finalized here;
+   partials computed on the workers, combined in a tree, and finalized here; a ``paired``
+   measure's partials are of the records of both sides paired (:mod:`anoneval.core.pairs`);
 3. **gathered**: any other measure gets the columns it reads (all, unless it says which)
    gathered into this process, with a warning, when their estimated size fits the gather limit;
    otherwise it fails with an error naming its size, and the other measures still run.
@@ -25,6 +26,7 @@ import pandas as pd
 from anoneval.core.api import Context, Measure, MeasureResult, released
 from anoneval.core.data import Dataset
 from anoneval.core.errors import DataError
+from anoneval.core.pairs import paired_reduce
 from anoneval.core.partitioned import Partitioned
 from anoneval.core.summary import ClassSummary, Side, SummarySpec
 
@@ -108,13 +110,25 @@ class ScaledRun:
 
     def partition_wise(self, measure: Measure, original: Dataset | None,
                        anonymized: Dataset | None, ctx: Context) -> MeasureResult:
-        """``finalize(combine(partial of each partition))`` of the released data."""
+        """``finalize(combine(partial of each partition))`` of the released data (of the
+        paired records of both sides, for a paired measure)."""
+        remote = Context(seed=ctx.seed, base_dir=ctx.base_dir, prepared=ctx.prepared)
+        if measure.paired:
+            if not any(isinstance(d, Partitioned) for d in (original, anonymized)):
+                return measure.compute(original, anonymized, ctx)
+            if original is None or anonymized is None:
+                raise DataError(f"{measure.name} pairs the records of the original and the "
+                                "anonymized data: give both")
+            combined = paired_reduce(original, anonymized, measure.columns() or {},
+                                     measure.pair_key(),
+                                     functools.partial(_partial, measure, remote),
+                                     measure.combine)
+            return measure.finalize(combined, ctx)
         data = released(original, anonymized)
         if not isinstance(data, Partitioned):
             return measure.compute(original, anonymized, ctx)
         side: Side = "anonymized" if anonymized is not None else "original"
         columns = (measure.columns() or {}).get(side)
-        remote = Context(seed=ctx.seed, base_dir=ctx.base_dir, prepared=ctx.prepared)
         combined = data.reduce(columns, functools.partial(_partial, measure, remote),
                                measure.combine)
         return measure.finalize(combined, ctx)
@@ -126,9 +140,9 @@ class ScaledRun:
         declared: Mapping[Side, Collection[str]] = measure.columns() or {}
         todo = {side: data for side, data in _sides(original, anonymized).items()
                 if isinstance(data, Partitioned)}
-        columns = {side: list(declared[side]) if side in declared else None for side in todo}
-        for side, data in todo.items():
-            data.require(columns[side] or ())
+        # columns a side lacks are left to the measure, which names them as on the local engine
+        columns = {side: [c for c in declared[side] if c in data.columns]
+                   if side in declared else None for side, data in todo.items()}
         size = sum(data.gathered_bytes(columns[side]) for side, data in todo.items())
         rows = sum(len(data) for data in todo.values())
         if size > self.gather_limit:

@@ -37,10 +37,6 @@ class Source:
     files: tuple[Path, ...]
     root: Path | None
 
-    @property
-    def single(self) -> bool:
-        return self.root is None
-
     def format(self) -> str | None:
         """The files' format, or None when it cannot be told from their extensions."""
         found = {file_format(f) for f in self.files}

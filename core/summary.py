@@ -10,10 +10,13 @@ keys, counts and histograms identically, weight sums up to floating-point summat
 
 Group-by measures that declare :meth:`~anoneval.core.api.Measure.summaries` read these through
 :meth:`~anoneval.core.api.Context.class_summary`; engines compute each summary once per run.
+:func:`class_codes` is the one grouping of rows into classes: summaries of in-memory datasets and
+the row-level classes of :func:`dataset_classes` share its result, once per dataset and keys.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -94,8 +97,10 @@ def _values(uniques: pd.Index, codes: np.ndarray) -> pd.Series:
     return pd.Series(uniques.take(np.minimum(codes, len(uniques) - 1))).where(~missing)
 
 
-def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Series]]:
-    """Sorted dense group id of each row over ``columns`` and each group's key values."""
+def _group(columns: Sequence[pd.Series],
+           n: int) -> tuple[np.ndarray, list[tuple[np.ndarray, pd.Index]]]:
+    """Sorted dense group id of each row over ``columns`` and, per column, each group's code
+    and the column's sorted distinct values (missing code ``len(values)``)."""
     key = np.zeros(n, dtype=np.int64)
     size = 1
     coded = []
@@ -112,16 +117,73 @@ def _group(columns: Sequence[pd.Series], n: int) -> tuple[np.ndarray, list[pd.Se
     ids = ids.astype(np.int64, copy=False)
     first = np.empty(len(uniq), dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
-    return ids, [_values(uniques, codes[first]) for codes, uniques in coded]
+    return ids, [(codes[first], uniques) for codes, uniques in coded]
 
 
-def _classes(keys: Sequence[pd.Series], names: Sequence[str],
-             n: int) -> tuple[np.ndarray, pd.DataFrame]:
-    """Class of each row and the key frame (without keys, one class of every record)."""
-    if not keys:
-        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(min(n, 1)))
-    ids, values = _group(keys, n)
-    return ids, pd.DataFrame(dict(zip(names, values, strict=True)))
+@dataclass(frozen=True)
+class RowClasses:
+    """Rows grouped into classes by :func:`class_codes`.
+
+    ``ids``: the class of each row (classes sorted by key); ``counts``: the records per class.
+    Per key column ``names[j]``, ``codes[j]`` is each class's code into ``values[j]``, the
+    column's distinct values sorted, code ``len(values[j])`` standing for a missing value.
+    """
+
+    names: tuple[str, ...]
+    ids: np.ndarray
+    counts: np.ndarray
+    codes: tuple[np.ndarray, ...]
+    values: tuple[pd.Index, ...]
+
+    @functools.cached_property
+    def keys(self) -> pd.DataFrame:
+        """One row of key values per class (a missing value as the column's missing marker)."""
+        if not self.names:
+            return pd.DataFrame(index=pd.RangeIndex(len(self.counts)))
+        return pd.DataFrame({name: _values(values, codes) for name, codes, values
+                             in zip(self.names, self.codes, self.values, strict=True)})
+
+    def key_values(self, j: int) -> tuple[np.ndarray, pd.Index]:
+        """Each class's code of key column ``j`` into its values, a missing value (when there
+        is one) being the last value."""
+        codes, values = self.codes[j], self.values[j]
+        if (codes == len(values)).any():
+            values = values.append(pd.Index([np.nan])) if len(values) else pd.Index([np.nan])
+        return codes, values
+
+
+def class_codes(frame: pd.DataFrame, keys: Sequence[str]) -> RowClasses:
+    """The classes of the rows of ``frame`` over the ``keys`` columns: the one grouping that
+    class summaries and row-level classes are made from (without keys, one class of every
+    record).
+
+    Values compare as they are (``39`` and ``"39"`` differ; categoricals by their values,
+    ``-0.0`` as ``0.0``); a missing value is a key of its own.
+    """
+    n = len(frame)
+    names = tuple(keys)
+    if not names:
+        ids = np.zeros(n, dtype=np.int64)
+        return RowClasses(names, ids, np.bincount(ids, minlength=min(n, 1)), (), ())
+    ids, coded = _group([_plain(frame[c]) for c in names], n)
+    return RowClasses(names, ids, np.bincount(ids, minlength=len(coded[0][0])),
+                      tuple(codes for codes, _ in coded), tuple(values for _, values in coded))
+
+
+def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
+    """:func:`class_codes` of ``data``'s rows over ``keys``, computed once per dataset and keys
+    (cached on the dataset, so the summaries and row-level classes of every measure of a run
+    share one grouping). Its arrays are read-only."""
+    keys = tuple(keys)
+
+    def compute() -> RowClasses:
+        data.require(keys)
+        rows = class_codes(data.frame, keys)
+        for array in (rows.ids, rows.counts, *rows.codes):
+            array.flags.writeable = False
+        return rows
+
+    return data.cached(("class_codes", keys), compute)
 
 
 def _histogram(classes: np.ndarray, values: pd.Series, counts: np.ndarray) -> pd.DataFrame:
@@ -169,18 +231,21 @@ class ClassSummary:
         return len(self.counts)
 
     @classmethod
-    def of_frame(cls, frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
-        """The summary of the rows of ``frame`` (any block of the data)."""
+    def of_frame(cls, frame: pd.DataFrame | FrameData, spec: SummarySpec) -> ClassSummary:
+        """The summary of the rows of ``frame``: any block of the data, or an in-memory dataset
+        (whose :func:`dataset_classes` it shares)."""
+        data = frame if isinstance(frame, FrameData) else None
+        frame = data.frame if data is not None else frame
         absent = [c for c in spec.columns if c not in frame.columns]
         if absent:
             raise DataError(f"column(s) {', '.join(map(repr, absent))} not in the "
                             f"{spec.side} data; its columns are: "
                             f"{', '.join(map(str, frame.columns))}")
         n = len(frame)
-        keys = [_plain(frame[c]) for c in spec.keys]
-        ids, key_frame = _classes(keys, spec.keys, n)
+        rows = (dataset_classes(data, spec.keys) if data is not None
+                else class_codes(frame, spec.keys))
+        ids, key_frame, counts = rows.ids, rows.keys, rows.counts
         n_classes = len(key_frame)
-        counts = np.bincount(ids, minlength=n_classes).astype(np.int64)
         weights = None
         if spec.weights is not None:
             raw = frame[spec.weights]
@@ -207,8 +272,8 @@ class ClassSummary:
         parts = [p for p in parts if p.n_classes] or list(parts[:1])
         if len(parts) == 1:
             return parts[0]
-        keys = pd.concat([p.keys for p in parts], ignore_index=True)
-        ids, key_frame = _classes([keys[c] for c in spec.keys], spec.keys, len(keys))
+        rows = class_codes(pd.concat([p.keys for p in parts], ignore_index=True), spec.keys)
+        ids, key_frame = rows.ids, rows.keys
         counts = np.zeros(len(key_frame), dtype=np.int64)
         np.add.at(counts, ids, np.concatenate([p.counts for p in parts]))
         weights = None
@@ -253,10 +318,10 @@ def dataset_summarizer(original: Dataset | None,
             raise DataError(f"class summaries need microdata or a table, not the "
                             f"{data.data_kind} of the {spec.side} side")
         data.require(spec.columns)
-        return data.cached(("class_summary", spec),
-                           lambda: ClassSummary.of_frame(data.frame, spec))
+        return data.cached(("class_summary", spec), lambda: ClassSummary.of_frame(data, spec))
 
     return summarize
 
 
-__all__ = ["ClassSummary", "SummarySpec", "dataset_summarizer"]
+__all__ = ["ClassSummary", "RowClasses", "SummarySpec", "class_codes", "dataset_classes",
+           "dataset_summarizer"]

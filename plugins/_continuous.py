@@ -20,7 +20,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import DataError, DataKind, Inputs, Microdata, Params, repeated
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    repeated,
+)
 
 Transform = Literal["identity", "log", "log1p", "boxcox"]
 TRANSFORMS: tuple[str, ...] = ("identity", "log", "log1p", "boxcox")
@@ -380,16 +388,28 @@ Scale = Literal["none", "std"]
 
 
 class ReplicaComparison:
-    """Mixin of the measures comparing the actual data (original) with a replica: microdata,
-    both inputs."""
+    """Mixin of the measures comparing the actual data (original) with a replica (anonymized)
+    on continuous columns, placed before ``LossMeasure`` or ``RiskMeasure`` in the bases:
+    ``compute`` puts both sides on the actual's transformed scale (:func:`paired`) and
+    :meth:`from_columns` measures."""
 
-    accepts: ClassVar[tuple[DataKind, ...]] = ("microdata",)
-    inputs: ClassVar[Inputs] = "both"
+    name: ClassVar[str]
+    params: ColumnsParams
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        X, Y, columns, _ = paired(original, anonymized, self.params, self.name)
+        return self.from_columns(X, Y, columns, ctx)
+
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
+        """The measure of the actual ``X`` and the replica ``Y`` (rows × ``columns``)."""
+        raise NotImplementedError
 
 
 def paired(
-    original: Microdata | None,
-    anonymized: Microdata | None,
+    original: Dataset | None,
+    anonymized: Dataset | None,
     params: ColumnsParams,
     what: str = "inspection",
 ) -> tuple[np.ndarray, np.ndarray, list[str], list[FittedTransform]]:
@@ -401,6 +421,10 @@ def paired(
     if original is None or anonymized is None:
         raise DataError(f"this {what} compares the actual data (original) with the replica "
                         f"(anonymized): give both")
+    for side, data in (("original", original), ("anonymized", anonymized)):
+        if not isinstance(data, Microdata):
+            raise DataError(f"this {what} compares microdata; the {side} data is a "
+                            f"{data.data_kind}")
     columns = select_columns(original, params.columns, what)
     anonymized.require(columns, "column")
     select_columns(anonymized, columns, what)

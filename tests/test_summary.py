@@ -281,6 +281,60 @@ def test_summary_computed_once_per_dataset_and_spec(monkeypatch):
     assert len(calls) == 6
 
 
+def test_one_grouping_per_dataset_and_qi_set(monkeypatch):
+    """Measures reading class summaries and measures reading row-level classes share one
+    grouping of each dataset over the quasi-identifiers per run."""
+    from anoneval.core import summary
+
+    calls: list[tuple[int, tuple[str, ...]]] = []
+    class_codes = summary.class_codes
+
+    def counting(frame, keys):
+        calls.append((id(frame), tuple(keys)))
+        return class_codes(frame, keys)
+
+    monkeypatch.setattr(summary, "class_codes", counting)
+    old_path: list[tuple[str, ...]] = []
+    group_ids = Microdata.group_ids
+
+    def old_grouping(self, columns):
+        old_path.append(tuple(columns))
+        return group_ids(self, columns)
+
+    monkeypatch.setattr(Microdata, "group_ids", old_grouping)
+    rng = np.random.default_rng(1)
+
+    def frame():
+        return pd.DataFrame({"a": rng.integers(0, 3, 60), "b": rng.integers(0, 2, 60),
+                             "s": rng.integers(0, 4, 60)})
+
+    qi = {"quasi_identifiers": ["a", "b"]}
+    sa = {**qi, "sensitive": ["s"]}
+    measures = [
+        {"name": "KAnonymity", "params": qi},
+        {"name": "KAnonymity", "params": {**qi, "per_record": True}, "label": "k_rows"},
+        {"name": "LDiversity", "params": {**qi, "sensitive": "s"}},
+        {"name": "LDiversity", "params": {**qi, "sensitive": "s", "per_record": True},
+         "label": "l_rows"},
+        *({"name": n, "params": sa} for n in ("TCloseness", "DeltaDisclosure", "BetaLikeness",
+                                              "AlphaKAnonymity")),
+        {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
+        *({"name": n, "params": qi} for n in (
+            "DeltaPresence", "ReidentificationRisk", "IndividualRisk", "SUDA", "DM", "DMStar",
+            "AECS", "Discernibility")),
+    ]
+    original = frame()  # the variants shuffle its rows: DeltaPresence needs them in it
+    variants = {f"v{i}": original.sample(frac=1, random_state=i).reset_index(drop=True)
+                for i in (1, 2)}
+    report = Evaluator(original, measures, registry=build_registry()).evaluate_many(variants)
+    errors = [(m.name, m.error) for r in report.variants for m in r.measures if m.error]
+    assert not errors
+    qi_calls = [frame_id for frame_id, keys in calls if keys == ("a", "b")]
+    assert len(qi_calls) == 3  # the original and each variant, once each
+    assert len(set(qi_calls)) == 3
+    assert ("a", "b") not in old_path
+
+
 # -- the documented example ------------------------------------------------------------------
 
 

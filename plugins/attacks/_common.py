@@ -140,8 +140,6 @@ def sample_targets(n_rows: int, n_attacks: int, rng: np.random.Generator) -> np.
 class AttackMeasure(RiskMeasure):
     """Base of the control-set attacks."""
 
-    accepts = ("microdata",)
-    inputs = "both"
     uses_control = "required"
 
 

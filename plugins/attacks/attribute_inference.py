@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, MeasureResult, repeated
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, repeated
 from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
 from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest
 
@@ -67,7 +67,8 @@ class AttributeInference(TargetedAttack):
                 raise ValueError(f"columns listed twice in aux_cols: {dup}")
             return self
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         rng = ctx.rng(3)
         ori, syn, ctl, t_ori, t_ctl = self.targets(original, anonymized, ctx.control,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, field_validator
 
-from anoneval.core.api import Context, DataError, MeasureResult, repeated
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, repeated
 from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
 from anoneval.plugins.similarity._mixed import encode, nearest
 
@@ -58,7 +58,8 @@ class Linkability(TargetedAttack):
                 raise ValueError(f"columns listed twice in aux_cols: {dup}")
             return v
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         cols_a, cols_b = p.aux_cols
         rng = ctx.rng(2)

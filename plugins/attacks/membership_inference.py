@@ -6,7 +6,7 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import rankdata
 
-from anoneval.core.api import Context, DataError, MeasureResult, Params
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Params
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     check_not_all_missing,
@@ -50,7 +50,8 @@ class MembershipInference(AttackMeasure):
                                           description="Columns compared; null: all of the "
                                                       "original's.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         if original is None:
             raise DataError("MembershipInference needs the original data")

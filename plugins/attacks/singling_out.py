@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.stats import hypergeom
 
-from anoneval.core.api import Context, DataError, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
@@ -278,7 +278,8 @@ class SinglingOut(AttackMeasure):
                                           description="Columns an attacker uses; null: all "
                                                       "columns of the original.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         columns = p.columns or [str(c) for c in original.columns] if original is not None else []
         ori, syn, ctl = frames(original, anonymized, ctx.control, columns)

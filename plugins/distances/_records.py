@@ -93,7 +93,6 @@ class LinearMapDistance(Distance):
     matrix to multiply with); their ``Params`` have ``columns``.
     """
 
-    accepts = ("microdata",)
     columns_: list[str] | None = None
     map_: np.ndarray
 

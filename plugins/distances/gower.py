@@ -49,7 +49,6 @@ class Gower(Distance):
 
     name = "Gower"
     description = "Gower's distance for mixed numeric and categorical columns (microdata)."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     choose,
@@ -35,7 +35,8 @@ class ColumnFidelity(LossMeasure):
         """Details beside the score and the breakdown."""
         return {}
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         if self.column_kind == "numeric":
             columns = numeric_columns(ori, syn, self.params.columns, self.name)

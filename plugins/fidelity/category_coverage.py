@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
+
 from anoneval.plugins.fidelity._column import ColumnFidelity
 
 
@@ -21,7 +25,8 @@ class CategoryCoverageLoss(ColumnFidelity):
                   "CategoryCoverage)."
     unit = "share"
 
-    def score(self, column, real, released):
+    def score(self, column: str, real: pd.Series, released: pd.Series
+              ) -> tuple[dict[str, Any], str | None]:
         values = set(real.dropna().unique())
         row = {"score": None, "n_categories": len(values)}
         if not values:

@@ -7,7 +7,7 @@ from itertools import combinations
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     binned,
@@ -36,13 +36,12 @@ class ContingencyDistance(LossMeasure):
     name = "ContingencyDistance"
     description = "Mean total variation distance of all two-way tables (1 − SDMetrics' "\
                   "ContingencySimilarity)."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         num_discrete_bins: int = Field(10, ge=1, description="Bins of numeric columns.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, self.params.columns, lambda s: True, self.name, "")
         if len(columns) < 2:

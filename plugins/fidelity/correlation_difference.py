@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import rankdata
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     as_number,
@@ -45,8 +45,6 @@ class CorrelationDifference(LossMeasure):
     name = "CorrelationDifference"
     description = "Mean |Δ correlation| / 2 over numeric column pairs (1 − SDMetrics' "\
                   "CorrelationSimilarity)."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         coefficient: Literal["Pearson", "Spearman"] = Field("Pearson",
@@ -55,7 +53,8 @@ class CorrelationDifference(LossMeasure):
         real_correlation_threshold: float = Field(
             0.0, ge=0, le=1, description="Pairs with |ρ_original| at or below it are not scored.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = numeric_columns(ori, syn, p.columns, self.name)

@@ -16,7 +16,6 @@ from anoneval.plugins._continuous import (
     ColumnsParams,
     ReplicaComparison,
     Scale,
-    paired,
     scale_pair,
 )
 
@@ -207,9 +206,9 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
         )
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "EnergyStatistic")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         d = len(columns)
         n, m = len(X), len(Y)
@@ -236,5 +235,7 @@ class EnergyStatistic(ReplicaComparison, LossMeasure):
 
 
 def energy_summary(r: EnergyResult) -> dict[str, float | int | None]:
+    """The details of one energy test: E, the energy distance, the Cramér statistic E / 2, the
+    permutation p-value and the number of resamples."""
     return {"statistic": r.statistic, "energy_distance": r.energy_distance,
             "cramer_statistic": r.statistic / 2.0, "pvalue": r.pvalue, "resamples": r.resamples}

@@ -12,6 +12,7 @@ from pydantic import Field
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
+    ReplicaComparison,
     divergence_summary,
     grid_axes,
     grid_kl,
@@ -21,7 +22,6 @@ from anoneval.plugins._continuous import (
     log_kde_on_grid,
     normal_kl,
     normal_logpdf_on_grid,
-    paired,
     rule_of_thumb_bandwidth,
 )
 
@@ -70,7 +70,7 @@ def grid_divergence(X: np.ndarray, Y: np.ndarray, method: Method, points: int,
     return grid_kl(P, logQ)
 
 
-class KLDivergence(LossMeasure):
+class KLDivergence(ReplicaComparison, LossMeasure):
     """K(actual : replica) in nats, marginal per column and joint, with information indices.
 
     ``method``:
@@ -93,8 +93,6 @@ class KLDivergence(LossMeasure):
     name = "KLDivergence"
     description = "Kullback–Leibler divergence of the replica's model from the actual data's."
     unit = "nats"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         method: Method = Field(
@@ -109,9 +107,9 @@ class KLDivergence(LossMeasure):
                         "(default 1024 in 1-D, 160 in 2-D, 48 in 3-D).",
         )
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "KLDivergence")
         d = len(columns)
         if p.method != "normal" and d > 3:
             raise DataError(f"method {p.method!r} evaluates densities on a grid and takes 1 to "

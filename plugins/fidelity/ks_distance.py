@@ -6,10 +6,10 @@ import numpy as np
 from scipy import stats
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import ColumnsParams, paired
+from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison
 
 
-class KSDistance(LossMeasure):
+class KSDistance(ReplicaComparison, LossMeasure):
     """D = sup_t |F_n(t) − G_m(t)| between the actual's and the replica's column, per column.
 
     Empirical CDFs are right-continuous (F_n(t) = share of values ≤ t), so ties between the
@@ -20,14 +20,12 @@ class KSDistance(LossMeasure):
 
     name = "KSDistance"
     description = "Largest per-column Kolmogorov–Smirnov distance between actual and replica."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         pass
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
-        X, Y, columns, _ = paired(original, anonymized, self.params, "KSDistance")
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         per = {}
         for j, c in enumerate(columns):
             r = stats.ks_2samp(X[:, j], Y[:, j])

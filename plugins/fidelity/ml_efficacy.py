@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from scipy import sparse
 
-from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult, Microdata, Params
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    LossMeasure,
+    MeasureResult,
+    Microdata,
+    Params,
+)
 from anoneval.plugins.fidelity._common import pair
 from anoneval.plugins.fidelity._sklearn import (
     design,
@@ -54,8 +63,6 @@ class MLEfficacy(LossMeasure):
     name = "MLEfficacy"
     description = "Model quality lost by training on the release instead of the original "\
                   "(tested on held-out original records)."
-    accepts = ("microdata",)
-    inputs = "both"
     uses_control = "optional"
 
     class Params(Params):
@@ -73,7 +80,8 @@ class MLEfficacy(LossMeasure):
                                                               "when no control set is given.")
         max_rows: int | None = max_rows_field("linear 50,000, tree 100,000, forest 20,000")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         features = p.features or [c for c in ori.columns if c != p.target]
@@ -124,7 +132,7 @@ class MLEfficacy(LossMeasure):
             "n_train_release": len(train_s), "n_train_original": len(train_o)},
             warnings=warnings)
 
-    def _model(self, task: str, seed: int):
+    def _model(self, task: str, seed: int) -> Any:
         p = self.params
         if p.model == "linear":
             lm = sklearn("linear_model", self.name)
@@ -141,7 +149,9 @@ class MLEfficacy(LossMeasure):
         return cls(n_estimators=50, max_depth=p.max_depth, random_state=seed, n_jobs=1)
 
 
-def _score(model, X, y: pd.Series, X_test, y_test: pd.Series, task: str, metric: str) -> float:
+def _score(model: Any, X: sparse.csr_matrix | np.ndarray, y: pd.Series,
+           X_test: sparse.csr_matrix | np.ndarray, y_test: pd.Series, task: str,
+           metric: str) -> float:
     metrics = sklearn("metrics", "MLEfficacy")
     if task == "classification":
         y, y_test = y.astype(str), y_test.astype(str)

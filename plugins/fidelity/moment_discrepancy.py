@@ -11,7 +11,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import ColumnsParams, paired
+from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
                  "log", "log1m", "softplus", "skewness", "kurtosis"]
@@ -121,7 +121,7 @@ def compare_moments(X: np.ndarray, Y: np.ndarray, columns: list[str], moments: l
     return rows
 
 
-class MomentDiscrepancy(LossMeasure):
+class MomentDiscrepancy(ReplicaComparison, LossMeasure):
     """|θ_j − θ*_j| for each information moment, with a tolerance and a pass/fail flag.
 
     θ_j = (1/n)·Σ_i T_j(x_i) (Pflughoeft et al.'s eq. 2; Task 14 compares the replica's θ*_j with
@@ -142,8 +142,6 @@ class MomentDiscrepancy(LossMeasure):
 
     name = "MomentDiscrepancy"
     description = "Largest difference between the information moments of actual and replica."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         moments: list[Moment] = Field(
@@ -158,9 +156,9 @@ class MomentDiscrepancy(LossMeasure):
                         "two-sample standard error) or standardized (over the sd of T_j(x)).",
         )
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "MomentDiscrepancy")
         rows = compare_moments(X, Y, columns, list(p.moments), p.tolerance_kind, p.tolerance)
         table = pd.DataFrame(rows)
         failed = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]

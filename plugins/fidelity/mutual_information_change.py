@@ -12,12 +12,12 @@ from pydantic import Field
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
 from anoneval.plugins._continuous import (
     ColumnsParams,
+    ReplicaComparison,
     grid_mutual_information,
     grid_probabilities,
     information_summary,
     kde_on_grid,
     normal_mutual_information,
-    paired,
     rule_of_thumb_bandwidth,
 )
 from anoneval.plugins.fidelity.kl_divergence import DEFAULT_GRID, grid_for
@@ -36,7 +36,7 @@ def _mi(X: np.ndarray, model: str, names: list[str], grid: int | None) -> float:
     return grid_mutual_information(grid_probabilities(kde_on_grid(X, h, axes), axes))
 
 
-class MutualInformationChange(LossMeasure):
+class MutualInformationChange(ReplicaComparison, LossMeasure):
     """|M(actual) − M(replica)|: the dependence the replica's model keeps, in nats.
 
     ``model``: ``normal`` fits the normal ME model to each side (on the transformed scale) and
@@ -53,8 +53,6 @@ class MutualInformationChange(LossMeasure):
     name = "MutualInformationChange"
     description = "Change in model mutual information (M index) from actual to replica."
     unit = "nats"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         model: Literal["normal", "kde"] = Field(
@@ -64,9 +62,9 @@ class MutualInformationChange(LossMeasure):
         grid: int | None = Field(default=None, ge=16, le=4096,
                                  description="Grid points per dimension for model kde.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "MutualInformationChange")
         d = len(columns)
         if d < 2:
             raise DataError(f"mutual information needs at least two columns, got {columns}")

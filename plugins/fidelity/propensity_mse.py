@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair
 from anoneval.plugins.fidelity._sklearn import (
     design,
@@ -60,8 +60,6 @@ class PropensityMSE(LossMeasure):
     name = "PropensityMSE"
     description = "Propensity-score MSE (Snoke et al. 2018), logistic or CART, with its ratio "\
                   "to the null expectation."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(FidelityParams):
         model: Literal["logistic", "cart"] = Field("logistic", description="Propensity model.")
@@ -71,7 +69,8 @@ class PropensityMSE(LossMeasure):
         min_samples_leaf: int = Field(20, ge=1, description="CART: minimum records per leaf.")
         max_rows: int | None = max_rows_field("logistic 200,000, cart 20,000")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
+
 from anoneval.plugins.fidelity._column import ColumnFidelity
 from anoneval.plugins.fidelity._common import as_number
 
@@ -21,7 +25,8 @@ class RangeCoverageLoss(ColumnFidelity):
     unit = "share"
     column_kind = "numeric"
 
-    def score(self, column, real, released):
+    def score(self, column: str, real: pd.Series, released: pd.Series
+              ) -> tuple[dict[str, Any], str | None]:
         r, s = as_number(real).dropna(), as_number(released).dropna()
         lo_r, hi_r, lo_s, hi_s = r.min(), r.max(), s.min(), s.max()
         if not len(r) or lo_r == hi_r or not len(s):

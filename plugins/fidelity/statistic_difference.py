@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+import pandas as pd
 from pydantic import Field
 
 from anoneval.plugins.fidelity._column import ColumnFidelity
@@ -29,10 +30,11 @@ class StatisticDifference(ColumnFidelity):
         statistic: Literal["mean", "std", "median"] = Field("mean",
                                                             description="Statistic compared.")
 
-    def extra(self):
+    def extra(self) -> dict[str, Any]:
         return {"statistic": self.params.statistic}
 
-    def score(self, column, real, released):
+    def score(self, column: str, real: pd.Series, released: pd.Series
+              ) -> tuple[dict[str, Any], str | None]:
         stat = self.params.statistic
         r, s = as_number(real).dropna(), as_number(released).dropna()
         row = {"real": None, "synthetic": None, "score": None}

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
+
 from anoneval.plugins.fidelity._column import ColumnFidelity
 from anoneval.plugins.fidelity._common import shared_codes, tv
 
@@ -24,7 +28,8 @@ class TVDistance(ColumnFidelity):
     description = "Mean total variation distance of column marginals (1 − SDMetrics' "\
                   "TVComplement)."
 
-    def score(self, column, real, released):
+    def score(self, column: str, real: pd.Series, released: pd.Series
+              ) -> tuple[dict[str, Any], str | None]:
         r, s, n = shared_codes(real, released, keep_missing=False)
         if (r < 0).all() or (s < 0).all():
             return {"tv": None, "score": None}, "no non-missing value on one side: no score"

@@ -28,7 +28,6 @@ class ClassLossMeasure(LossMeasure):
     rows) it reads the records.
     """
 
-    accepts = ("microdata",)
     inputs = "either"
     params: QIParams
 

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from anoneval.core.api import (
     Context,
@@ -46,40 +46,32 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     data_row,
+    dataset_classes,
 )
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
     Hierarchy,
-    QIParams,
     alignment,
     column,
     load_hierarchy,
     pair_counts,
     released_classes,
 )
-from anoneval.plugins.microdata._hierarchy import listed, read_hierarchies
+from anoneval.plugins.microdata._hierarchy import HierarchyPaths, listed, read_hierarchies
 
 Aggregate = Literal["arithmetic", "geometric", "max"]
 AttributeType = Literal["string", "integer", "decimal"]
 
 
-class QualityParams(QIParams):
+class QualityParams(HierarchyPaths):
     """Params every ARX quality model shares."""
+
+    per_column = ("hierarchies", "types")
 
     hierarchies: dict[str, str] = Field(
         default_factory=dict,
         description="Hierarchy CSV path per quasi-identifier (ARX format), relative to the "
                     "config file; without one, the original's distinct values and the token.")
-
-    @model_validator(mode="after")
-    def _known_columns(self) -> QualityParams:
-        for what in ("hierarchies", "types"):
-            keys = getattr(self, what, None) or {}
-            unknown = sorted(set(keys) - set(self.quasi_identifiers))
-            if unknown:
-                raise ValueError(f"{what} given for {unknown}, which are not "
-                                 f"quasi-identifiers {self.quasi_identifiers}")
-        return self
 
 
 class ColumnParams(QualityParams):
@@ -348,8 +340,8 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
         group_sizes = np.bincount(gids, minlength=ng + 1)
     group_sup = cog < 0
     row_sup = group_sup[gids]
-    orig_group, orig_n = original.group_ids(qi)
-    orig_sizes = np.bincount(orig_group, minlength=orig_n)
+    orig_classes = dataset_classes(original, qi)
+    orig_group, orig_sizes = orig_classes.ids, orig_classes.counts
     sides = []
     for c in qi:
         raw = column(original, c, token, "value")
@@ -381,8 +373,6 @@ def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: 
 class QualityModel(LossMeasure):
     """Base of ARX's quality models: both sides as microdata, one set of inputs for all."""
 
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(QualityParams):
         pass

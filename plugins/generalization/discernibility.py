@@ -6,7 +6,7 @@ import numpy as np
 
 from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.generalization._quality import row_result
-from anoneval.plugins.microdata._common import QIParams, released_classes
+from anoneval.plugins.microdata._common import QIParams, raw_class_sizes, released_classes
 
 
 class Discernibility(LossMeasure):
@@ -23,8 +23,6 @@ class Discernibility(LossMeasure):
 
     name = "Discernibility"
     description = "ARX discernibility: Σ f² + n per suppressed record, normalized."
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(QIParams):
         pass
@@ -41,8 +39,7 @@ class Discernibility(LossMeasure):
         n = cl.records
         f = cl.sizes.astype(np.int64)  # exact: Σ f² ≤ n² fits int64 for n < 3·10⁹
         dm = int(np.square(f).sum()) + cl.suppressed_total * n
-        lo = int(np.square(original.group_sizes(list(p.quasi_identifiers))
-                           .astype(np.int64)).sum())
+        lo = int(np.square(raw_class_sizes(original, p.quasi_identifiers)).sum())
         return row_result(float(dm), float(lo), float(n) * n, ctx, {
             "records": n, "suppressed_records": cl.suppressed_total, "classes": len(f),
             "dm_exact": dm})

@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
+import pandas as pd
 from annotated_types import Interval
 from pydantic import Field, model_validator
 
 from anoneval.core.api import (
+    DELETED,
+    ClassSummary,
     Context,
     DataError,
     Dataset,
     LossMeasure,
     MeasureResult,
     Microdata,
+    SummarySpec,
     data_row,
+    pair_datasets,
 )
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,
     QIParams,
-    alignment,
-    column,
+    as_text,
     hierarchy_rows,
     load_hierarchy,
     pair_counts,
+    token_column,
     warn_missing,
 )
 
@@ -59,14 +65,17 @@ class NonUniformEntropy(LossMeasure):
     is in details). Missing values are a value of their own (text ``NULL`` in a hierarchy), or
     suppressed cells with ``missing="suppressed"``.
 
-    It reads the records of both sides (no class summary): Pr(a ∣ b) needs the joint counts
-    of each record's raw and released value, which pair rows across the two datasets, while a
-    class summary groups the rows of one side.
+    It pairs the records of both sides (by row order or ``id``) and reduces each block of
+    pairs to a per-column count table of (raw value, released value) pairs, which combine by
+    addition; the loss is computed from the combined tables, so partitioned data on the dask
+    engine gives the local engine's result. A released value outside its raw value's hierarchy
+    path is an error naming the record on the local engine, the values only on partitions.
     """
 
     name = "NonUniformEntropy"
     description = "Non-uniform entropy: information lost about raw values, in bits."
     unit = "bits"
+    paired = True
 
     @classmethod
     def unit_for(cls, params: Mapping[str, Any]) -> str | None:
@@ -101,6 +110,9 @@ class NonUniformEntropy(LossMeasure):
         cols = [*p.quasi_identifiers, *([p.id] if p.id else [])]
         return {"original": cols, "anonymized": cols}
 
+    def pair_key(self) -> str | None:
+        return self.params.id
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
@@ -109,77 +121,137 @@ class NonUniformEntropy(LossMeasure):
         qi = list(p.quasi_identifiers)
         original.require(qi, "quasi-identifier")
         anonymized.require(qi, "quasi-identifier")
-        take = alignment(original, anonymized, p.id, ctx)
-        raw_cols = [column(original, c, p.suppression_token, "value") for c in qi]
-        rel_cols = [column(anonymized, c, p.suppression_token, p.missing) for c in qi]
-        warn_missing(ctx, qi, raw_cols, "raw", "original")
-        warn_missing(ctx, qi, rel_cols, p.missing, "anonymized")
+        if p.id is not None:
+            original.require([p.id], "id column")
+            anonymized.require([p.id], "id column")
+        frame = pair_datasets(original, anonymized, self.columns(), p.id)
+
+        def locate(col: str, raw: str, rel: str) -> int | None:
+            """The first record pairing the texts ``raw`` and ``rel`` in column ``col``."""
+            hit = ((as_text(frame[("original", col)]) == raw)
+                   & (as_text(self._released(frame, col)) == rel))
+            return int(np.flatnonzero(hit)[0]) if hit.any() else None
+
+        return self._finish(self.partial(frame, ctx), ctx, locate)
+
+    def _released(self, frame: pd.DataFrame, col: str) -> pd.Series:
+        """The released values of ``col``; the token for deleted records."""
+        values = frame[("anonymized", col)]
+        deleted = frame[DELETED].to_numpy()
+        if deleted.any():
+            values = values.astype(object).where(~deleted, self.params.suppression_token)
+        return values
+
+    def partial(self, frame: pd.DataFrame, ctx: Context) -> Pairs:
+        """Per quasi-identifier, the (raw value, released value) → records table of a block."""
+        tables = {c: ClassSummary.of_frame(pd.DataFrame({
+            "raw": frame[("original", c)], "rel": self._released(frame, c)}), PAIR)
+            for c in self.params.quasi_identifiers}
+        return Pairs(tables, int(frame[DELETED].sum()))
+
+    def combine(self, parts: Sequence[Pairs]) -> Pairs:
+        return Pairs({c: ClassSummary.combine([p.tables[c] for p in parts])
+                      for c in self.params.quasi_identifiers},
+                     sum(p.deleted for p in parts))
+
+    def finalize(self, combined: Pairs, ctx: Context) -> MeasureResult:
+        return self._finish(combined, ctx, None)
+
+    def _finish(self, pairs: Pairs, ctx: Context,
+                locate: Callable[[str, str, str], int | None] | None) -> MeasureResult:
+        """The result from the pair tables of all records."""
+        p = self.params
+        qi = list(p.quasi_identifiers)
+        if pairs.deleted:
+            ctx.warn(f"{pairs.deleted} records of the original (by {p.id!r}) are not in the "
+                     "anonymized data; they count as suppressed")
+        sides = [_pair_columns(pairs.tables[c], p.suppression_token, p.missing) for c in qi]
+        warn_missing(ctx, qi, [raw for raw, _, _ in sides], "raw", "original")
+        warn_missing(ctx, qi, [rel for _, rel, _ in sides], p.missing, "anonymized")
         per_column: dict[str, dict[str, object]] = {}
         with ctx.progress(len(qi), "non-uniform entropy") as progress:
-            for c, raw, rel in zip(qi, raw_cols, rel_cols, strict=True):
-                per_column[c] = self._column(c, raw, rel, take, ctx)
+            for c, (raw, rel, counts) in zip(qi, sides, strict=True):
+                per_column[c] = self._column(c, raw, rel, counts, ctx, locate)
                 progress.update(1)
         w = np.array([p.weights.get(c, 1.0) for c in qi])
         losses = np.array([per_column[c]["loss"] for c in qi], dtype=float)
         norm = np.array([per_column[c]["normalized"] for c in qi], dtype=float)
         weighted = float((w * losses).sum())
         mean_norm = float((w * norm).sum() / w.sum()) if w.sum() > 0 else 0.0
+        records = pairs.tables[qi[0]].n_records
         return MeasureResult(value=mean_norm if p.normalized else weighted, details={
-            "records": len(original),
+            "records": records,
             "weighted_loss": weighted,
             "normalized_mean": mean_norm,
             "arx_normalized_sum": float((w * norm).sum()),
             "per_column": per_column,
         })
 
-    def _column(self, c: str, raw: Column, rel: Column, take: np.ndarray | None,
-                ctx: Context) -> dict[str, object]:
-        """Loss, maximum, normalized loss (and levels with a hierarchy) of one column."""
+    def _column(self, c: str, raw: Column, rel: Column, counts: np.ndarray, ctx: Context,
+                locate: Callable[[str, str, str], int | None] | None) -> dict[str, object]:
+        """Loss, maximum, normalized loss (and levels with a hierarchy) of one column; ``raw``
+        and ``rel`` code the rows of its pair table, ``counts`` their records."""
         p = self.params
-        rel_codes, rel_texts, tok = _aligned(rel, take, p.suppression_token)
+        a, b, w = pair_counts(raw.codes, len(raw.texts), rel.codes, len(rel.texts), counts)
         entry: dict[str, object] = {"weight": p.weights.get(c, 1.0)}
         if c in p.hierarchies:
             h = load_hierarchy(ctx.path(p.hierarchies[c]), p.suppression_token)
-            loss, entry["levels"] = _hierarchy_loss(c, h, raw, rel_codes, rel_texts, tok)
+            loss, entry["levels"] = _hierarchy_loss(c, h, raw.texts, rel.texts, rel.token,
+                                                    a, b, w, locate)
         else:
-            loss = _joint_loss(raw.codes, len(raw.texts), rel_codes, len(rel_texts))
-        n = len(raw.codes)
-        counts = np.bincount(raw.codes, minlength=len(raw.texts))
-        counts = counts[counts > 0]
-        maximum = float(-(counts * np.log2(counts / n)).sum()) if n else 0.0
+            loss = _joint_loss(b, len(rel.texts), w)
+        n = int(w.sum())
+        per_raw = np.bincount(a, weights=w, minlength=len(raw.texts))
+        per_raw = per_raw[per_raw > 0]
+        maximum = float(-(per_raw * np.log2(per_raw / n)).sum()) if n else 0.0
         entry.update(loss=loss, max=maximum, normalized=loss / maximum if maximum > 0 else 0.0)
         return entry
 
 
-def _aligned(rel: Column, take: np.ndarray | None,
-             token: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Released codes in the original's row order; deleted rows get the token's code."""
-    if take is None:
-        return rel.codes, rel.texts, rel.token
-    texts, tok = rel.texts, rel.token
-    deleted = take < 0
-    if deleted.any() and tok < 0:
-        texts, tok = np.append(texts, token), len(texts)
-    codes = rel.codes[np.maximum(take, 0)] if len(rel.codes) else np.zeros(len(take), np.int64)
-    return np.where(deleted, tok, codes), texts, tok
+#: The pair table of one column: records per (raw value, released value).
+PAIR = SummarySpec("original", ("raw", "rel"))
 
 
-def _joint_loss(raw: np.ndarray, raw_card: int, rel: np.ndarray, rel_card: int) -> float:
-    """−Σ_rows log2(#(raw=a, rel=b) / #(rel=b)) from joint counts."""
-    if not len(raw):
+@dataclass(frozen=True)
+class Pairs:
+    """The partial of a block of paired records: a pair table per quasi-identifier and the
+    number of deleted records (original records without a partner)."""
+
+    tables: dict[str, ClassSummary]
+    deleted: int
+
+
+def _pair_columns(table: ClassSummary, token: str, missing: str) -> tuple[Column, Column,
+                                                                        np.ndarray]:
+    """The raw and released :class:`Column` of the rows of a pair table, and their counts."""
+    counts = table.counts
+    out = []
+    for key, policy in (("raw", "value"), ("rel", missing)):
+        codes, uniques = pd.factorize(table.keys[key], use_na_sentinel=False)
+        codes = codes.astype(np.int64, copy=False)
+        out.append(token_column(codes, pd.Index(uniques),
+                                np.bincount(codes, weights=counts, minlength=len(uniques)),
+                                token, policy))
+    return out[0], out[1], counts
+
+
+def _joint_loss(b: np.ndarray, rel_card: int, counts: np.ndarray) -> float:
+    """−Σ_rows log2(#(raw=a, rel=b) / #(rel=b)) from the joint counts of the pairs (a, b)."""
+    if not len(counts):
         return 0.0
-    _, b, counts = pair_counts(raw, raw_card, rel, rel_card)
     per_b = np.bincount(b, weights=counts, minlength=rel_card)
     return float(-(counts * np.log2(counts / per_b[b])).sum())
 
 
-def _hierarchy_loss(col: str, h: Hierarchy, raw: Column, rel: np.ndarray, rel_texts: np.ndarray,
-                    tok: int) -> tuple[float, dict[int, int]]:
-    """ARX's chained non-uniform entropy of one column; also the number of cells per level."""
-    if not len(rel):
+def _hierarchy_loss(col: str, h: Hierarchy, raw_texts: np.ndarray, rel_texts: np.ndarray,
+                    tok: int, a: np.ndarray, b: np.ndarray, w: np.ndarray,
+                    locate: Callable[[str, str, str], int | None] | None
+                    ) -> tuple[float, dict[int, int]]:
+    """ARX's chained non-uniform entropy of one column from its pairs (a, b) of raw and
+    released codes with ``w`` records each; also the number of cells per level."""
+    if not len(w):
         return 0.0, {}
-    hrow_of_raw = hierarchy_rows(h, raw.texts, col)
-    a, b, w = pair_counts(raw.codes, len(raw.texts), rel, len(rel_texts))
+    hrow_of_raw = hierarchy_rows(h, raw_texts, col)
     r = hrow_of_raw[a]
     vid = h.values.get_indexer(rel_texts)[b]
     match = (h.codes[r] == vid[:, None]) & (vid[:, None] >= 0)
@@ -188,10 +260,11 @@ def _hierarchy_loss(col: str, h: Hierarchy, raw: Column, rel: np.ndarray, rel_te
     bad = ~found & (b != tok)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        row = int(np.flatnonzero((raw.codes == a[i]) & (rel == b[i]))[0])
+        row = locate(col, raw_texts[a[i]], rel_texts[b[i]]) if locate is not None else None
+        where = f", {data_row(row)}" if row is not None else ""
         raise DataError(
-            f"column {col!r}, {data_row(row)}: released value {rel_texts[b[i]]!r} is not a "
-            f"generalization of the raw value {raw.texts[a[i]]!r} in hierarchy {h.path} "
+            f"column {col!r}{where}: released value {rel_texts[b[i]]!r} is not a "
+            f"generalization of the raw value {raw_texts[a[i]]!r} in hierarchy {h.path} "
             f"(levels there: {', '.join(repr(h.values[v]) for v in h.codes[r[i]])})")
     loss = 0.0
     prev = 0

@@ -16,7 +16,9 @@ its ``MetricSDNMDiscernability``/``MetricMDNUEntropyPrecomputed`` and risk model
 
 The classes come from the records (:func:`released_classes`, for measures that also read rows)
 or from the released side's class summary (:func:`summary_classes`, for measures that declare
-:func:`summary_specs`); both apply the token and missing-value rules with :func:`group_classes`.
+:func:`summary_specs`). Both group the records once per run with the same function
+(:func:`~anoneval.core.summary.class_codes`) and apply the token and missing-value rules to the
+groups with :func:`key_classes`.
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
     SummarySpec,
-    data_row,
+    align_ids,
+    dataset_classes,
     distinct,
     released,
+    row_count_error,
     sniff_separator,
 )
 
@@ -192,7 +196,9 @@ def class_sums(cl: Classes, values: np.ndarray) -> np.ndarray:
 
 def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
                      ctx: Context) -> tuple[Microdata, Classes]:
-    """The released dataset and its equivalence classes over ``p.quasi_identifiers``."""
+    """The released dataset and its equivalence classes over ``p.quasi_identifiers``, one per
+    record (``group_ids`` index the rows): the classes of the run's shared grouping
+    (:func:`~anoneval.core.api.dataset_classes`) under the rules of :func:`key_classes`."""
     data = released(original, anonymized)
     if not isinstance(data, Microdata):
         raise DataError(f"expected microdata, got {data.data_kind}")
@@ -201,27 +207,53 @@ def released_classes(original: Dataset | None, anonymized: Dataset | None, p: QI
     deleted = 0
     if isinstance(original, Microdata) and anonymized is not None:  # fail early if misaligned
         deleted = 0 if alignment(original, data, p.id, ctx) is None else len(original) - len(data)
-    cols = [column(data, c, p.suppression_token, p.missing) for c in qi]
-    warn_missing(ctx, qi, cols, p.missing, "anonymized" if anonymized is not None else "original")
 
-    def compute() -> tuple[np.ndarray, np.ndarray]:
-        if p.missing == "value" or not any(c.n_missing for c in cols):
-            gids, ng = data.group_ids(qi)
-            sizes = data.group_sizes(qi)
-        else:
-            gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(data))
-            sizes = np.bincount(gids, minlength=ng)
-        return gids, np.stack([group_classes(cols, gids, ng), sizes])
+    def compute() -> tuple[tuple[Column, ...], np.ndarray, np.ndarray, np.ndarray]:
+        rows = dataset_classes(data, qi)
+        cols, gids, class_of_group, sizes = key_classes(
+            [rows.key_values(j) for j in range(len(qi))], rows.counts, p.suppression_token,
+            p.missing)
+        same = np.array_equal(gids, np.arange(len(gids)))  # no key rows merged
+        row_gids = rows.ids if same else gids[rows.ids]
+        return tuple(cols), row_gids, class_of_group, sizes
 
-    gids, packed = data.cached(
+    cols, gids, class_of_group, group_sizes = data.cached(
         ("anoneval.microdata.classes", tuple(qi), p.suppression_token, p.missing), compute)
-    class_of_group, group_sizes = packed
+    warn_missing(ctx, qi, cols, p.missing, "anonymized" if anonymized is not None else "original")
     sup_groups = class_of_group < 0
     classes = Classes(
         records=len(data) + deleted, sizes=group_sizes[~sup_groups], group_ids=gids,
         class_of_group=class_of_group, suppressed=int(group_sizes[sup_groups].sum()),
         deleted=deleted)
     return data, classes
+
+
+def key_classes(keys: Sequence[tuple[np.ndarray, pd.Index]], counts: np.ndarray, token: str,
+                missing: str) -> tuple[list[Column], np.ndarray, np.ndarray, np.ndarray]:
+    """The suppression and missing-value rules applied to groups of identical key tuples.
+
+    Each group (a class of a summary, or of :func:`~anoneval.core.api.dataset_classes`) has
+    ``counts`` records; ``keys`` holds, per quasi-identifier, each group's code into the
+    column's distinct values (see :func:`key_codes`). Returns each column's :class:`Column`
+    over the groups, the merged group of each group (groups that differ only by missing vs
+    token cells merge under ``missing="suppressed"``), each merged group's class
+    (:func:`group_classes`) and its record count.
+    """
+    cols = [token_column(codes, values,
+                         np.bincount(codes, weights=counts, minlength=len(values)),
+                         token, missing) for codes, values in keys]
+    if missing == "value" or not any(c.n_missing for c in cols):
+        gids, ng, sizes = np.arange(len(counts)), len(counts), counts
+    else:
+        gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(counts))
+        sizes = np.bincount(gids, weights=counts, minlength=ng).astype(np.int64)
+    return cols, gids, group_classes(cols, gids, ng), sizes
+
+
+def raw_class_sizes(data: Microdata, qi: Sequence[str]) -> np.ndarray:
+    """Records per distinct tuple of ``qi`` values in ``data`` (no suppression rule: the
+    original's classes), from the run's shared grouping."""
+    return dataset_classes(data, qi).counts
 
 
 def group_classes(cols: Sequence[Column], gids: np.ndarray, n_groups: int) -> np.ndarray:
@@ -245,7 +277,6 @@ class ClassRiskMeasure(RiskMeasure):
     records, either side accepted (the anonymized one when given)."""
 
     unit = "share"
-    accepts = ("microdata",)
     inputs = "either"
 
 
@@ -294,29 +325,23 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
     if anonymized is not None and original is not None:
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
-            raise DataError(
-                f"the original has {rows} rows and the anonymized data {summary.n_records}: "
-                "records must be row-aligned, or give 'id' (a key column present in both) to "
-                "align them")
-    counts = summary.counts
-    cols = []
-    for c in qi:
-        codes, uniques = pd.factorize(summary.keys[c], use_na_sentinel=False)
-        uniques = pd.Index(uniques)
-        cols.append(token_column(codes.astype(np.int64), uniques,
-                                 np.bincount(codes, weights=counts, minlength=len(uniques)),
-                                 p.suppression_token, p.missing))
+            raise row_count_error(rows, summary.n_records)
+    cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi), summary.counts,
+                                                    p.suppression_token, p.missing)
     warn_missing(ctx, qi, cols, p.missing, side)
-    if p.missing == "value" or not any(c.n_missing for c in cols):
-        gids, ng, sizes = np.arange(len(counts)), len(counts), counts
-    else:
-        gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(counts))
-        sizes = np.bincount(gids, weights=counts, minlength=ng).astype(np.int64)
-    class_of_group = group_classes(cols, gids, ng)
     sup = class_of_group < 0
     return summary, Classes(records=summary.n_records, sizes=sizes[~sup], group_ids=gids,
                             class_of_group=class_of_group, suppressed=int(sizes[sup].sum()),
                             deleted=0)
+
+
+def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, pd.Index]]:
+    """Per column of ``qi``, the code of each row of ``keys`` and the distinct values."""
+    out = []
+    for c in qi:
+        codes, uniques = pd.factorize(keys[c], use_na_sentinel=False)
+        out.append((codes.astype(np.int64, copy=False), pd.Index(uniques)))
+    return out
 
 
 def positive_weights(values: ClassSummary, col: str) -> None:
@@ -388,28 +413,11 @@ def alignment(original: Microdata, anonymized: Microdata, id_col: str | None,
     """
     if id_col is None:
         if len(original) != len(anonymized):
-            raise DataError(
-                f"the original has {len(original)} rows and the anonymized data "
-                f"{len(anonymized)}: records must be row-aligned, or give 'id' (a key column "
-                "present in both) to align them")
+            raise row_count_error(len(original), len(anonymized))
         return None
     original.require([id_col], "id column")
     anonymized.require([id_col], "id column")
-    oid = original.frame[id_col]
-    aid = anonymized.frame[id_col]
-    for side, ids in (("original", oid), ("anonymized", aid)):
-        dup = ids.duplicated()
-        if dup.any():
-            row = int(np.flatnonzero(dup.to_numpy())[0])
-            raise DataError(f"id column {id_col!r} of the {side} data has duplicates, e.g. "
-                            f"{ids.iloc[row]!r} ({data_row(row)})")
-    pos = pd.Index(oid).get_indexer(aid)
-    if (pos < 0).any():
-        row = int(np.flatnonzero(pos < 0)[0])
-        raise DataError(f"id {aid.iloc[row]!r} (anonymized {data_row(row)}) is not in the "
-                        f"original's column {id_col!r}")
-    take = np.full(len(original), -1, dtype=np.int64)
-    take[pos] = np.arange(len(anonymized))
+    take = align_ids(original.frame[id_col], anonymized.frame[id_col], id_col)
     deleted = len(original) - len(anonymized)
     if deleted:
         ctx.warn(f"{deleted} records of the original (by {id_col!r}) are not in the anonymized "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,7 @@ from anoneval.plugins.microdata._common import (
 __all__ = [
     "Hierarchy",
     "HierarchyParams",
+    "HierarchyPaths",
     "detect_level",
     "generalize",
     "generalize_column",
@@ -61,12 +63,30 @@ def listed(values: np.ndarray) -> str:
     return ", ".join(map(repr, texts[:5])) + more
 
 
-class HierarchyParams(QIParams):
-    """Params of measures that read ARX hierarchies: ``hierarchies`` and ``levels``."""
+class HierarchyPaths(QIParams):
+    """Params naming an ARX hierarchy per quasi-identifier; every param keyed by column
+    (:attr:`per_column`) names quasi-identifiers only."""
+
+    #: The params keyed by column.
+    per_column: ClassVar[tuple[str, ...]] = ("hierarchies",)
 
     hierarchies: dict[str, str] = Field(
         default_factory=dict,
-        description="ARX hierarchy CSV path per column (relative to the config file).")
+        description="ARX hierarchy CSV path per quasi-identifier (relative to the config file).")
+
+    @model_validator(mode="after")
+    def _keyed_by_quasi_identifiers(self) -> HierarchyPaths:
+        for what in self.per_column:
+            unknown = sorted(set(getattr(self, what, None) or {}) - set(self.quasi_identifiers))
+            if unknown:
+                raise ValueError(f"{what} given for {unknown}, which are not "
+                                 f"quasi-identifiers {self.quasi_identifiers}")
+        return self
+
+
+class HierarchyParams(HierarchyPaths):
+    """Params of measures that read ARX hierarchies: ``hierarchies`` and ``levels``."""
+
     levels: dict[str, int] = Field(
         default_factory=dict,
         description="Generalization level of a column in the release (detected from its "

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, data_row, load
-from anoneval.plugins.microdata._common import Classes, column
+from anoneval.core.api import Context, DataError, Dataset, Microdata, data_row, load, released
+from anoneval.plugins.microdata._common import Classes, column, released_classes
 from anoneval.plugins.microdata._hierarchy import (
     HierarchyParams,
     generalize_column,
@@ -55,8 +55,24 @@ def population_dataset(original: Dataset | None, p: PopulationParams, ctx: Conte
         raise DataError(f"{who} needs a population: give the original dataset or the "
                         "'population' param (a file of raw records)")
     if not isinstance(pop, Microdata):
-        raise DataError(f"the population must be microdata, got {pop.kind}")
+        raise DataError(f"the population must be microdata, got {pop.data_kind}")
     return pop
+
+
+def release_population(original: Dataset | None, anonymized: Dataset | None,
+                       p: PopulationParams, ctx: Context,
+                       who: str) -> tuple[Microdata, Classes, PopulationCounts]:
+    """The released data, its classes and the population records in each class.
+
+    The population is the ``population`` file, else the original when the anonymized data is
+    the release; ``who`` names the measure in the error raised when there is none.
+    """
+    if anonymized is None and p.population is None:
+        raise DataError(f"{who} needs a population besides the release: give the original and "
+                        "the anonymized data, or 'population'")
+    data, cl = released_classes(None, released(original, anonymized), p, ctx)
+    pop = population_dataset(original if anonymized is not None else None, p, ctx, who)
+    return data, cl, population_counts(pop, data, cl, p, ctx)
 
 
 def population_counts(population: Microdata, release: Microdata, cl: Classes,

@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, Microdata, RiskMeasure
+from anoneval.core.api import Context, Dataset, MeasureResult, Microdata
 from anoneval.plugins.microdata._common import (
     Classes,
+    ClassRiskMeasure,
     QIParams,
     pair_counts,
     released_classes,
@@ -53,12 +54,8 @@ class SensitiveParams(QIParams):
         return self
 
 
-class SensitiveRisk(RiskMeasure):
+class SensitiveRisk(ClassRiskMeasure):
     """Base of the attribute-disclosure models: the share of records in violating classes."""
-
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
 
 @dataclass

@@ -5,25 +5,13 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    MeasureResult,
-    Microdata,
-    RiskMeasure,
-    released,
-)
-from anoneval.plugins.microdata._common import released_classes
-from anoneval.plugins.microdata._population import (
-    PopulationParams,
-    population_counts,
-    population_dataset,
-)
+from anoneval.core.api import Context, Dataset, MeasureResult
+from anoneval.plugins.microdata._common import ClassRiskMeasure
+from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._sensitive import result
 
 
-class DeltaPresence(RiskMeasure):
+class DeltaPresence(ClassRiskMeasure):
     """Share of released records in classes whose membership probability leaves [δmin, δmax].
 
     Source: Nergiz, Atzori & Clifton (2007), "Hiding the presence of individuals from shared
@@ -47,9 +35,6 @@ class DeltaPresence(RiskMeasure):
 
     name = "DeltaPresence"
     description = "Share of released records in classes with a presence probability out of bounds."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(PopulationParams):
         delta_min: float = Field(0.0, ge=0, le=1, description="Smallest δ allowed.")
@@ -66,15 +51,7 @@ class DeltaPresence(RiskMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        if anonymized is None and p.population is None:
-            raise DataError("DeltaPresence needs a population besides the release: give the "
-                            "original and the anonymized data, or 'population'")
-        data, cl = released_classes(None, released(original, anonymized), p, ctx)
-        if not isinstance(data, Microdata):
-            raise DataError(f"expected microdata, got {data.kind}")
-        pop = population_dataset(original if anonymized is not None else None, p, ctx,
-                                 "DeltaPresence")
-        counts = population_counts(pop, data, cl, p, ctx)
+        data, cl, counts = release_population(original, anonymized, p, ctx, "DeltaPresence")
         delta = cl.sizes / np.maximum(counts.F, 1)
         violates = (delta < p.delta_min) | (delta > p.delta_max)
         has = len(delta) > 0

@@ -116,7 +116,6 @@ class PairedNumeric:
     """Mixin of the measures on matched numeric columns (before ``LossMeasure`` or
     ``RiskMeasure`` in the bases): ``compute`` pairs the columns, ``from_pairs`` measures."""
 
-    accepts = ("microdata",)
     params: NumericParams
 
     class Params(NumericParams):

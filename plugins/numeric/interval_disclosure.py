@@ -18,7 +18,16 @@ from anoneval.plugins.numeric._common import (
 from anoneval.plugins.numeric._robust import mcd_covariance
 
 
-class IntervalDisclosure(PairedNumeric, RiskMeasure):
+class IntervalRisk(PairedNumeric, RiskMeasure):
+    """Base of the interval-disclosure measures: the share of records at risk."""
+
+    unit = "share"
+
+    class Params(NumericParams):
+        per_record: bool = Field(False, description="Add a per-record table to details.")
+
+
+class IntervalDisclosure(IntervalRisk):
     """Share of records whose every original value lies in an interval around its perturbed one.
 
     Source: Mateo-Sanz, Domingo-Ferrer & Sebé (2004), interval disclosure in "Disclosure risk
@@ -26,17 +35,16 @@ class IntervalDisclosure(PairedNumeric, RiskMeasure):
     ``dRisk(x, xm, k)``. A record is at risk when for every column j,
     x'_j − k·s'_j ≤ x_j ≤ x'_j + k·s'_j (closed interval), s'_j the perturbed column's sample
     standard deviation (n − 1, missing values ignored). A cell missing on either side does not
-    take a record out of its intervals (sdcMicro's ``na.rm``). value = records at risk / n.
+    take a record out of its intervals (sdcMicro's ``na.rm``). value = records at risk / n;
+    ``per_record`` adds each record's ``at_risk``.
     """
 
     name = "IntervalDisclosure"
     description = "Share of records whose original values all lie within k·sd of the perturbed."
-    unit = "share"
 
-    class Params(NumericParams):
+    class Params(IntervalRisk.Params):
         k: float = Field(0.05, gt=0, allow_inf_nan=False,
                          description="Half-width of the interval in perturbed SDs.")
-        per_record: bool = Field(False, description="Add a per-record table (at_risk).")
 
     def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         p = self.params
@@ -53,7 +61,7 @@ class IntervalDisclosure(PairedNumeric, RiskMeasure):
         return MeasureResult(value=float(at_risk.mean()), details=details)
 
 
-class RobustIntervalDisclosure(PairedNumeric, RiskMeasure):
+class RobustIntervalDisclosure(IntervalRisk):
     """Interval disclosure with intervals scaled by each record's robust Mahalanobis distance.
 
     Source: Templ & Meindl (2008), "Robust statistics meets SDC: new disclosure risk measures
@@ -68,20 +76,18 @@ class RobustIntervalDisclosure(PairedNumeric, RiskMeasure):
     (Euclidean). value = risk1 = at-risk records / n; details ``risk2`` likewise,
     ``wrisk1``/``wrisk2`` = |W|·Σ_{i∈W} RMD_i / n over the at-risk set W (sdcMicro's formula,
     count times sum). Missing values are an error (the MCD needs complete records).
+    ``per_record`` adds each record's ``rmd``, ``risk1`` and ``risk2``.
     """
 
     name = "RobustIntervalDisclosure"
     description = "sdcMicro's dRiskRMD: intervals scaled by the robust Mahalanobis distance."
-    unit = "share"
 
-    class Params(NumericParams):
+    class Params(IntervalRisk.Params):
         k: float = Field(0.01, gt=0, allow_inf_nan=False,
                          description="Interval half-width as a multiple of RMD.")
         k2: float = Field(0.05, ge=0, allow_inf_nan=False,
                           description="Distance (standardised release) beyond which the "
                                       "nearest other record leaves a record at risk.")
-        per_record: bool = Field(False, description="Add a per-record table (rmd, risk1, "
-                                                    "risk2).")
 
     def from_pairs(self, pairs: Pairs, ctx: Context) -> MeasureResult:
         p = self.params

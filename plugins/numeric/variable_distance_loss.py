@@ -74,7 +74,6 @@ class VariableDistanceLoss(LossMeasure):
 
     name = "VariableDistanceLoss"
     description = "Mlodak's IL_variables: mean per-variable distance, by scale of measurement."
-    accepts = ("microdata",)
 
     class Params(Params):
         columns: list[str] | None = Field(

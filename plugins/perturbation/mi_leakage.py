@@ -76,7 +76,6 @@ class MILeakage(RiskMeasure):
             return "bits"
         return "nats" if isinstance(base, float) and abs(base - math.e) < 1e-12 else (
             f"log base {base:g}")
-    accepts = ("microdata",)
     inputs = "none"
 
     class Params(ch.MechanismParams):

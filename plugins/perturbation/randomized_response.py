@@ -48,7 +48,6 @@ class RandomizedResponse(Synthesizer):
 
     name = "RandomizedResponse"
     description = "Randomized response (direct / unary / RAPPOR) on categorical columns."
-    accepts = ("microdata",)
 
     class Params(ch.MechanismParams):
         columns: list[str] = Field(min_length=1, description="Categorical columns to randomize.")

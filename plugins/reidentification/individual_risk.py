@@ -10,25 +10,14 @@ import pandas as pd
 from pydantic import Field, model_validator
 from scipy import special
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    MeasureResult,
-    Microdata,
-    RiskMeasure,
-    data_row,
-)
-from anoneval.plugins.microdata._frequencies import (
-    frequencies,
-    note_wildcard,
-    sampling_weights,
-)
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
+from anoneval.plugins.microdata._common import ClassRiskMeasure
+from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard, sampling_weights
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
 from anoneval.plugins.reidentification._report import risk_histogram
 
 
-class IndividualRisk(RiskMeasure):
+class IndividualRisk(ClassRiskMeasure):
     """Global risk: the expected number of re-identifications per record.
 
     Sources: Benedetti & Franconi (1998), "Statistical and technological solutions for
@@ -71,9 +60,6 @@ class IndividualRisk(RiskMeasure):
     name = "IndividualRisk"
     description = ("Benedetti–Franconi individual risk and the global risk (expected "
                    "re-identifications / n), as sdcMicro's measure_risk.")
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(RecordParams):
         missing: Literal["category", "wildcard", "suppressed"] = Field(  # type: ignore[assignment]

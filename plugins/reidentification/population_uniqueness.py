@@ -8,8 +8,13 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
-from anoneval.plugins.microdata._common import Classes, QIParams, released_classes
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult
+from anoneval.plugins.microdata._common import (
+    Classes,
+    ClassRiskMeasure,
+    QIParams,
+    released_classes,
+)
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._uniqueness import (
     Estimate,
@@ -22,7 +27,7 @@ from anoneval.plugins.reidentification._uniqueness import (
 MODELS = ("zayatz", "pitman", "snb")
 
 
-class PopulationUniqueness(RiskMeasure):
+class PopulationUniqueness(ClassRiskMeasure):
     """Estimated population uniques / N from the release's class-size histogram.
 
     Sources: Dankar, El Emam, Neisa & Roffey (2012), "Estimating the re-identification risk of
@@ -61,9 +66,6 @@ class PopulationUniqueness(RiskMeasure):
 
     name = "PopulationUniqueness"
     description = "Estimated share of the population that is unique on the quasi-identifiers."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(QIParams):
         model: Literal["dankar", "zayatz", "pitman", "snb"] = Field(

@@ -6,25 +6,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from anoneval.core.api import (
-    Context,
-    DataError,
-    Dataset,
-    MeasureResult,
-    Microdata,
-    RiskMeasure,
-    released,
-)
-from anoneval.plugins.microdata._common import released_classes
-from anoneval.plugins.microdata._population import (
-    PopulationParams,
-    population_counts,
-    population_dataset,
-)
+from anoneval.core.api import Context, Dataset, MeasureResult, released
+from anoneval.plugins.microdata._common import ClassRiskMeasure, released_classes
+from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._records import RecordTable
 
 
-class ReidentificationRisk(RiskMeasure):
+class ReidentificationRisk(ClassRiskMeasure):
     """Success rate of a re-identification attack (prosecutor, journalist or marketer).
 
     Source: El Emam & Dankar (2008), "Protecting privacy using k-anonymity", JAMIA 15(5); El
@@ -55,9 +43,6 @@ class ReidentificationRisk(RiskMeasure):
 
     name = "ReidentificationRisk"
     description = "Success rate of a prosecutor, journalist or marketer re-identification attack."
-    unit = "share"
-    accepts = ("microdata",)
-    inputs = "either"
 
     class Params(PopulationParams):
         attacker: Literal["prosecutor", "journalist", "marketer"] = Field(
@@ -75,17 +60,8 @@ class ReidentificationRisk(RiskMeasure):
                                         released(original, anonymized), p, ctx)
             F = None
         else:
-            release = released(original, anonymized)
-            if anonymized is None and p.population is None:
-                raise DataError(f"the {p.attacker} attacker needs a population besides the "
-                                "release: give the original and the anonymized data, or "
-                                "'population'")
-            data, cl = released_classes(None, release, p, ctx)
-            pop = population_dataset(original if anonymized is not None else None, p, ctx,
-                                     f"the {p.attacker} attacker")
-            if not isinstance(data, Microdata):
-                raise DataError(f"expected microdata, got {data.kind}")
-            counts = population_counts(pop, data, cl, p, ctx)
+            data, cl, counts = release_population(original, anonymized, p, ctx,
+                                                  f"the {p.attacker} attacker")
             F = counts.F
         f = cl.sizes
         n = int(f.sum())

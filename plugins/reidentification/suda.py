@@ -54,7 +54,6 @@ class SUDA(RiskMeasure):
 
     name = "SUDA"
     description = "Mean DIS-SUDA score from minimal sample uniques (SUDA2, as sdcMicro's suda2)."
-    accepts = ("microdata",)
     inputs = "either"
 
     class Params(RecordParams):

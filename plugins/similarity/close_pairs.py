@@ -9,7 +9,7 @@ from pydantic import Field
 from scipy.spatial import cKDTree
 
 from anoneval.core.api import Context, MeasureResult, RiskMeasure, spans
-from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison, Scale, scale_pair
 
 #: Rows per block of the KD-tree counts (``Context.map_blocks``).
 QUERY_ROWS = 1 << 15
@@ -58,7 +58,7 @@ def count_block(job: Pairs, block: tuple[str, int, int]) -> np.ndarray:
     return np.array([joint, *cols, rows_with_close_partner(Y, job.tree_x, job.d0)])
 
 
-class ClosePairs(RiskMeasure):
+class ClosePairs(ReplicaComparison, RiskMeasure):
     """π_d = (1/(nm))·#{(i, h): d(x_i, x*_h) ≤ d0}, jointly and per column (eq. 5, Task 12).
 
     d is the Euclidean distance on the transformed scale (optionally standardized by the
@@ -72,8 +72,6 @@ class ClosePairs(RiskMeasure):
     name = "ClosePairs"
     description = "Share of actual–replica pairs closer than d0 (Pflughoeft et al.'s π_d)."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
 
     class Params(ColumnsParams):
         d0: float = Field(default=0.01, ge=0,
@@ -84,9 +82,9 @@ class ClosePairs(RiskMeasure):
                              description="none, or std: divide columns by the actual's sd.")
         per_column: bool = Field(default=True, description="Also report each column alone.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     ctx: Context) -> MeasureResult:
         p = self.params
-        X, Y, columns, _ = paired(original, anonymized, p, "ClosePairs")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         n, m = len(X), len(Y)
         per_column = p.per_column and len(columns) > 1

@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, MeasureResult, Microdata, Params, RiskMeasure
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    RiskMeasure,
+)
 from anoneval.plugins.similarity._mixed import _as_float, is_numeric
 
 #: (released, original) candidate pairs checked per chunk.
@@ -114,7 +122,8 @@ class CopiedRows(RiskMeasure):
                                           description="Columns compared; null: all of the "
                                                       "original's.")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
             raise DataError("CopiedRows compares microdata")
         if len(original) == 0 or len(anonymized) == 0:

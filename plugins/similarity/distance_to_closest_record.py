@@ -14,6 +14,7 @@ from anoneval.core.api import (
     Context,
     ControlUse,
     DataError,
+    Dataset,
     MeasureResult,
     Microdata,
     RiskMeasure,
@@ -139,8 +140,6 @@ class DistanceToClosestRecord(RiskMeasure):
     name = "DistanceToClosestRecord"
     description = "Replica rows close to an actual row: share below the 5th percentile of "\
                   "actual-to-actual distances, or SDMetrics' DCR baseline/overfitting checks."
-    accepts = ("microdata",)
-    inputs = "both"
     unit = "share"
 
     @classmethod
@@ -160,7 +159,8 @@ class DistanceToClosestRecord(RiskMeasure):
     def control_use(self) -> ControlUse:
         return "required" if self.params.mode == "overfitting" else "none"
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         p = self.params
         if p.mode != "share":
             return self._protection(original, anonymized, ctx)
@@ -180,7 +180,8 @@ class DistanceToClosestRecord(RiskMeasure):
                      "exact_copies": int(np.count_nonzero(dcr == 0))},
         )
 
-    def _protection(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def _protection(self, original: Dataset | None, anonymized: Dataset | None,
+                    ctx: Context) -> MeasureResult:
         p = self.params
         sides = [("original", original), ("anonymized", anonymized)]
         if p.mode == "overfitting":

@@ -55,6 +55,7 @@ def nndr(distance: Distance, query: Dataset, reference: Dataset,
 
 
 def summary(ratios: np.ndarray, threshold: float) -> dict[str, object]:
+    """The share of ratios below ``threshold``, their quantiles, mean and count."""
     q = np.quantile(ratios, QUANTILES)
     return {"share_below": float(np.mean(ratios < threshold)),
             "quantiles": {f"p{round(100 * a)}": float(v) for a, v in zip(QUANTILES, q,
@@ -81,8 +82,6 @@ class NNDR(RiskMeasure):
     description = "Share of released records whose nearest/second-nearest original distance "\
                   "ratio is below a threshold."
     unit = "share"
-    accepts = ("microdata",)
-    inputs = "both"
     uses_control = "optional"
 
     class Params(Params):
@@ -91,7 +90,8 @@ class NNDR(RiskMeasure):
             "distance", "Gower", "Record distance, fitted on the original (e.g. Gower, "
                                  "Euclidean with its columns).")
 
-    def compute(self, original, anonymized, ctx: Context) -> MeasureResult:
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
         if {getattr(d, "data_kind", None) for d in (original, anonymized)} != {"microdata"}:
             raise DataError("NNDR compares microdata")
         if len(original) < 2:

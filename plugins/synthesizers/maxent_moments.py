@@ -60,7 +60,6 @@ class MaxEntMoments(Synthesizer):
 
     name = "MaxEntMoments"
     description = "Maximum-entropy replica for any information moments (grid dual, 1-D/2-D)."
-    accepts = ("microdata",)
 
     class Params(SynthParams):
         moments: list[str] = Field(

@@ -144,7 +144,6 @@ class FrequencyLoss(LossMeasure):
     """Base of the loss measures that compare an original and a perturbed frequency table."""
 
     accepts = ("microdata", "table")
-    inputs = "both"
 
     class Params(FreqParams):
         pass
