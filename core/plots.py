@@ -60,16 +60,72 @@ def require_matplotlib() -> None:
             f"installed ({exc}); install the report extra: {INSTALL_HINT}") from exc
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 6.4,
-               height: float = 3.6) -> tuple[Figure, list[Axes]]:
-    """A figure of ``nrows × ncols`` panels and its axes in reading order."""
+#: Margins around the panels, in inches: ``left`` fits numeric tick labels and an axis label,
+#: ``bottom`` the same below, ``top`` a title; panels are ``left`` apart side by side and
+#: ``bottom + top`` apart one above the other, unless told otherwise.
+MARGINS = {"left": 0.95, "right": 0.3, "bottom": 0.6, "top": 0.4}
+#: Average advance of a DejaVu Sans character, in ems (digits are 0.64, lower case ~0.55).
+CHAR_EM = 0.62
+
+
+def text_inches(texts: Sequence[Any], fontsize: float = 10.0) -> float:
+    """Width in inches that the longest of ``texts`` needs at ``fontsize`` points, estimated
+    from its length (no text is laid out: that is what makes fixed margins cheap)."""
+    longest = max((len(str(t)) for t in texts), default=0)
+    return longest * CHAR_EM * fontsize / 72
+
+
+def grid_margins(width: float, height: float, ncols: int = 1, nrows: int = 1, *,
+                 left: float | None = None, right: float | None = None,
+                 bottom: float | None = None, top: float | None = None,
+                 wgap: float | None = None, hgap: float | None = None) -> dict[str, float]:
+    """Gridspec keywords (``left``, ..., ``wspace``, ``hspace``) placing ``nrows × ncols``
+    panels in a ``width × height`` inch figure with fixed margins and gaps in inches
+    (defaults :data:`MARGINS`; panels ``left`` apart side by side, ``bottom + top`` one above
+    the other). Margins and gaps shrink together where they would leave the panels less than a
+    quarter of the figure."""
+    m = {"left": left, "right": right, "bottom": bottom, "top": top}
+    m = {k: MARGINS[k] if v is None else v for k, v in m.items()}
+    gw = m["left"] if wgap is None else wgap
+    gh = m["bottom"] + m["top"] if hgap is None else hgap
+    fw = min(1.0, 0.75 * width / (m["left"] + m["right"] + (ncols - 1) * gw))
+    fh = min(1.0, 0.75 * height / (m["bottom"] + m["top"] + (nrows - 1) * gh))
+    aw = (width - fw * (m["left"] + m["right"] + (ncols - 1) * gw)) / ncols
+    ah = (height - fh * (m["bottom"] + m["top"] + (nrows - 1) * gh)) / nrows
+    return {"left": fw * m["left"] / width, "right": 1 - fw * m["right"] / width,
+            "bottom": fh * m["bottom"] / height, "top": 1 - fh * m["top"] / height,
+            "wspace": fw * gw / aw, "hspace": fh * gh / ah}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3.6,
+               **margins: float | None) -> tuple[Figure, list[Axes]]:
+    """A figure of ``nrows × ncols`` panels and its axes in reading order.
+
+    Margins and gaps are fixed, in inches (:func:`grid_margins`), and the figure uses no layout
+    engine: matplotlib's constrained layout measures every text of the figure before the draw
+    that saves it, which doubles the cost of each image.
+    """
     require_matplotlib()
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height * nrows),
-                 layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    w = width * ncols if ncols > 1 else width
+    h = height * nrows
+    fig = Figure(figsize=(w, h))
+    axes = fig.subplots(nrows, ncols, squeeze=False,
+                        gridspec_kw=grid_margins(w, h, ncols, nrows, **margins))
     return fig, list(axes.ravel())
+
+
+def log_axis(ax: Axes, which: str = "x") -> None:
+    """A log scale on ``ax``'s ``which`` axis: plain-number labels at the powers of ten,
+    unlabelled minor ticks at 2× and 5× only (matplotlib's default draws eight a decade)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def status_palette(n: int) -> list[str]:
@@ -137,10 +193,12 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
     colors = [COLORS["fail"] if f else COLORS["pass"] for f in fails]
     finite = np.isfinite(v)
     if len(v) <= MAX_BARS:
-        fig, (ax,) = new_figure(width=6.4, height=min(1.2 + 0.28 * len(v), 9))
+        names = [short(n, 24) for n in variants]
+        fig, (ax,) = new_figure(width=6.4, height=min(1.2 + 0.28 * len(v), 9),
+                                left=text_inches(names) + 0.2)
         pos = np.arange(len(v))
         ax.barh(pos, np.where(finite, v, 0.0), color=colors)
-        ax.set_yticks(pos, [short(n, 24) for n in variants])
+        ax.set_yticks(pos, names)
         ax.invert_yaxis()
         ax.set_xlabel(short(axis_label(label, unit), 60))
         line = ax.axvline
@@ -189,7 +247,11 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
     points = [{**p, "risk": p["risk"] * sx, "loss": p["loss"] * sy} for p in ru["points"]
               if isinstance(p["risk"], float | int) and isinstance(p["loss"], float | int)
               and math.isfinite(p["risk"]) and math.isfinite(p["loss"])]
-    fig, (ax,) = new_figure(width=6.4, height=4.6)
+    def plain(v: float, _: Any = None) -> str:  # plain numbers, no "1e8" offset
+        return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
+
+    widest = [plain(p["loss"] * k) for p in points for k in (1.15, -1.15)]
+    fig, (ax,) = new_figure(width=6.4, height=4.6, left=text_inches(widest) + 0.45)
     for on in (False, True):
         group = [p for p in points if bool(p["pareto"]) is on]
         if group:
@@ -218,9 +280,8 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
         (ax.set_xlabel if axis == "x" else ax.set_ylabel)(text)
         if rev:
             invert()
-    for axis in (ax.xaxis, ax.yaxis):  # plain numbers, no "1e8" offset
-        axis.set_major_formatter(FuncFormatter(
-            lambda v, _: f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"))
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(plain))
     ax.margins(0.15)  # room for the variant labels at the edges
     ax.grid(alpha=0.3)
     ax.set_title("risk–utility map (better: lower left)")
@@ -302,11 +363,17 @@ def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> Mar
     if categorical:
         shown_c = categorical[:MAX_ECDF_COLUMNS]
         ncols = min(3, len(shown_c))
-        fig, axes = new_figure(ncols, math.ceil(len(shown_c) / ncols), width=3.6, height=2.8)
+        shares = {col: (a[col].astype(str).value_counts(normalize=True),
+                        b[col].astype(str).value_counts(normalize=True)) for col in shown_c}
+        cats_of = {col: sorted(set(fa.index) | set(fb.index))[:30]
+                   for col, (fa, fb) in shares.items()}
+        bottom = text_inches([c for cats in cats_of.values() for c in cats], 7) + 0.3
+        fig, axes = new_figure(ncols, math.ceil(len(shown_c) / ncols), width=3.6,
+                               height=2.8 + bottom - MARGINS["bottom"], bottom=bottom,
+                               wgap=0.75)
         for ax, col in zip(axes, shown_c, strict=False):
-            fa = a[col].astype(str).value_counts(normalize=True)
-            fb = b[col].astype(str).value_counts(normalize=True)
-            cats = sorted(set(fa.index) | set(fb.index))[:30]
+            fa, fb = shares[col]
+            cats = cats_of[col]
             pos = np.arange(len(cats))
             ax.bar(pos - 0.2, [fa.get(c, 0.0) for c in cats], 0.4, label="actual",
                    color=COLORS["original"])
@@ -353,5 +420,6 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
 
 
 __all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "ecdf", "figure_block", "floats",
-           "new_figure", "note", "png_bytes", "require_matplotlib", "ru_map_figure", "short",
-           "status_palette", "sweep_figure", "synthesis_figures", "variants_figure"]
+           "grid_margins", "log_axis", "new_figure", "note", "png_bytes", "require_matplotlib",
+           "ru_map_figure", "short", "status_palette", "sweep_figure", "synthesis_figures",
+           "text_inches", "variants_figure"]

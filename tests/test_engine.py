@@ -120,7 +120,7 @@ def test_unreachable_scheduler_is_a_clear_error_within_the_timeout():
     with pytest.raises(EngineError) as err:
         evaluate_many(*frames(50), MEASURES[:1],
                       engine={"name": "dask", "address": f"tcp://127.0.0.1:{port}",
-                              "connect_timeout": 2})
+                              "connect_timeout": 0.5})
     assert f"tcp://127.0.0.1:{port}" in str(err.value)
     assert time.monotonic() - t < 30
 
@@ -236,15 +236,15 @@ def _kill_when_busy(client, worker: subprocess.Popen) -> None:
 def test_killed_worker_tasks_are_retried_elsewhere(real_cluster):
     address, workers = real_cluster
     original, variants = frames()
-    slow = {f"{n}_{i}": _slow_loader(f, 1.0) for i in range(2) for n, f in variants.items()}
+    six = {f"{n}_{i}": f for i in range(2) for n, f in variants.items()}
+    slow = {n: _slow_loader(f, 0.4) for n, f in six.items()}
     with distributed.Client(address, timeout=30, set_as_default=False) as client:
         killer = threading.Thread(target=_kill_when_busy, args=(client, workers[0]))
         killer.start()
         report = evaluate_many(original, slow, MEASURES[:2], seed=1, engine=client)
         killer.join(timeout=60)
     assert workers[0].wait(timeout=10) is not None  # it really died mid-run
-    undisturbed = evaluate_many(original, {n: f() for n, f in slow.items()}, MEASURES[:2],
-                                seed=1)
+    undisturbed = evaluate_many(original, six, MEASURES[:2], seed=1)
     assert without_timings(report) == without_timings(undisturbed)
 
 
@@ -256,7 +256,7 @@ def test_cli_engine_flags_override_the_config(tmp_path: Path, capsys) -> None:
     (tmp_path / "c.json").write_text(json.dumps({
         "original": {"path": "original.csv"},
         "anonymized": [{"name": n, "path": f"{n}.csv"} for n in variants],
-        "measures": MEASURES[:2], "engine": {"connect_timeout": 2}}))
+        "measures": MEASURES[:2], "engine": {"connect_timeout": 0.5}}))
     out = tmp_path / "r.json"
     code = run_cli(str(tmp_path / "c.json"), "-o", str(out), "-q", "--engine", "local",
                    "--workers", "2")

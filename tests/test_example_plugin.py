@@ -24,13 +24,12 @@ def plugin_site(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp / "src"
     shutil.copytree(root / "tests" / "example_plugin", src,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    dist, site = tmp / "dist", tmp / "site"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                    "--no-build-isolation", "-w", str(dist), str(src)],
-                   check=True, capture_output=True)
-    wheel = next(dist.glob("anoneval_sample_uniques-0.3.0-*.whl"))
+    site = tmp / "site"
+    # one pip run: it builds the wheel and installs it (entry points, metadata) into site
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                    "--target", str(site), str(wheel)], check=True, capture_output=True)
+                    "--no-build-isolation", "--no-cache-dir", "--target", str(site), str(src)],
+                   check=True, capture_output=True)
+    assert len(list(site.glob("anoneval_sample_uniques-0.3.0.dist-info"))) == 1
     return site
 
 

@@ -16,7 +16,6 @@ import pytest
 if sys.version_info < (3, 11):  # pragma: no cover - the test extra has no dit there
     pytest.skip("dit (the oracle) needs pycddlib, which has no Python 3.10 build; the test "
                 "extra installs dit on 3.11+ only", allow_module_level=True)
-import dit
 
 from anoneval.core import evaluate
 
@@ -30,6 +29,8 @@ def leakage(**params: object) -> float:
 
 
 def dit_mi(outcomes: list[tuple[int, ...]], pmf: list[float]) -> float:
+    import dit  # here, not at the top: its import (sympy) would cost every test worker
+
     d = dit.Distribution(outcomes, pmf)
     return float(dit.shannon.mutual_information(d, [0], [1]))
 

@@ -18,12 +18,13 @@ def attack_section(measure: Mapping[str, Any]) -> str | None:
     if not isinstance(details, Mapping) or not all(
             isinstance(details.get(k), Mapping) for k, _, _ in RATES):
         return None
-    from anoneval.core.plots import figure_block, new_figure
+    from anoneval.core.plots import figure_block, new_figure, text_inches
 
     rows = [(label, float(details[k]["value"]), float(details[k]["error"]), color)
             for k, label, color in RATES]
     ci = details.get("risk_ci")
-    fig, (ax,) = new_figure(width=6.4, height=2.2)
+    fig, (ax,) = new_figure(width=6.4, height=2.2,
+                            left=text_inches([label for label, *_ in rows]) + 0.2)
     for y, (_, value, err, color) in enumerate(reversed(rows)):
         ax.errorbar([value], [y], xerr=[[err], [err]], fmt="o", color=color, capsize=4)
         ax.annotate(f"{value:.3f} ± {err:.3f}", (value, y), textcoords="offset points",

@@ -32,8 +32,8 @@ def linkage_section(measure: Mapping[str, Any]) -> str | None:
     fig, (ax_h, ax_e) = new_figure(2, width=4.6)
     for name, values in groups.items():
         if len(values):
-            ax_h.hist(values, bins=edges, histtype="step", linewidth=1.6, color=COLORS[name],
-                      label=f"{name} (n={len(values):,})")
+            ax_h.stairs(np.histogram(values, bins=edges)[0], edges, linewidth=1.6,
+                        color=COLORS[name], label=f"{name} (n={len(values):,})")
             ecdf(ax_e, values, COLORS[name], f"{name} (n={len(values):,})")
     ax_h.set_xlabel(xlabel)
     ax_h.set_ylabel("records")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import COLORS, figure_block, new_figure
+from anoneval.core.plots import COLORS, figure_block, log_axis, new_figure
 
 
 def class_size_section(measure: Mapping[str, Any]) -> str | None:
@@ -27,13 +27,14 @@ def class_size_section(measure: Mapping[str, Any]) -> str | None:
     fig, (ax_c, ax_r) = new_figure(2, width=4.6)
     k = measure.get("params", {}).get("k")
     small = sizes.max() <= 60
+    edges = np.unique(np.round(np.geomspace(1, sizes.max() + 1, 40)))
     for ax, weights in ((ax_c, n), (ax_r, n * sizes)):
         if small:
             ax.bar(sizes, weights, width=0.8, color=COLORS["original"])
-        else:
-            edges = np.unique(np.round(np.geomspace(1, sizes.max() + 1, 40)))
-            ax.hist(sizes, bins=edges, weights=weights, color=COLORS["original"])
-            ax.set_xscale("log")
+        else:  # one filled step outline, not a patch per bin
+            ax.stairs(np.histogram(sizes, bins=edges, weights=weights)[0], edges, fill=True,
+                      color=COLORS["original"])
+            log_axis(ax)
     for ax, what in ((ax_c, "classes"), (ax_r, "records")):
         if isinstance(k, (int, float)) and not isinstance(k, bool):
             ax.axvline(k - 0.5 if small else k, color=COLORS["pareto"], linestyle="--",

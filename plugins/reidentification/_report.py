@@ -29,7 +29,7 @@ def histogram_section(measure: Mapping[str, Any]) -> str | None:
     hist = measure.get("details", {}).get(key)
     if not isinstance(hist, Mapping) or "edges" not in hist or "counts" not in hist:
         return None
-    from anoneval.core.plots import COLORS, figure_block, new_figure
+    from anoneval.core.plots import COLORS, figure_block, log_axis, new_figure
 
     edges = np.asarray(hist["edges"], dtype=np.float64)
     counts = np.asarray(hist["counts"], dtype=np.float64)
@@ -39,7 +39,7 @@ def histogram_section(measure: Mapping[str, Any]) -> str | None:
     ax.bar(edges[:-1], counts, width=np.diff(edges), align="edge", color=COLORS["original"],
            edgecolor="white")
     if counts.max() > 50 * max(counts[counts > 0].min(), 1):
-        ax.set_yscale("log")
+        log_axis(ax, "y")
     ax.set_xlabel(what)
     ax.set_ylabel("records")
     ax.set_xlim(0, 1)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import figure_block, new_figure, note, status_palette
+from anoneval.core.plots import figure_block, new_figure, note, status_palette, text_inches
 
 MAX_MAP_SIDE = 120
 #: The usual statuses, drawn light to dark; any other status gets the next palette colour.
@@ -80,19 +80,26 @@ def cells_map_section(measure: Mapping[str, Any]) -> str | None:
     from matplotlib.patches import Patch
 
     palette = status_palette(len(statuses))
-    fig, (ax,) = new_figure(width=min(2.5 + 0.25 * len(cols), 12),
-                            height=min(1.5 + 0.22 * len(rows), 12))
+    counts = frame["status"].astype(str).value_counts()
+    present = [s for s in statuses if counts.get(s, 0)]
+    legend = [f"{s} ({int(counts[s]):,})" for s in present]
+    shown = [len(labels) <= 40 for labels in (rows, cols)]  # tick labels only where readable
+    left = (text_inches([str(v) for v in rows]) if shown[0] else 0.0) + 0.5
+    bottom = (text_inches([str(v) for v in cols]) if shown[1] else 0.0) + 0.55
+    right = text_inches(legend) + 0.75  # the legend, beside the map
+    fig, (ax,) = new_figure(width=min(left + right + max(1.0, 0.25 * len(cols)), 12),
+                            height=min(0.4 + bottom + max(1.0, 0.22 * len(rows)), 12),
+                            left=left, right=right, bottom=bottom)
     ax.imshow(np.ma.masked_invalid(grid), cmap=ListedColormap(palette), vmin=-0.5,
               vmax=len(statuses) - 0.5, aspect="auto", interpolation="nearest")
-    for labels, set_ticks in ((rows, ax.set_yticks), (cols, ax.set_xticks)):
-        shown = len(labels) <= 40  # tick labels only where they stay readable
-        set_ticks(range(len(labels)) if shown else [], [str(v) for v in labels] if shown else [])
+    for labels, show, set_ticks in ((rows, shown[0], ax.set_yticks),
+                                    (cols, shown[1], ax.set_xticks)):
+        set_ticks(range(len(labels)) if show else [], [str(v) for v in labels] if show else [])
     ax.tick_params(axis="x", labelrotation=90)
     ax.set_ylabel(keys[0] if keys else "")
     ax.set_xlabel(" / ".join(keys[1:]))
-    counts = frame["status"].astype(str).value_counts()
-    ax.legend(handles=[Patch(color=palette[code[s]], label=f"{s} ({int(counts.get(s, 0)):,})")
-                       for s in statuses if counts.get(s, 0)],
+    ax.legend(handles=[Patch(color=palette[code[s]], label=text)
+                       for s, text in zip(present, legend, strict=True)],
               loc="upper left", bbox_to_anchor=(1.01, 1.0))
     caption = (f"{len(frame):,} cells by {', '.join(keys) or 'position'}: "
                + ", ".join(f"{int(counts.get(s, 0)):,} {s}" for s in statuses) + "." + extra)

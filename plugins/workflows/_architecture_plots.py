@@ -82,6 +82,8 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     """Draw whatever the run reached; returns {figure name: PNG path}."""
     from matplotlib.figure import Figure
 
+    from anoneval.core.plots import grid_margins
+
     out: dict[str, str] = {}
     names = cfg.plot_columns or columns[:2]
     missing = [c for c in names if c not in columns]
@@ -94,14 +96,15 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     g = {f.column: f.label() for f in fitted}  # axis labels on the transformed scale
 
     # Figure 2
-    fig = Figure(figsize=(11, 5), layout="constrained")
+    fig = Figure(figsize=(11, 5))  # fixed margins: one draw, no layout engine
+    margins = grid_margins(11, 5, 2, wgap=1.1)
     if len(cols) == 2:
-        grid = fig.add_gridspec(1, 2)
+        grid = fig.add_gridspec(1, 2, **margins)
         _scatter_with_margins(fig, grid[0], raw[:, cols], names, "raw data")
         _scatter_with_margins(fig, grid[1], X[:, cols], [g[c] for c in names],
                               "transformed data")
     else:
-        a1, a2 = fig.subplots(1, 2)
+        a1, a2 = fig.subplots(1, 2, gridspec_kw=margins)
         for ax, data, label, xlabel in ((a1, raw, "raw data", names[0]),
                                         (a2, X, "transformed data", g[names[0]])):
             t, f = _density_1d(data[:, cols[0]])
@@ -113,8 +116,8 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
 
     if Y is not None:
         # Figure 3
-        fig = Figure(figsize=(6, 5), layout="constrained")
-        ax = fig.subplots()
+        fig = Figure(figsize=(6, 5))
+        ax = fig.subplots(gridspec_kw=grid_margins(6, 5))
         for data, color, label in ((X, ACTUAL, "actual"), (Y, REPLICA, "replica")):
             pts = _thin(data[:, cols])
             if len(cols) == 2:
@@ -134,8 +137,9 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     if model is not None:
         # Figure 4
         show = list(range(min(len(columns), MAX_COLUMNS)))
-        fig = Figure(figsize=(5 * len(show), 4), layout="constrained")
-        axs = np.atleast_1d(fig.subplots(1, len(show)))
+        fig = Figure(figsize=(5 * len(show), 4))
+        axs = np.atleast_1d(fig.subplots(1, len(show), gridspec_kw=grid_margins(
+            5 * len(show), 4, len(show), left=0.6, wgap=0.6)))
         for ax, j in zip(axs, show, strict=True):
             for data, color, label in ((X, ACTUAL, "actual"), (Y, REPLICA, "replica")):
                 if data is None:
@@ -158,8 +162,10 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
         panels = [("kernel density f̃ (actual)", None, P), ("ME model f*", model, None)]
         if rmodel is not None:
             panels.append(("ME model f** (replica)", rmodel, None))
-        fig = Figure(figsize=(5 * len(panels), 4.5), layout="constrained")
-        axs = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
+        fig = Figure(figsize=(5 * len(panels), 4.5))
+        axs = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True,
+                                         gridspec_kw=grid_margins(5 * len(panels), 4.5,
+                                                                  len(panels))))
         for ax, (title, mv, dens) in zip(axs, panels, strict=True):
             z = dens if dens is not None else np.exp(mv.logpdf(axes, cols))
             if len(cols) == 2:
