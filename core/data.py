@@ -257,12 +257,19 @@ class FrameData(Dataset):
         """pandas' hash of each value of ``column``; an object column whose codes are cached is
         hashed per distinct value (as pandas does after factorizing it itself)."""
         series = self._frame[column]
-        cached = self._cache.get(("codes", column))
-        if cached is None or series.dtype != object:
+        if series.dtype != object:
             return pd.util.hash_pandas_object(series, index=False).to_numpy()
-        codes, uniques = cached
-        values = np.asarray(uniques, dtype=object)
-        real = len(values) - (1 if len(values) and values[-1] is None else 0)  # None: missing
+        cached = self._cache.get(("codes", column))
+        if cached is not None:
+            codes, uniques = cached
+            values = np.asarray(uniques, dtype=object)
+            real = len(values) - (1 if len(values) and values[-1] is None else 0)  # None: NA
+        elif ("sorted_codes", column) in self._cache:  # summary.column_codes: NA coded last
+            codes, uniques = self._cache[("sorted_codes", column)]
+            values = np.asarray(uniques, dtype=object)
+            real = len(values)
+        else:
+            return pd.util.hash_pandas_object(series, index=False).to_numpy()
         out = np.full(len(codes), np.iinfo(np.uint64).max, dtype=np.uint64)
         known = codes < real
         out[known] = pd.util.hash_array(values[:real], categorize=False)[codes[known]]

@@ -97,15 +97,15 @@ def _values(uniques: pd.Index, codes: np.ndarray) -> pd.Series:
     return pd.Series(uniques.take(np.minimum(codes, len(uniques) - 1))).where(~missing)
 
 
-def _group(columns: Sequence[pd.Series],
+def _group(columns: Sequence[tuple[np.ndarray, pd.Index]],
            n: int) -> tuple[np.ndarray, list[tuple[np.ndarray, pd.Index]]]:
-    """Sorted dense group id of each row over ``columns`` and, per column, each group's code
-    and the column's sorted distinct values (missing code ``len(values)``)."""
+    """Sorted dense group id of each row over ``columns`` (each as :func:`_codes` codes it)
+    and, per column, each group's code and the column's sorted distinct values (missing code
+    ``len(values)``)."""
     key = np.zeros(n, dtype=np.int64)
     size = 1
     coded = []
-    for col in columns:
-        codes, uniques = _codes(col)
+    for codes, uniques in columns:
         card = len(uniques) + 1  # room for the missing value
         coded.append((codes, uniques))
         if size * card >= 2**62:  # re-densify before the mixed-radix key could overflow
@@ -152,22 +152,38 @@ class RowClasses:
         return codes, values
 
 
-def class_codes(frame: pd.DataFrame, keys: Sequence[str]) -> RowClasses:
+def class_codes(frame: pd.DataFrame, keys: Sequence[str],
+                coder: Callable[[str], tuple[np.ndarray, pd.Index]] | None = None
+                ) -> RowClasses:
     """The classes of the rows of ``frame`` over the ``keys`` columns: the one grouping that
     class summaries and row-level classes are made from (without keys, one class of every
     record).
 
     Values compare as they are (``39`` and ``"39"`` differ; categoricals by their values,
-    ``-0.0`` as ``0.0``); a missing value is a key of its own.
+    ``-0.0`` as ``0.0``); a missing value is a key of its own. ``coder``, when given,
+    returns a column's codes and sorted values (from a cache).
     """
     n = len(frame)
     names = tuple(keys)
     if not names:
         ids = np.zeros(n, dtype=np.int64)
         return RowClasses(names, ids, np.bincount(ids, minlength=min(n, 1)), (), ())
-    ids, coded = _group([_plain(frame[c]) for c in names], n)
+    code = coder or (lambda c: _codes(_plain(frame[c])))
+    ids, coded = _group([code(c) for c in names], n)
     return RowClasses(names, ids, np.bincount(ids, minlength=len(coded[0][0])),
                       tuple(codes for codes, _ in coded), tuple(values for _, values in coded))
+
+
+def column_codes(data: FrameData, column: str) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``column``'s sorted distinct values (missing: code ``len(values)``), once per
+    dataset: every grouping over the column, and the dataset's content hash, share them."""
+
+    def compute() -> tuple[np.ndarray, pd.Index]:
+        codes, values = _codes(_plain(data.frame[column]))
+        codes.flags.writeable = False
+        return codes, values
+
+    return data.cached(("sorted_codes", column), compute)
 
 
 def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
@@ -178,7 +194,7 @@ def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
 
     def compute() -> RowClasses:
         data.require(keys)
-        rows = class_codes(data.frame, keys)
+        rows = class_codes(data.frame, keys, lambda c: column_codes(data, c))
         for array in (rows.ids, rows.counts, *rows.codes):
             array.flags.writeable = False
         return rows

@@ -303,9 +303,9 @@ def test_one_grouping_per_dataset_and_qi_set(monkeypatch):
     calls: list[tuple[int, tuple[str, ...]]] = []
     class_codes = summary.class_codes
 
-    def counting(frame, keys):
+    def counting(frame, keys, *args):
         calls.append((id(frame), tuple(keys)))
-        return class_codes(frame, keys)
+        return class_codes(frame, keys, *args)
 
     monkeypatch.setattr(summary, "class_codes", counting)
     old_path: list[tuple[str, ...]] = []
@@ -464,3 +464,27 @@ def test_weights_are_checked_from_the_weighted_summary_alone():
     positive_weights(ClassSummary.of_frame(frame.iloc[:1], spec), "w")
     specs = KAnonymity(quasi_identifiers=["a"], k=2, weights="w").summaries()
     assert all(s.keys == ("a",) or s.keys == () for s in specs)  # no class per weight value
+
+
+def test_each_column_is_coded_once_per_dataset(monkeypatch) -> None:
+    """Groupings over different key sets (all quasi-identifiers for k-anonymity, each one for
+    non-uniform entropy) and the content hash share each column's codes."""
+    from anoneval.core import summary
+
+    coded: list[int] = []
+    codes = summary._codes
+
+    def counting(values):
+        coded.append(len(values))
+        return codes(values)
+
+    monkeypatch.setattr(summary, "_codes", counting)
+    rng = np.random.default_rng(2)
+    original = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 50), "b": rng.integers(0, 3, 50)})
+    variant = original.assign(a=original["a"].where(original["b"] > 0, "*"))
+    qi = {"quasi_identifiers": ["a", "b"]}
+    report = Evaluator(original, [{"name": "KAnonymity", "params": qi},
+                                  {"name": "NonUniformEntropy", "params": qi}],
+                       registry=build_registry()).evaluate(variant)
+    assert not [m.error for m in report.measures if m.error]
+    assert len(coded) == 4  # two columns of two datasets

@@ -20,9 +20,13 @@ from anoneval.core.api import (
     LossMeasure,
     MeasureResult,
     Microdata,
+    RowClasses,
     SummarySpec,
+    align_ids,
     data_row,
+    dataset_classes,
     pair_datasets,
+    row_count_error,
 )
 from anoneval.plugins.microdata._common import (
     Column,
@@ -124,15 +128,27 @@ class NonUniformEntropy(LossMeasure):
         if p.id is not None:
             original.require([p.id], "id column")
             anonymized.require([p.id], "id column")
-        frame = pair_datasets(original, anonymized, self.columns(), p.id)
+        if p.id is None:
+            if len(original) != len(anonymized):
+                raise row_count_error(len(original), len(anonymized))
+            take = None
+        else:
+            take = align_ids(original.frame[p.id], anonymized.frame[p.id], p.id)
+        # each side's classes per column are cached on the dataset: an original is grouped
+        # once however many releases are compared with it
+        pairs = Pairs({c: _pair_table(dataset_classes(original, (c,)),
+                                      dataset_classes(anonymized, (c,)), take,
+                                      p.suppression_token) for c in qi},
+                      0 if take is None else int((take < 0).sum()))
 
         def locate(col: str, raw: str, rel: str) -> int | None:
             """The first record pairing the texts ``raw`` and ``rel`` in column ``col``."""
+            frame = pair_datasets(original, anonymized, self.columns(), p.id)
             hit = ((as_text(frame[("original", col)]) == raw)
                    & (as_text(self._released(frame, col)) == rel))
             return int(np.flatnonzero(hit)[0]) if hit.any() else None
 
-        return self._finish(self.partial(frame, ctx), ctx, locate)
+        return self._finish(pairs, ctx, locate)
 
     def _released(self, frame: pd.DataFrame, col: str) -> pd.Series:
         """The released values of ``col``; the token for deleted records."""
@@ -219,6 +235,29 @@ class Pairs:
 
     tables: dict[str, ClassSummary]
     deleted: int
+
+
+def _pair_table(raw: RowClasses, rel: RowClasses, take: np.ndarray | None,
+                token: str) -> ClassSummary:
+    """The pair table of one column from each side's classes over it, as :meth:`partial`
+    makes it from the paired rows; ``take`` is the anonymized row of each original record
+    (−1: deleted, released as ``token``), None when rows pair by position."""
+    raw_values = raw.keys.iloc[:, 0].reset_index(drop=True)
+    rel_values = rel.keys.iloc[:, 0].reset_index(drop=True)
+    rel_ids = rel.ids
+    if take is not None:
+        deleted = take < 0
+        rel_ids = (rel_ids[np.maximum(take, 0)] if len(rel_ids)
+                   else np.zeros(len(take), dtype=np.int64))
+        if deleted.any():
+            rel_values = pd.concat([rel_values.astype(object), pd.Series([token], dtype=object)],
+                                   ignore_index=True)
+            rel_ids = np.where(deleted, len(rel_values) - 1, rel_ids)
+    m = max(len(rel_values), 1)
+    pairs, counts = np.unique(raw.ids * m + rel_ids, return_counts=True)
+    keys = pd.DataFrame({"raw": raw_values.take(pairs // m).reset_index(drop=True),
+                         "rel": rel_values.take(pairs % m).reset_index(drop=True)})
+    return ClassSummary(PAIR, keys, counts.astype(np.int64), None, {})
 
 
 def _pair_columns(table: ClassSummary, token: str, missing: str) -> tuple[Column, Column,
