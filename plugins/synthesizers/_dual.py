@@ -133,6 +133,11 @@ class DualSolution:
     converged: bool
 
 
+#: Largest standardised moment gap accepted when Newton's steps stop decreasing the dual (its
+#: change falls below the rounding of a log-sum-exp over the support's cells).
+STALL_TOL = 1e-7
+
+
 def solve_dual(t: np.ndarray, theta: np.ndarray, log_vol: float, tol: float = 1e-10,
                max_iter: int = 200) -> DualSolution:
     """Minimise Γ(η) = log Σ_k vol·exp(η·a_k) over the standardised features ``a = (t − θ)/s``.
@@ -179,6 +184,8 @@ def solve_dual(t: np.ndarray, theta: np.ndarray, log_vol: float, tol: float = 1e
         eta, value, p = new_eta, new_value, new_p
         if np.max(np.abs(eta)) > 1e8:
             break
+    if not converged:  # Newton stalled at the optimum, its gap down to the rounding of Γ?
+        converged = bool(np.max(np.abs(p @ a)) < STALL_TOL)
     eta_t = eta / scale
     # f(x) = exp(η·(T − θ)/s) / (vol·Σ exp(...)) = exp(eta_t·T − log Z)
     log_norm = float(value + log_vol + eta_t @ theta)
