@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from types import ModuleType
 
+import dcor
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,16 +28,6 @@ from anoneval.plugins.fidelity.energy_statistic import (
     energy_statistic,
 )
 from anoneval.plugins.similarity.close_pairs import close_pair_count
-
-
-@pytest.fixture(scope="module")
-def dcor() -> ModuleType:
-    """dcor, imported by the tests that use it: its import compiles numba kernels for seconds,
-    which a module-level import would cost every test worker at collection."""
-    import dcor
-
-    return dcor
-
 
 INSPECTIONS = ["EnergyStatistic", "KLDivergence", "MomentDiscrepancy", "KSDistance",
                "MutualInformationChange", "ClosePairs", "DistanceToClosestRecord"]
@@ -182,7 +172,7 @@ def test_energy_hand_values_and_reference_note():
 @pytest.mark.parametrize("d,n,m,rounded", [(1, 137, 211, False), (1, 80, 60, True),
                                            (2, 150, 97, False), (5, 120, 180, False),
                                            (3, 90, 90, True)])
-def test_energy_agrees_with_dcor(dcor, d, n, m, rounded):
+def test_energy_agrees_with_dcor(d, n, m, rounded):
     rng = np.random.default_rng(d * 1000 + n)
     x = rng.normal(size=(n, d))
     y = rng.normal(0.3, 1.2, size=(m, d))
@@ -192,7 +182,7 @@ def test_energy_agrees_with_dcor(dcor, d, n, m, rounded):
     assert energy_statistic(x, y).statistic == pytest.approx(float(ref), rel=1e-9)
 
 
-def test_multi_block_statistic_agrees_with_dcor(dcor) -> None:
+def test_multi_block_statistic_agrees_with_dcor() -> None:
     # x spans two distance blocks (and y a third): the blockwise sums must still be exact
     rng = np.random.default_rng(11)
     n, m = BLOCK + 100, 150
@@ -243,7 +233,7 @@ def test_energy_invariants(n, m, d, seed):
         e, rel=1e-9, abs=1e-12)
 
 
-def test_energy_through_evaluate_reports_columns_and_cramer_half(dcor):
+def test_energy_through_evaluate_reports_columns_and_cramer_half():
     a, b = lognormal_frame(300, 1), lognormal_frame(250, 2)
     rep = evaluate(a, b, [{"name": "EnergyStatistic", "params": {
         "columns": ["loan", "income"], "transform": "log", "resamples": 99}}], seed=3)
