@@ -253,11 +253,10 @@ def _pair_table(raw: RowClasses, rel: RowClasses, take: np.ndarray | None,
             rel_values = pd.concat([rel_values.astype(object), pd.Series([token], dtype=object)],
                                    ignore_index=True)
             rel_ids = np.where(deleted, len(rel_values) - 1, rel_ids)
-    m = max(len(rel_values), 1)
-    pairs, counts = np.unique(raw.ids * m + rel_ids, return_counts=True)
-    keys = pd.DataFrame({"raw": raw_values.take(pairs // m).reset_index(drop=True),
-                         "rel": rel_values.take(pairs % m).reset_index(drop=True)})
-    return ClassSummary(PAIR, keys, counts.astype(np.int64), None, {})
+    a, b, counts = pair_counts(raw.ids, len(raw_values), rel_ids, len(rel_values))
+    keys = pd.DataFrame({"raw": raw_values.take(a).reset_index(drop=True),
+                         "rel": rel_values.take(b).reset_index(drop=True)})
+    return ClassSummary(PAIR, keys, counts, None, {})
 
 
 def _pair_columns(table: ClassSummary, token: str, missing: str) -> tuple[Column, Column,
