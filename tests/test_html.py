@@ -424,17 +424,16 @@ def test_same_inputs_and_seed_give_same_json_and_html_up_to_timestamps(adult_con
                                                                        adult_html) -> None:
     first_html, first_json = adult_html
     again = adult_config.with_name("again.json")
-    assert main(["run", str(adult_config), "-o", str(again), "--html",
-                 str(again.with_suffix(".html")), "-q"]) == 0
+    assert main(["run", str(adult_config), "-o", str(again), "-q"]) == 0
     # the benchmark config sets report.timings = false: the JSON is byte-identical
     assert again.read_bytes() == adult_config.with_name("report.json").read_bytes()
-    a, b = first_html.read_text(), again.with_suffix(".html").read_text()
+    a = first_html.read_text()
     # timings off: no run times are shown, only the generation time varies
     assert a.count('<span class="volatile">') == 1 and "computed in" not in a
-    assert strip_volatile(a) == strip_volatile(b)
     spans = re.findall(r'<span class="volatile">([^<]*)</span>', a)
     assert spans[0].endswith("UTC")
-    # with timings, every entry records its seconds and only those differ between runs
+    # a second run with timings: every entry records its seconds, and only those differ
+    # between the runs, in the JSON and in the page (images included, byte for byte)
     plan = load_config(adult_config)
     plan.config.report.timings = True
     datasets: dict[str, Dataset] = {}

@@ -3,14 +3,21 @@
 Reference values: hand computations (arithmetic in comments), the seed's published figures
 (Pflughoeft, Soofi & Soyer 2022, Table 3), /work/shared/reference/synthetic_metrics.md (§2.4,
 §5), dcor 0.7 and scipy used only here, and brute-force implementations written in the tests.
+dcor runs in a fresh interpreter, once, by one test: importing it compiles numba kernels (about
+10 s, one of them uncached on every import) that its energy statistic does not use, so numba's
+JIT is turned off there (the statistic is the same either way).
 """
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import math
+import os
+import subprocess
+import sys
 
-import dcor
 import numpy as np
 import pandas as pd
 import pytest
@@ -169,27 +176,65 @@ def test_energy_hand_values_and_reference_note():
     assert r.statistic == pytest.approx(2.628783172457558, rel=1e-12)
 
 
-@pytest.mark.parametrize("d,n,m,rounded", [(1, 137, 211, False), (1, 80, 60, True),
-                                           (2, 150, 97, False), (5, 120, 180, False),
-                                           (3, 90, 90, True)])
-def test_energy_agrees_with_dcor(d, n, m, rounded):
-    rng = np.random.default_rng(d * 1000 + n)
-    x = rng.normal(size=(n, d))
-    y = rng.normal(0.3, 1.2, size=(m, d))
-    if rounded:  # ties within and between the samples
-        x, y = np.round(x, 1), np.round(y, 1)
-    ref = dcor.homogeneity.energy_test_statistic(x, y)
-    assert energy_statistic(x, y).statistic == pytest.approx(float(ref), rel=1e-9)
+DCOR_SCRIPT = """
+import io, json, sys
+import dcor, numpy as np
+d = np.load(io.BytesIO(sys.stdin.buffer.read()))
+keys = sorted({k[:-2] for k in d.files})
+print(json.dumps({k: float(dcor.homogeneity.energy_test_statistic(d[k + "_x"], d[k + "_y"]))
+                  for k in keys}))
+"""
+
+SAMPLES = [(1, 137, 211, False), (1, 80, 60, True), (2, 150, 97, False), (5, 120, 180, False),
+           (3, 90, 90, True)]
 
 
-def test_multi_block_statistic_agrees_with_dcor() -> None:
+def energy_pairs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every sample pair checked against dcor, by name."""
+    pairs = {}
+    for d, n, m, rounded in SAMPLES:
+        rng = np.random.default_rng(d * 1000 + n)
+        x = rng.normal(size=(n, d))
+        y = rng.normal(0.3, 1.2, size=(m, d))
+        if rounded:  # ties within and between the samples
+            x, y = np.round(x, 1), np.round(y, 1)
+        pairs[f"sample-{d}-{n}-{m}"] = (x, y)
     # x spans two distance blocks (and y a third): the blockwise sums must still be exact
     rng = np.random.default_rng(11)
-    n, m = BLOCK + 100, 150
-    x = rng.normal(size=(n, 3))
-    y = rng.normal(0.1, 1.1, size=(m, 3))
-    ref = float(dcor.homogeneity.energy_test_statistic(x, y))
-    assert energy_statistic(x, y).statistic == pytest.approx(ref, rel=1e-9)
+    pairs["blocks"] = (rng.normal(size=(BLOCK + 100, 3)), rng.normal(0.1, 1.1, size=(150, 3)))
+    a, b = lognormal_frame(300, 1), lognormal_frame(250, 2)
+    x, y = np.log(a[["loan", "income"]].to_numpy()), np.log(b[["loan", "income"]].to_numpy())
+    pairs["lognormal"] = (x, y)
+    pairs["lognormal-loan"] = (x[:, :1], y[:, :1])
+    return pairs
+
+
+def dcor_energy(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
+    """dcor's energy test statistic (nm/(n+m) times the energy distance) of every pair."""
+    arrays = {}
+    for key, (x, y) in pairs.items():
+        arrays[key + "_x"], arrays[key + "_y"] = x, y
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    out = subprocess.run([sys.executable, "-c", DCOR_SCRIPT], input=buf.getvalue(),
+                         capture_output=True, timeout=300, check=True,
+                         env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    return json.loads(out.stdout)
+
+
+def test_energy_agrees_with_dcor():
+    pairs = energy_pairs()
+    ref = dcor_energy(pairs)
+    assert set(ref) == set(pairs)
+    for key, (x, y) in pairs.items():
+        assert energy_statistic(x, y).statistic == pytest.approx(ref[key], rel=1e-9), key
+    # through evaluate: the joint statistic and the per-column one
+    a, b = lognormal_frame(300, 1), lognormal_frame(250, 2)
+    m = evaluate(a, b, [{"name": "EnergyStatistic", "params": {
+        "columns": ["loan", "income"], "transform": "log", "resamples": 9}}], seed=3).measures[0]
+    assert m.value == pytest.approx(ref["lognormal"], rel=1e-9)
+    assert m.details["columns"]["loan"]["statistic"] == pytest.approx(ref["lognormal-loan"],
+                                                                      rel=1e-9)
 
 
 def test_energy_blockwise_equals_one_block():
@@ -240,11 +285,10 @@ def test_energy_through_evaluate_reports_columns_and_cramer_half():
     m = rep.measures[0]
     assert m.error is None
     x, y = np.log(a[["loan", "income"]].to_numpy()), np.log(b[["loan", "income"]].to_numpy())
-    assert m.value == pytest.approx(float(dcor.homogeneity.energy_test_statistic(x, y)),
-                                    rel=1e-9)
+    assert m.value == pytest.approx(energy_statistic(x, y).statistic, rel=1e-12)
     assert m.details["joint"]["cramer_statistic"] == pytest.approx(m.value / 2)
-    loan = float(dcor.homogeneity.energy_test_statistic(x[:, :1], y[:, :1]))
-    assert m.details["columns"]["loan"]["statistic"] == pytest.approx(loan, rel=1e-9)
+    assert m.details["columns"]["loan"]["statistic"] == pytest.approx(
+        energy_statistic(x[:, :1], y[:, :1]).statistic, rel=1e-12)
     assert set(m.details["columns"]) == {"loan", "income"}
     assert 0 < m.details["joint"]["pvalue"] <= 1
     # a replica from a shifted model is detected
