@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -89,6 +90,10 @@ def toy_registry():
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "entry_points: the test loads installed third-party plugins (entry points)")
+    # registries built while test modules are imported hold the built-ins only, too
+    from anoneval.registry import ENV_LOAD_PLUGINS
+
+    os.environ[ENV_LOAD_PLUGINS] = ""
 
 
 @pytest.fixture(autouse=True)

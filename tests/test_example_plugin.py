@@ -84,7 +84,8 @@ def with_plugin(plugin_site: Path, tmp_path_factory: pytest.TempPathFactory
         "command": (work / "json", ["sample-uniques", "released.csv", "--qi", "a", "--qi", "b"]),
         "command-error": (work / "json", ["sample-uniques", "released.csv", "--qi", "zip"]),
     }
-    results = cli_runs(list(commands.values()), {**os.environ, "PYTHONPATH": str(plugin_site)})
+    env = {k: v for k, v in os.environ.items() if k != "ANONEVAL_LOAD_PLUGINS"}
+    results = cli_runs(list(commands.values()), {**env, "PYTHONPATH": str(plugin_site)})
     return {name: {**r, "cwd": cwd} for (name, (cwd, _)), r in zip(commands.items(), results,
                                                                   strict=True)}
 
