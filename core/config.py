@@ -398,7 +398,8 @@ class EvalConfig(BaseModel):
     synthesizer: SynthesizerSpec | None = Field(
         None, description="Produces the anonymized side from the original.")
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
-    seed: int = Field(0, description="Seed of every random step.")
+    seed: int = Field(0, ge=0, description="Seed of every random step (a non-negative "
+                                          "integer, as numpy's generators take).")
     output: str | None = Field(None, description="Report path (JSON), relative to the config.")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
     engine: EngineSpec | None = Field(

@@ -136,13 +136,23 @@ def require_columns(data: Dataset, present: Collection[Any], columns: Collection
 
 
 class FrameData(Dataset):
-    """Base of the data kinds held in one DataFrame (:class:`Microdata`, :class:`Table`)."""
+    """Base of the data kinds held in one DataFrame (:class:`Microdata`, :class:`Table`).
+
+    Column names are strings, as configs and params give them: other labels (e.g. the integers
+    of a frame made from an array) are converted with ``str``; duplicate names are an error.
+    """
 
     def __init__(self, frame: pd.DataFrame, source: str | None = None) -> None:
         super().__init__(source)
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"{self.data_kind} needs a pandas DataFrame, "
                             f"got {type(frame).__name__}")
+        if isinstance(frame.columns, pd.MultiIndex):
+            raise DataError("the columns have several levels (a pandas MultiIndex); give each "
+                            "column one name, e.g. frame.columns = ['_'.join(map(str, c)) for c "
+                            "in frame.columns]")
+        if not all(isinstance(c, str) for c in frame.columns):
+            frame = frame.rename(columns=str)  # configs and params name columns by strings
         if frame.columns.duplicated().any():
             dup = sorted(map(str, frame.columns[frame.columns.duplicated()].unique()))
             raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "

@@ -162,6 +162,8 @@ class Evaluator:
         timings: bool = True,
         control: Any = None,
     ) -> None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ConfigError([("seed", f"a non-negative integer (numpy's seed), got {seed!r}")])
         self.base_dir = Path(base_dir) if base_dir is not None else None
         from anoneval.registry import default_registry, own_version
 
@@ -182,7 +184,7 @@ class Evaluator:
                        if not p.inputs_checked and p.measure.control_use() == "required"]
             if missing:
                 raise ConfigError(missing)
-        self.seed = seed
+        self.seed = int(seed)
         self.show_progress = show_progress
         self.timings = timings
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}

@@ -27,6 +27,7 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     Params,
+    data_row,
     repeated,
 )
 
@@ -223,12 +224,12 @@ def forward(
             y = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:
             raise DataError(f"column {c!r} is not numeric: {exc}") from exc
-        bad = int(np.count_nonzero(~np.isfinite(y)))
-        if bad:
+        bad = np.flatnonzero(~np.isfinite(y))
+        if len(bad):
             raise DataError(
-                f"column {c!r} has {bad} missing or infinite values of {len(y)}; the ME "
-                f"models need complete numeric data (drop or impute those rows first)"
-            )
+                f"column {c!r} has {len(bad):,} missing or infinite values of {len(y):,}, the "
+                f"first at {data_row(bad[0])}; continuous models and distances need complete, "
+                "finite numbers (drop or impute those rows first)")
         if fitted is not None:
             f = fitted[j]
             check_domain(c, f.kind, y)

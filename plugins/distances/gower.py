@@ -124,6 +124,11 @@ class Gower(Distance):
                     row = int(np.flatnonzero(bad & s.notna().to_numpy())[0])
                     raise DataError(f"{self.name}: column {spec.name!r} of the {role} data has "
                                     f"a non-numeric value {s.iloc[row]!r} at {data_row(row)}")
+                inf = np.flatnonzero(np.isinf(out))
+                if len(inf):
+                    raise DataError(f"{self.name}: column {spec.name!r} of the {role} data has "
+                                    f"an infinite value at {data_row(inf[0])} ({len(inf):,} "
+                                    "such rows); Gower needs finite numbers or missing values")
                 return out
             if spec.kind == "ordinal":
                 assert spec.levels is not None

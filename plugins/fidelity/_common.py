@@ -9,14 +9,22 @@ or pair by pair, scores each like SDMetrics does (1 = identical) and reports the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, repeated
+from anoneval.core.api import (
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    data_row,
+    repeated,
+)
 from anoneval.plugins.similarity._mixed import is_numeric
 
 
@@ -63,6 +71,21 @@ def numeric_only(original: Microdata, anonymized: Microdata, columns: Sequence[s
         raise DataError(f"{name} needs numeric columns; {', '.join(map(repr, bad))} are not")
 
 
+def require_finite(sides: Mapping[str, Microdata], columns: Sequence[str], name: str) -> None:
+    """An infinite value in a numeric column is an error naming the column, the side and its
+    row: the scores are defined on finite numbers, with missing values (NaN) kept apart."""
+    for side, data in sides.items():
+        for c in columns:
+            s = data.frame[c]
+            if not pd.api.types.is_float_dtype(s):
+                continue
+            inf = np.flatnonzero(np.isinf(s.to_numpy(dtype=np.float64, na_value=np.nan)))
+            if len(inf):
+                raise DataError(f"{name}: column {c!r} of the {side} data holds {len(inf):,} "
+                                f"infinite value(s), the first at {data_row(inf[0])}; the "
+                                "scores need finite numbers (missing values may be empty)")
+
+
 def is_categorical(series: pd.Series) -> bool:
     return not is_numeric(series)
 
@@ -72,6 +95,7 @@ def numeric_columns(original: Microdata, anonymized: Microdata, columns: Sequenc
     """The given columns, numeric on both sides, or every numeric column of the original."""
     chosen = choose(original, anonymized, columns, is_numeric, name, "numeric")
     numeric_only(original, anonymized, chosen, name)
+    require_finite({"original": original, "anonymized": anonymized}, chosen, name)
     return chosen
 
 

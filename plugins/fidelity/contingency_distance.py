@@ -13,6 +13,7 @@ from anoneval.plugins.fidelity._common import (
     binned,
     choose,
     pair,
+    require_finite,
     result,
     shared_codes,
     tv,
@@ -44,6 +45,7 @@ class ContingencyDistance(LossMeasure):
                 ctx: Context) -> MeasureResult:
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, self.params.columns, lambda s: True, self.name, "")
+        require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         if len(columns) < 2:
             raise DataError(f"{self.name} needs at least two columns")
         codes = {}

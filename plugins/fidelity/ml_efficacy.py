@@ -18,7 +18,7 @@ from anoneval.core.api import (
     Microdata,
     Params,
 )
-from anoneval.plugins.fidelity._common import pair
+from anoneval.plugins.fidelity._common import pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
     design,
     for_trees,
@@ -100,6 +100,10 @@ class MLEfficacy(LossMeasure):
                             replace=False)] = True
             train_o, test = frame[~mask], frame[mask]
             test_set = f"held-out {p.test_size:g} of the original"
+        sides = {"original": ori, "anonymized": syn}
+        if isinstance(ctx.control, Microdata):
+            sides["control"] = ctx.control
+        require_finite(sides, [*features, p.target], self.name)
         train_s = syn.frame
         train_o, train_s, test = (f[f[p.target].notna()] for f in (train_o, train_s, test))
         if min(len(train_o), len(train_s), len(test)) == 0:

@@ -9,7 +9,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
-from anoneval.plugins.fidelity._common import FidelityParams, choose, pair
+from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
     design,
     for_trees,
@@ -74,6 +74,7 @@ class PropensityMSE(LossMeasure):
         p = self.params
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
+        require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         frames, sizes, warnings = subsample({"original": ori.frame[columns],
                                              "anonymized": syn.frame[columns]},
                                             p.max_rows or MAX_ROWS[p.model], ctx.rng(8))

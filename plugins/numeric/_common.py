@@ -72,18 +72,26 @@ def matched_rows(original: Microdata, anonymized: Microdata, id_col: str | None,
 
 
 def as_float(frame: pd.DataFrame, col: str, side: str) -> np.ndarray:
-    """``frame[col]`` as float64; a value that is not a number is an error naming it."""
+    """``frame[col]`` as float64 (missing values NaN); a value that is not a number, or an
+    infinite one, is an error naming it and its row."""
     s = frame[col]
     if pd.api.types.is_bool_dtype(s):
         raise DataError(f"column {col!r} of the {side} data is boolean, not numeric")
     if is_numeric(s):
-        return s.to_numpy(dtype=np.float64, na_value=np.nan)
-    num = pd.to_numeric(s, errors="coerce")
-    bad = np.flatnonzero(num.isna().to_numpy() & s.notna().to_numpy())
-    if len(bad):
-        raise DataError(f"column {col!r} of the {side} data is not numeric: {data_row(bad[0])} "
-                        f"holds {s.iloc[bad[0]]!r}")
-    return num.to_numpy(dtype=np.float64, na_value=np.nan)
+        out = s.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        num = pd.to_numeric(s, errors="coerce")
+        bad = np.flatnonzero(num.isna().to_numpy() & s.notna().to_numpy())
+        if len(bad):
+            raise DataError(f"column {col!r} of the {side} data is not numeric: "
+                            f"{data_row(bad[0])} holds {s.iloc[bad[0]]!r}")
+        out = num.to_numpy(dtype=np.float64, na_value=np.nan)
+    inf = np.flatnonzero(np.isinf(out))
+    if len(inf):
+        raise DataError(f"column {col!r} of the {side} data holds {len(inf):,} infinite "
+                        f"value(s), the first at {data_row(inf[0])} ({out[inf[0]]}): the "
+                        "numeric measures need finite numbers (missing values may be empty)")
+    return out
 
 
 def numeric_pairs(original: Dataset | None, anonymized: Dataset | None, p: NumericParams,
