@@ -1,6 +1,6 @@
 """Benchmark: the HTML report of a 500-variant ``evaluate_many`` run.
 
-    python benchmarks/bench_html.py [--variants 500] [--rows 2000]
+    python benchmarks/bench_html.py [--variants 500] [--rows 2000] [--quick]
 
 The original is drawn (with replacement, seed 0) from the adult extract; the variants
 generalize its quasi-identifiers at level vectors of the shipped hierarchies with k from 2 to
@@ -18,32 +18,29 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from _adult import generalize, measures, read_adult
+from bench_many import LEVELS
 
-from bench_many import ADULT, LEVELS, measures  # noqa: E402
-from make_adult_variants import generalize  # noqa: E402
-
-from anoneval.core import Evaluator  # noqa: E402
-from anoneval.core.html import render_html  # noqa: E402
-from anoneval.core.report import MultiReport, build_risk_utility  # noqa: E402
+from anoneval.core import Evaluator
+from anoneval.core.html import render_html
+from anoneval.core.report import MultiReport, build_risk_utility
 
 SLICE = 25
 
 
 def main(argv: list[str] | None = None) -> None:
     import numpy as np
-    import pandas as pd
 
     parser = argparse.ArgumentParser(description="HTML report of many variants")
     parser.add_argument("--variants", type=int, default=500)
     parser.add_argument("--rows", type=int, default=2000)
+    parser.add_argument("--quick", action="store_true", help="30 variants of 500 rows")
     args = parser.parse_args(argv)
-    adult = pd.read_csv(ADULT / "adult.csv", sep=";", dtype=str, keep_default_na=False)
+    if args.quick:
+        args.variants, args.rows = 30, 500
+    adult = read_adult()
     original = adult.iloc[np.random.default_rng(0).integers(0, len(adult), args.rows)]
     original = original.reset_index(drop=True)
     base = {(tuple(lv), k): generalize(original, lv, k)[0]
