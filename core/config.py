@@ -140,7 +140,7 @@ class DataSpec(BaseModel):
 class VariantSpec(DataSpec):
     """One of several named anonymized variants."""
 
-    name: str = Field(description="Variant name, unique within the config.")
+    name: str = Field(min_length=1, description="Variant name, unique within the config.")
 
 
 class Threshold(BaseModel):
@@ -697,6 +697,9 @@ def plan_measures(measures: Sequence[Measure | PlannedMeasure | str | Mapping[st
     """The Python API's measures as the config validates them: instances pass as they are,
     names and ``{"name", "params", "label", "threshold"}`` dicts become :class:`MeasureSpec`;
     every problem (labels included) comes back in one :class:`ConfigError`."""
+    if isinstance(measures, (str, Mapping)) or not isinstance(measures, Sequence):
+        raise ConfigError([("measures", "a list of measures (names, spec dicts or Measure "
+                                        f"instances), got {type(measures).__name__}")])
     if not measures:
         raise ConfigError([("measures", "give at least one measure")])
     problems: list[Problem] = []

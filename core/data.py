@@ -712,11 +712,14 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
     return pd.DataFrame.from_records(records) if records else pd.DataFrame()
 
 
+#: What a cell may hold (the end of the errors about lists and objects in cells).
+SCALAR_CELLS = ("allowed: one scalar per cell (number, string, boolean, date or null): flatten "
+                "or drop them first")
+
+
 def _nested_message(columns: list[str]) -> str:
     s = "s" if len(columns) > 1 else ""
-    return (f"column{s} {', '.join(columns)} hold{'' if s else 's'} lists or "
-            "objects; allowed: one scalar per cell (number, string, boolean, date or null): "
-            "flatten or drop them first")
+    return f"column{s} {', '.join(columns)} hold{'' if s else 's'} lists or objects; {SCALAR_CELLS}"
 
 
 def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -930,6 +933,32 @@ def require_records(data: Dataset | None, side: str) -> None:
                "points; see options.invalid)")
     where = f" ({data.source})" if data.source else ""
     raise DataError(f"{side}{where}: no records{why}; an empty input cannot be evaluated")
+
+
+#: pandas' inferred types of object columns that hold scalars only (others are scanned).
+_SCALARS = frozenset({"string", "bytes", "integer", "floating", "decimal", "complex", "boolean",
+                      "datetime", "datetime64", "date", "time", "timedelta", "timedelta64",
+                      "period", "interval", "empty"})
+
+
+def require_scalar_cells(data: Dataset | None, side: str) -> None:
+    """Raise a :class:`DataError` naming ``side``, the column and the row of the first cell of
+    ``data`` that holds a list, tuple, dict, set or array: no measure can group or compare
+    those."""
+    if not isinstance(data, FrameData):
+        return
+    frame = data.frame
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+            continue
+        scalar = values.map(pd.api.types.is_scalar).to_numpy(dtype=bool)
+        if not scalar.all():
+            row = int(np.flatnonzero(~scalar)[0])
+            where = f" ({data.source})" if data.source else ""
+            raise DataError(f"{side}{where}: column {str(column)!r} holds a "
+                            f"{type(values.iloc[row]).__name__} at {data_row(row)}; "
+                            f"{SCALAR_CELLS}")
 
 
 def _value_kind(values: pd.Series) -> str:

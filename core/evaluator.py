@@ -34,6 +34,7 @@ from anoneval.core.data import (
     align_dtypes,
     as_dataset,
     require_records,
+    require_scalar_cells,
     unify_kinds,
 )
 from anoneval.core.errors import ConfigError, DataError
@@ -171,9 +172,11 @@ class Evaluator:
         self.data_kind = data_kind
         given = as_dataset(original, data_kind, "original")
         require_records(given, "original")
+        require_scalar_cells(given, "original")
         given_control = as_dataset(control, data_kind or (given.data_kind if given else None),
                                    "control")
         require_records(given_control, "control")
+        require_scalar_cells(given_control, "control")
         self._set_inputs(given, given_control)
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
@@ -345,6 +348,7 @@ class Evaluator:
             self._scaled.attach(given)
             self._unify_partitioned()
         require_records(given, side)
+        require_scalar_cells(given, side)
         anon, notes = unify_kinds(given, side)
         runner = self
         if self.original is not None and anon is not None:
@@ -447,6 +451,7 @@ class Evaluator:
                             f"{type(variants).__name__}")
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
+        variants = _named_variants(variants)
         from anoneval.core.engine import new_recipe, open_engine
 
         with open_engine(engine) as eng:
@@ -486,6 +491,20 @@ class Evaluator:
 
     def _evaluate_variant(self, name: str, data: Any) -> Report:
         return self.evaluate(data() if callable(data) else data, variant=name)
+
+
+def _named_variants(variants: Mapping[Any, Any]) -> dict[str, Any]:
+    """``variants`` keyed by strings, as reports name variants: other keys (e.g. integers) are
+    converted with ``str``; an empty name, or two keys with the same string, is an error."""
+    named: dict[str, Any] = {}
+    for key, data in variants.items():
+        name = key if isinstance(key, str) else str(key)
+        if not name:
+            raise ConfigError([("variants", "a variant has an empty name; name every variant")])
+        if name in named:
+            raise ConfigError([("variants", f"two variants are named {name!r}")])
+        named[name] = data
+    return named
 
 
 def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *, seed: int = 0,

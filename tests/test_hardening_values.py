@@ -99,3 +99,54 @@ def test_a_negative_seed_in_a_config_is_refused(tmp_path: Path, capsys) -> None:
         "output": "r.json"}))
     assert main(["run", str(tmp_path / "c.json"), "-q"]) == 2
     assert "seed" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+
+
+KANON = [{"name": "KAnonymity", "params": {"quasi_identifiers": ["s"]}}]
+
+
+@pytest.mark.parametrize("side", ["original", "anonymized", "control"])
+@pytest.mark.parametrize("cell", [{"x": 1}, [1, 2], {3}, np.array([1.0]), (1, 2)],
+                         ids=["dict", "list", "set", "array", "tuple"])
+def test_a_cell_that_is_not_a_scalar_is_an_error_naming_side_column_and_row(
+        side: str, cell: object) -> None:
+    bad = ORIGINAL.assign(c=ORIGINAL["c"].astype(object))
+    bad.loc[2, "c"] = None
+    bad["c"] = bad["c"].astype(object)
+    bad.at[2, "c"] = cell
+    frames = {"original": ORIGINAL, "anonymized": ORIGINAL, "control": ORIGINAL} | {side: bad}
+    with pytest.raises(DataError, match=rf"^{side}: column 'c' holds a {type(cell).__name__} "
+                                        r"at data row 3 .*one scalar per cell"):
+        evaluate(frames["original"], frames["anonymized"], KANON, control=frames["control"])
+
+
+def test_mixed_scalar_cells_are_values() -> None:
+    mixed = ORIGINAL.assign(s=[1, "x", None, b"y", 1, "x", None, b"y"])
+    m = evaluate(mixed, mixed, KANON).measures[0]
+    assert m.error is None and m.details["classes"] == 4
+
+
+def test_variant_names_are_strings_and_distinct() -> None:
+    from anoneval.core import evaluate_many
+
+    report = evaluate_many(ORIGINAL, {1: ORIGINAL, 2: ORIGINAL}, KANON)
+    assert [v.variant for v in report.variants] == ["1", "2"]
+    with pytest.raises(ConfigError, match="two variants are named '1'"):
+        evaluate_many(ORIGINAL, {1: ORIGINAL, "1": ORIGINAL}, KANON)
+    with pytest.raises(ConfigError, match="empty name"):
+        evaluate_many(ORIGINAL, {"": ORIGINAL}, KANON)
+
+
+@pytest.mark.parametrize("measures", [KANON[0], "KAnonymity"], ids=["dict", "str"])
+def test_measures_must_be_a_list(measures: object) -> None:
+    with pytest.raises(ConfigError, match="measures: a list of measures"):
+        evaluate(ORIGINAL, ORIGINAL, measures)  # type: ignore[arg-type]
+
+
+def test_an_empty_variant_name_in_a_config_is_refused(tmp_path: Path, capsys) -> None:
+    ORIGINAL.to_csv(tmp_path / "o.csv", index=False)
+    (tmp_path / "c.json").write_text(json.dumps({
+        "original": {"path": "o.csv"}, "anonymized": [{"name": "", "path": "o.csv"}],
+        "measures": KANON, "output": "r.json"}))
+    assert main(["run", str(tmp_path / "c.json"), "-q"]) == 2
+    assert "anonymized[0].name" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
