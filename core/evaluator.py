@@ -495,11 +495,12 @@ class Evaluator:
 
 def _named_variants(variants: Mapping[Any, Any]) -> dict[str, Any]:
     """``variants`` keyed by strings, as reports name variants: other keys (e.g. integers) are
-    converted with ``str``; an empty name, or two keys with the same string, is an error."""
+    converted with ``str``. Two keys with the same string are an error, and so is an empty
+    name beside others (a lone empty name is how a single release is run)."""
     named: dict[str, Any] = {}
     for key, data in variants.items():
         name = key if isinstance(key, str) else str(key)
-        if not name:
+        if not name and len(variants) > 1:
             raise ConfigError([("variants", "a variant has an empty name; name every variant")])
         if name in named:
             raise ConfigError([("variants", f"two variants are named {name!r}")])

@@ -133,7 +133,7 @@ def test_variant_names_are_strings_and_distinct() -> None:
     with pytest.raises(ConfigError, match="two variants are named '1'"):
         evaluate_many(ORIGINAL, {1: ORIGINAL, "1": ORIGINAL}, KANON)
     with pytest.raises(ConfigError, match="empty name"):
-        evaluate_many(ORIGINAL, {"": ORIGINAL}, KANON)
+        evaluate_many(ORIGINAL, {"": ORIGINAL, "b": ORIGINAL}, KANON)
 
 
 @pytest.mark.parametrize("measures", [KANON[0], "KAnonymity"], ids=["dict", "str"])
