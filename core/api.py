@@ -29,6 +29,7 @@ from anoneval.core.data import (
     Trajectories,
     data_row,
     load,
+    refuse_infinite,
     sniff_separator,
 )
 from anoneval.core.duplicates import distinct, repeated
@@ -529,6 +530,7 @@ __all__ = [
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "pair_datasets",  # helper: the paired frame of two in-memory datasets
     "plugin_ref",
+    "refuse_infinite",  # helper: the error for ±inf in a column that needs finite numbers
     "released",
     "repeated",  # helper: values listed twice
     "row_count_error",  # helper: the error for sides of different lengths paired by order

@@ -45,6 +45,15 @@ def data_row(i: int) -> str:
     return f"data row {i + 1} (1-based, header not counted)"
 
 
+def refuse_infinite(values: np.ndarray, where: str, why: str) -> None:
+    """Raise a :class:`DataError` when ``values`` (floats, by row) hold ±inf: ``where`` names
+    the column and side, ``why`` what needs finite numbers; the first such row is named."""
+    inf = np.flatnonzero(np.isinf(values))
+    if len(inf):
+        raise DataError(f"{where} holds {len(inf):,} infinite value(s), the first at "
+                        f"{data_row(inf[0])}; {why}")
+
+
 def _frozen(value: T) -> T:
     """Make cached numpy arrays (alone or in a tuple) read-only: every measure shares them."""
     for array in value if isinstance(value, tuple) else (value,):

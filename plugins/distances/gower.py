@@ -8,7 +8,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, Distance, Microdata, Params, data_row
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Distance,
+    Microdata,
+    Params,
+    data_row,
+    refuse_infinite,
+)
 from anoneval.plugins.distances._records import (
     CHUNK_ELEMENTS,
     as_microdata,
@@ -124,11 +133,8 @@ class Gower(Distance):
                     row = int(np.flatnonzero(bad & s.notna().to_numpy())[0])
                     raise DataError(f"{self.name}: column {spec.name!r} of the {role} data has "
                                     f"a non-numeric value {s.iloc[row]!r} at {data_row(row)}")
-                inf = np.flatnonzero(np.isinf(out))
-                if len(inf):
-                    raise DataError(f"{self.name}: column {spec.name!r} of the {role} data has "
-                                    f"an infinite value at {data_row(inf[0])} ({len(inf):,} "
-                                    "such rows); Gower needs finite numbers or missing values")
+                refuse_infinite(out, f"{self.name}: column {spec.name!r} of the {role} data",
+                                "Gower needs finite numbers or missing values")
                 return out
             if spec.kind == "ordinal":
                 assert spec.levels is not None

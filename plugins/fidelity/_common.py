@@ -22,7 +22,7 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     Params,
-    data_row,
+    refuse_infinite,
     repeated,
 )
 from anoneval.plugins.similarity._mixed import is_numeric
@@ -79,11 +79,9 @@ def require_finite(sides: Mapping[str, Microdata], columns: Sequence[str], name:
             s = data.frame[c]
             if not pd.api.types.is_float_dtype(s):
                 continue
-            inf = np.flatnonzero(np.isinf(s.to_numpy(dtype=np.float64, na_value=np.nan)))
-            if len(inf):
-                raise DataError(f"{name}: column {c!r} of the {side} data holds {len(inf):,} "
-                                f"infinite value(s), the first at {data_row(inf[0])}; the "
-                                "scores need finite numbers (missing values may be empty)")
+            refuse_infinite(s.to_numpy(dtype=np.float64, na_value=np.nan),
+                            f"{name}: column {c!r} of the {side} data",
+                            "the scores need finite numbers (missing values may be empty)")
 
 
 def is_categorical(series: pd.Series) -> bool:

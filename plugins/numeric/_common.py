@@ -21,6 +21,7 @@ from anoneval.core.api import (
     Microdata,
     Params,
     data_row,
+    refuse_infinite,
     repeated,
 )
 from anoneval.plugins.microdata._common import alignment
@@ -86,11 +87,8 @@ def as_float(frame: pd.DataFrame, col: str, side: str) -> np.ndarray:
             raise DataError(f"column {col!r} of the {side} data is not numeric: "
                             f"{data_row(bad[0])} holds {s.iloc[bad[0]]!r}")
         out = num.to_numpy(dtype=np.float64, na_value=np.nan)
-    inf = np.flatnonzero(np.isinf(out))
-    if len(inf):
-        raise DataError(f"column {col!r} of the {side} data holds {len(inf):,} infinite "
-                        f"value(s), the first at {data_row(inf[0])} ({out[inf[0]]}): the "
-                        "numeric measures need finite numbers (missing values may be empty)")
+    refuse_infinite(out, f"column {col!r} of the {side} data",
+                    "the numeric measures need finite numbers (missing values may be empty)")
     return out
 
 
