@@ -64,15 +64,17 @@ def test_dcr_overfitting_equals_sdmetrics(shared):
 def test_dcr_baseline_median_equals_sdmetrics(shared, monkeypatch):
     ori, syn, _ = shared
     m = value(ori, syn, {"name": "DistanceToClosestRecord", "params": {"mode": "baseline"}})
-    # SDMetrics draws its random table unseeded unless told: seeded, the test is repeatable
-    monkeypatch.setattr(DCRBaselineProtection, "_seed", 0)
-    theirs = DCRBaselineProtection.compute_breakdown(ori, syn, META, None)
     med = m.details["median_DCR_to_real_data"]
-    assert med["synthetic_data"] == pytest.approx(
-        theirs["median_DCR_to_real_data"]["synthetic_data"], abs=1e-12)
-    # the random tables differ (seeds); their median DCRs agree to sampling error
-    assert med["random_data_baseline"] == pytest.approx(
-        theirs["median_DCR_to_real_data"]["random_data_baseline"], rel=0.1)
+    # SDMetrics draws its random table unseeded unless told; one draw varies by about 10 %
+    # (and by version), so ours is compared with the mean of five seeded draws
+    baselines = []
+    for seed in range(5):
+        monkeypatch.setattr(DCRBaselineProtection, "_seed", seed)
+        theirs = DCRBaselineProtection.compute_breakdown(ori, syn, META, None)
+        assert med["synthetic_data"] == pytest.approx(
+            theirs["median_DCR_to_real_data"]["synthetic_data"], abs=1e-12)
+        baselines.append(theirs["median_DCR_to_real_data"]["random_data_baseline"])
+    assert med["random_data_baseline"] == pytest.approx(np.mean(baselines), rel=0.1), baselines
 
 
 def test_dcr_overfitting_is_not_fooled_by_subsampling(shared):
