@@ -90,20 +90,18 @@ def toy_registry():
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "entry_points: the test loads installed third-party plugins (entry points)")
-    # registries built while test modules are imported hold the built-ins only, too
+    # registries in tests, including those built while test modules are imported, hold the
+    # built-ins only, whatever anoneval plugins are installed (subprocesses inherit this)
     from anoneval.registry import ENV_LOAD_PLUGINS
 
     os.environ[ENV_LOAD_PLUGINS] = ""
 
 
 @pytest.fixture(autouse=True)
-def _no_third_party_plugins(request: pytest.FixtureRequest,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """Registries in tests hold the built-ins only, whatever anoneval plugins are installed
-    (subprocesses inherit this); a test marked ``entry_points`` loads installed plugins."""
+def _installed_plugins_when_marked(request: pytest.FixtureRequest,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked ``entry_points`` loads the installed plugins (for its duration)."""
     from anoneval.registry import ENV_LOAD_PLUGINS
 
-    if request.node.get_closest_marker("entry_points") is None:
-        monkeypatch.setenv(ENV_LOAD_PLUGINS, "")
-    else:
+    if request.node.get_closest_marker("entry_points") is not None:
         monkeypatch.delenv(ENV_LOAD_PLUGINS, raising=False)
