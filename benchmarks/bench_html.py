@@ -24,8 +24,8 @@ from _adult import generalize, measures, read_adult
 from bench_many import LEVELS
 
 from anoneval.core import Evaluator
-from anoneval.core.html import render_html
-from anoneval.core.report import MultiReport, build_risk_utility
+from anoneval.core.report.html import render_html
+from anoneval.core.report.model import MultiReport, build_risk_utility
 
 SLICE = 25
 

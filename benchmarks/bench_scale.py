@@ -63,7 +63,7 @@ def dask_client(workers: int) -> Iterator[Any]:
     """A LocalCluster of ``workers`` single-threaded worker processes and its client."""
     from distributed import Client, LocalCluster
 
-    from anoneval.core.engine import dask_worker_env
+    from anoneval.core.run.engine import dask_worker_env
 
     with dask_worker_env(), LocalCluster(n_workers=workers, threads_per_worker=1,
                                        host="127.0.0.1", dashboard_address=":0") as cluster, \
@@ -255,8 +255,8 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK) -> No
     from distributed import Client, LocalCluster
 
     from anoneval.core import evaluate
-    from anoneval.core.engine import dask_worker_env
-    from anoneval.core.partitioned import Partitioned
+    from anoneval.core.data.partitioned import Partitioned
+    from anoneval.core.run.engine import dask_worker_env
 
     if folder.exists() and any(folder.iterdir()):
         raise SystemExit(f"{folder} is not empty: give an empty or new --folder (the census is "

@@ -32,10 +32,10 @@ from anoneval.core.api import (
     plugin_ref,
     released,
 )
-from anoneval.core.data import load
-from anoneval.core.evaluator import Evaluator, evaluate, evaluate_many
-from anoneval.core.partitioned import Partitioned
-from anoneval.core.report import MeasureReport, MultiReport, Report
+from anoneval.core.data.kinds import load
+from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.report.model import MeasureReport, MultiReport, Report
+from anoneval.core.run.evaluator import Evaluator, evaluate, evaluate_many
 
 __all__ = [
     "AnonevalError", "ConfigError", "Context", "DataError", "Dataset", "Distance", "Evaluator",

@@ -18,8 +18,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
-from anoneval.core.data import (
+from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
+from anoneval.core.data.duplicates import distinct, repeated
+from anoneval.core.data.inputs import ControlUse, Inputs, released
+from anoneval.core.data.kinds import (
     DATA_KINDS,
     DataKind,
     Dataset,
@@ -32,7 +34,16 @@ from anoneval.core.data import (
     refuse_infinite,
     sniff_separator,
 )
-from anoneval.core.duplicates import distinct, repeated
+from anoneval.core.data.pairs import DELETED, align_ids, pair_datasets, row_count_error
+from anoneval.core.data.progress import progress_bar
+from anoneval.core.data.summary import (
+    ClassSummary,
+    RowClasses,
+    Side,
+    SummarySpec,
+    dataset_classes,
+    dataset_summarizer,
+)
 from anoneval.core.errors import (
     AnonevalError,
     ConfigError,
@@ -41,17 +52,6 @@ from anoneval.core.errors import (
     UnknownPluginError,
 )
 from anoneval.core.hookspecs import hookimpl
-from anoneval.core.inputs import ControlUse, Inputs, released
-from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
-from anoneval.core.progress import progress_bar
-from anoneval.core.summary import (
-    ClassSummary,
-    RowClasses,
-    Side,
-    SummarySpec,
-    dataset_classes,
-    dataset_summarizer,
-)
 
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
@@ -374,7 +374,7 @@ class Measure(Plugin):
                             "partition-wise measure defines partial, combine and finalize")
 
     #: True when :meth:`partial` compares each original record with its anonymized version:
-    #: its frame is then a paired frame (:mod:`anoneval.core.pairs`) of both sides' declared
+    #: its frame is then a paired frame (:mod:`anoneval.core.data.pairs`) of both sides' declared
     #: :meth:`columns`, records paired by row order or by :meth:`pair_key`.
     paired: ClassVar[bool] = False
 

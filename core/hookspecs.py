@@ -87,6 +87,6 @@ def report_section(measure: dict[str, Any], report: dict[str, Any]) -> str | Non
     belongs to (for a many-variant run, that variant's report, which names the ``variant``).
     Every non-None fragment is included, so a third-party measure can render its own section.
     An implementation may take only the arguments it needs. The fragment is inserted as
-    written: escape every string it shows (``markupsafe.escape``; ``anoneval.core.plots``'
+    written: escape every string it shows (``markupsafe.escape``; ``anoneval.core.report.plots``'
     ``figure_block`` and ``note`` escape for you). The page runs no script.
     """

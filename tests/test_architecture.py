@@ -22,8 +22,8 @@ from anoneval.core.api import (
     SynthesisResult,
     Synthesizer,
 )
-from anoneval.core.cli import main
-from anoneval.core.plots import PlotDependencyError
+from anoneval.core.cli.main import main
+from anoneval.core.report.plots import PlotDependencyError
 from anoneval.plugins._continuous import (
     ColumnsParams,
     backward,
@@ -263,7 +263,7 @@ def test_example_config_is_valid_and_module_import_is_cheap():
     cfg, base = load_architecture_config(ROOT / "examples" / "architecture.json")
     assert (base / cfg.data).exists() and cfg.synthesizer.name == "MaxEntNormal"
     code = ("import sys; from anoneval.registry import build_registry; "
-            "from anoneval.core.cli import build_cli; "
+            "from anoneval.core.cli.main import build_cli; "
             "cli = build_cli(build_registry(entry_points=False)); "
             "print('matplotlib' in sys.modules, 'scipy.spatial' in sys.modules, "
             "'architecture' in cli.commands)")

@@ -327,8 +327,8 @@ def test_reidentification_through_evaluate(adult):
 
 
 def test_risk_census_example_runs():
-    from anoneval.core.config import load_config
-    from anoneval.core.runner import run_plan
+    from anoneval.core.run.config import load_config
+    from anoneval.core.run.runner import run_plan
 
     root = Path(__file__).resolve().parents[1]
     report = run_plan(load_config(root / "examples" / "risk_census.json"))

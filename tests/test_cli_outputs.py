@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from _toy_plugins import TOYS
 
-from anoneval.core.cli import main
-from anoneval.core.config import validate_config
+from anoneval.core.cli.main import main
 from anoneval.core.errors import ConfigError
-from anoneval.core.runner import run_plan
+from anoneval.core.run.config import validate_config
+from anoneval.core.run.runner import run_plan
 
 QI = {"name": "ShareBelowK", "params": {"quasi_identifiers": ["a"]}}
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from _toy_plugins import TOYS
 
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 
 
 @pytest.fixture
@@ -183,7 +183,7 @@ def test_usage_errors_exit_2(capsys) -> None:
 
 
 def test_readme_documents_every_exit_code(root: Path) -> None:
-    from anoneval.core import commands
+    from anoneval.core.run import commands
 
     text = (root / "README.md").read_text()
     section = text.split("### Exit codes")[1].split("\n## ")[0]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core.api import ConfigError
-from anoneval.core.config import json_path, load_config, validate_config
+from anoneval.core.run.config import json_path, load_config, validate_config
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from anoneval.core import load
 from anoneval.core.api import DataError, Microdata
-from anoneval.core.data import Table, as_dataset, sniff_separator
+from anoneval.core.data.kinds import Table, as_dataset, sniff_separator
 
 FRAME = pd.DataFrame({"sex": ["m", "f", "f"], "age": [30, 41, 41], "w": [1.5, 2.0, 0.5]})
 

@@ -12,7 +12,7 @@ from _toy_plugins import CountingPrepare, ShareBelowK
 
 from anoneval.core import Evaluator, evaluate, evaluate_many
 from anoneval.core.api import ConfigError
-from anoneval.core.atomic import write_atomic
+from anoneval.core.report.atomic import write_atomic
 
 ORIG = pd.DataFrame({"a": [1, 1, 2, 3, 3, 3], "x": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]})
 ANON = pd.DataFrame({"a": [1, 1, 2, 2, 3, 3], "x": [0.1, 1.1, 2.1, 2.9, 4.2, 5.0]})
@@ -136,7 +136,7 @@ def test_threshold_pass_and_fail(toy_registry) -> None:
 def test_atomic_writes_get_the_usual_permissions(tmp_path: Path) -> None:
     import pandas as pd
 
-    from anoneval.core.atomic import write_bytes_atomic, write_frame_atomic
+    from anoneval.core.report.atomic import write_bytes_atomic, write_frame_atomic
 
     mask = os.umask(0o022)
     try:
@@ -152,7 +152,7 @@ def test_atomic_writes_get_the_usual_permissions(tmp_path: Path) -> None:
 
 
 def test_api_and_config_resolve_measures_alike(toy_registry, tmp_path: Path) -> None:
-    from anoneval.core.config import validate_config
+    from anoneval.core.run.config import validate_config
 
     bad = {"name": "Analytic", "threshold": {"mx": 1}}
     with pytest.raises(ConfigError) as api:

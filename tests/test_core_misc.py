@@ -8,7 +8,7 @@ import pandas as pd
 from _toy_plugins import ShareBelowK
 
 from anoneval.core import Context
-from anoneval.core.progress import progress_bar, progress_wanted
+from anoneval.core.data.progress import progress_bar, progress_wanted
 
 
 class FakeTTY(io.StringIO):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"(?P<before>[^\n]*)\n```json\n(?P<body>.*?)\n```", re.S)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, evaluate, evaluate_many
-from anoneval.core.engine import EngineError, engine_spec, public_address
+from anoneval.core.run.engine import EngineError, engine_spec, public_address
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -175,7 +175,7 @@ def real_cluster():
 
 def run_cli(*args: str) -> int:
     """``anoneval run ...`` in this process (its engines start their own processes)."""
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     return main(["run", *args])
 

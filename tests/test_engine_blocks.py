@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from anoneval.core.api import Context, Microdata, Trajectories
-from anoneval.core.blocks import SERIAL_BLOCKS, as_task, in_task, spans, task_threads
-from anoneval.core.engine import DaskEngine, LocalEngine
-from anoneval.core.evaluator import evaluate
-from anoneval.core.sweep import sweep
+from anoneval.core.data.blocks import SERIAL_BLOCKS, as_task, in_task, spans, task_threads
+from anoneval.core.run.engine import DaskEngine, LocalEngine
+from anoneval.core.run.evaluator import evaluate
+from anoneval.core.run.sweep import sweep
 from anoneval.plugins.distances import martinez2021
 from anoneval.plugins.fidelity import energy_statistic
 from anoneval.plugins.linkage import record_linkage

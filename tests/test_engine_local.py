@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 
 from anoneval.core import evaluate_many
-from anoneval.core.blocks import in_task
-from anoneval.core.engine import (
+from anoneval.core.data.blocks import in_task
+from anoneval.core.run.engine import (
     LocalEngine,
     _context,
     _largest_first,
     _start_pool,
     _while_starting,
 )
-from anoneval.core.sweep import sweep
+from anoneval.core.run.sweep import sweep
 
 QI = ["age", "zip"]
 MEASURES = [{"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 2}},

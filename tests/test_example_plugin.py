@@ -41,7 +41,7 @@ ANONEVAL = str(Path(sys.executable).with_name("anoneval"))
 #: their exit codes and output as JSON: one process start for many commands.
 DRIVER = """
 import contextlib, io, json, os, sys
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 out = []
 for cwd, args in json.loads(sys.argv[1]):
     os.chdir(cwd)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from anoneval.core import Microdata, evaluate
 from anoneval.core.api import ConfigError, Context, DataError
-from anoneval.core.config import load_config
-from anoneval.core.report import build_risk_utility
-from anoneval.core.runner import run_plan
+from anoneval.core.report.model import build_risk_utility
+from anoneval.core.run.config import load_config
+from anoneval.core.run.runner import run_plan
 from anoneval.plugins.generalization.granularity import Granularity
 
 HERE = Path(__file__).resolve().parent / "data"

@@ -16,10 +16,10 @@ import pytest
 from pydantic import ValidationError
 
 from anoneval.core import ConfigError, DataError, Evaluator, evaluate, evaluate_many, load
-from anoneval.core.cli import main
-from anoneval.core.config import validate_config
-from anoneval.core.data import align_dtypes, as_dataset, sniff_separator
-from anoneval.core.jsonable import to_jsonable
+from anoneval.core.cli.main import main
+from anoneval.core.data.kinds import align_dtypes, as_dataset, sniff_separator
+from anoneval.core.report.jsonable import to_jsonable
+from anoneval.core.run.config import validate_config
 
 QI = {"name": "ShareBelowK", "params": {"quasi_identifiers": ["a"]}}
 FRAME = pd.DataFrame({"a": [1, 1, 2, 2], "b": ["x", "y", "x", "y"]})

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, DataError, evaluate
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 
 N = 8
 ORIGINAL = pd.DataFrame({"id": range(N), "c": [np.inf, *np.arange(1.0, N)],

@@ -36,11 +36,11 @@ from anoneval.core.api import (
     hookimpl,
     released,
 )
-from anoneval.core.cli import main
-from anoneval.core.config import load_config
-from anoneval.core.html import details_html, render_html, write_html
-from anoneval.core.plots import PlotDependencyError
-from anoneval.core.runner import run_plan
+from anoneval.core.cli.main import main
+from anoneval.core.report.html import details_html, render_html, write_html
+from anoneval.core.report.plots import PlotDependencyError
+from anoneval.core.run.config import load_config
+from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -765,7 +765,7 @@ def test_cell_map_palette_is_colour_blind_safe() -> None:
     from matplotlib import colormaps
     from matplotlib.colors import to_rgb
 
-    from anoneval.core.plots import status_palette
+    from anoneval.core.report.plots import status_palette
 
     palette = [to_rgb(c) for c in status_palette(3)]
     cividis = colormaps["cividis"]
@@ -800,21 +800,22 @@ def test_inputs_table_fits_the_page_in_chromium(browser, registry, tmp_path: Pat
 
 
 def test_html_comes_from_autoescaped_templates(root: Path) -> None:
-    from anoneval.core.templating import environment
+    from anoneval.core.report.templating import environment
 
     env = environment()
     for name in ("report.html.j2", "sweep.html.j2", "figure.html.j2", "repr.html.j2"):
-        assert env.get_template(name).render  # loads from core/templates
+        assert env.get_template(name).render  # loads from core/report/templates
         assert env.autoescape(name) is True
     # no HTML built from f-strings or concatenation in the rendering modules
-    for module in ("core/html.py", "core/plots.py", "core/sweep.py", "core/report.py"):
+    for module in ("core/report/html.py", "core/report/plots.py", "core/run/sweep.py",
+                   "core/report/model.py"):
         source = (root / module).read_text()
         assert not re.search(r"""f?["']<(td|tr|th|p|div|table|img|figure|section|h\d)\b""",
                              source), module
 
 
 def test_plots_know_no_plugin_and_the_registry_imports_no_plotting(root: Path) -> None:
-    source = (root / "core" / "plots.py").read_text()
+    source = (root / "core" / "report" / "plots.py").read_text()
     registry = build_registry(entry_points=False)
     names = [e.name for e in registry.entries()]
     keys = ["class_size_counts", "cells", "nearest_distance", "curve"]

@@ -41,11 +41,11 @@ def test_the_contracts_hold(copy: Path) -> None:
 
 
 @pytest.mark.parametrize(("module", "bad_import", "contract"), [
-    ("plugins/microdata/kanonymity.py", "import anoneval.core.evaluator",
+    ("plugins/microdata/kanonymity.py", "import anoneval.core.run.evaluator",
      "Plugins use the public contract"),
-    ("registry/__init__.py", "import anoneval.core.plots", "The registry depends on"),
+    ("registry/__init__.py", "import anoneval.core.report.plots", "The registry depends on"),
     ("core/api.py", "import anoneval.plugins.microdata.kanonymity", "The core knows no plugin"),
-    ("core/data.py", "import anoneval.core.evaluator", "Layers"),
+    ("core/data/kinds.py", "import anoneval.core.run.evaluator", "Layers"),
 ])
 def test_a_violating_import_fails_the_check(copy: Path, module: str, bad_import: str,
                                             contract: str) -> None:

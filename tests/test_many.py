@@ -26,10 +26,10 @@ from anoneval.core.api import (
     RiskMeasure,
     released,
 )
-from anoneval.core.cli import main
-from anoneval.core.config import load_config, validate_config
-from anoneval.core.report import build_risk_utility, higher_is_worse, pareto_optimal
-from anoneval.core.runner import run_plan
+from anoneval.core.cli.main import main
+from anoneval.core.report.model import build_risk_utility, higher_is_worse, pareto_optimal
+from anoneval.core.run.config import load_config, validate_config
+from anoneval.core.run.runner import run_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 

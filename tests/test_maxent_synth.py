@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from anoneval.core.api import ConfigError, Context, DataError, LossMeasure, MeasureResult, Microdata
-from anoneval.core.config import validate_config
-from anoneval.core.runner import run_plan
+from anoneval.core.run.config import validate_config
+from anoneval.core.run.runner import run_plan
 from anoneval.plugins._continuous import coin_index, m_index
 from anoneval.plugins.synthesizers import _dual, _ipf, _logistic
 from anoneval.plugins.synthesizers.gaussian_copula import GaussianCopula, category_scores

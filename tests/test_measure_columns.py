@@ -12,7 +12,7 @@ import pytest
 
 from anoneval.core import evaluate
 from anoneval.core.api import param_columns
-from anoneval.core.partitioned import Partitioned
+from anoneval.core.data.partitioned import Partitioned
 from anoneval.registry import build_registry
 
 QI = ["age", "sex", "zip"]

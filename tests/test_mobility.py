@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from anoneval.core import Evaluator, evaluate, load
 from anoneval.core.api import ConfigError, DataError, Microdata, Trajectories
-from anoneval.core.cli import main
-from anoneval.core.config import validate_params
+from anoneval.core.cli.main import main
+from anoneval.core.run.config import validate_params
 from anoneval.plugins.linkage.record_linkage import RecordLinkage, window_bounds
 from anoneval.registry import default_registry
 

@@ -91,8 +91,8 @@ def test_wheel_contains_every_module_and_the_registry(root: Path, wheel: Path) -
     assert expected <= names, sorted(expected - names)
     assert "anoneval/registry/config.json" in names
     assert {"anoneval/__init__.py", "anoneval/__main__.py", "anoneval/py.typed"} <= names
-    templates = {f"anoneval/core/templates/{p.name}"
-                 for p in (root / "core" / "templates").iterdir()}
+    templates = {f"anoneval/core/report/templates/{p.name}"
+                 for p in (root / "core" / "report" / "templates").iterdir()}
     assert templates and templates <= names, sorted(templates - names)
     with zipfile.ZipFile(wheel) as zf:
         shipped = zf.read("anoneval/registry/config.json")
@@ -106,8 +106,8 @@ def test_import_names(module: str) -> None:
     __import__(module)
 
 
-@pytest.mark.parametrize("module", ["anoneval.registry", "anoneval.core.config",
-                                    "anoneval.core.evaluator", "anoneval.testing",
+@pytest.mark.parametrize("module", ["anoneval.registry", "anoneval.core.run.config",
+                                    "anoneval.core.run.evaluator", "anoneval.testing",
                                     "anoneval.plugins.microdata.kanonymity"])
 def test_each_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
     # no import cycle between anoneval.core and anoneval.registry, whichever comes first

@@ -1,4 +1,4 @@
-"""Paired records (core/pairs.py) and NonUniformEntropy partition-wise on the dask engine."""
+"""Paired records (core/data/pairs.py) and NonUniformEntropy partition-wise on the dask engine."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from anoneval.core import evaluate
 from anoneval.core.api import DELETED, MeasureResult, RiskMeasure
-from anoneval.core.data import Microdata
+from anoneval.core.data.kinds import Microdata
+from anoneval.core.data.pairs import _spans, pair_datasets
+from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.errors import DataError
-from anoneval.core.pairs import _spans, pair_datasets
-from anoneval.core.partitioned import Partitioned
 
 pytest.importorskip("distributed", reason="the dask extra is not installed")
 

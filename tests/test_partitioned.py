@@ -12,16 +12,16 @@ import pytest
 
 from anoneval.core import evaluate
 from anoneval.core.api import MeasureResult, RiskMeasure
-from anoneval.core.config import validate_config
-from anoneval.core.data import load
-from anoneval.core.partitioned import (
+from anoneval.core.data.kinds import load
+from anoneval.core.data.partitioned import (
     SCAN_COLUMNS,
     TASKS_PER_WORKER,
     Partitioned,
     RowHash,
     RowHasher,
 )
-from anoneval.core.runner import run_plan
+from anoneval.core.run.config import validate_config
+from anoneval.core.run.runner import run_plan
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -284,8 +284,8 @@ def test_reduce_folds_consecutive_partitions_in_path_order(tmp_path, cluster):
 
 
 def test_a_summary_over_its_budget_fails_alone(monkeypatch):
-    from anoneval.core import partitioned
-    from anoneval.core.summary import SummarySpec
+    from anoneval.core.data import partitioned
+    from anoneval.core.data.summary import SummarySpec
 
     monkeypatch.setattr(partitioned, "_summary_budget", lambda: 4_000)
     frame = census().assign(rid=np.arange(600))

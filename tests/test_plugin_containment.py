@@ -26,9 +26,9 @@ from anoneval.core.api import (
     Trajectories,
     released,
 )
-from anoneval.core.config import load_config
-from anoneval.core.evaluator import read_only
-from anoneval.core.runner import run_plan
+from anoneval.core.run.config import load_config
+from anoneval.core.run.evaluator import read_only
+from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
 FRAME = pd.DataFrame({"age": [30, 30, 40, 40, 50], "zip": ["a", "a", "b", "b", "c"]})
@@ -269,12 +269,12 @@ def test_a_validated_config_is_not_checked_again(registry, tmp_path: Path,
     def fail(*args, **kwargs):
         raise AssertionError("checked twice")
 
-    monkeypatch.setattr("anoneval.core.evaluator.input_problems", fail)
+    monkeypatch.setattr("anoneval.core.run.evaluator.input_problems", fail)
     assert run_plan(plan)["Quick"].value == 0.5
     # the Python API, which has no config, still checks
     monkeypatch.undo()
     calls: list[str] = []
-    monkeypatch.setattr("anoneval.core.evaluator.input_problems",
+    monkeypatch.setattr("anoneval.core.run.evaluator.input_problems",
                         lambda m, *args: calls.append(m.name) or [])
     evaluate(FRAME, FRAME, ["Quick"], registry=registry)
     assert calls == ["Quick"]

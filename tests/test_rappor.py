@@ -621,8 +621,8 @@ def test_example_writes_figures(tmp_path, root):
 
 
 def test_config_without_data_and_synthesizer_closed_loop(tmp_path):
-    from anoneval.core.config import validate_config
-    from anoneval.core.runner import run_plan
+    from anoneval.core.run.config import validate_config
+    from anoneval.core.run.runner import run_plan
 
     analytic = {"measures": [{"name": "MILeakage", "params": {
         "mechanism": "unary", "beta": 0.25, "categories": 4}}]}

@@ -46,7 +46,7 @@ def test_ci_runs_the_readme_commands(root: Path) -> None:
 def generated(args: list[str], monkeypatch: pytest.MonkeyPatch,
               capsys: pytest.CaptureFixture[str]) -> str:
     """What ``anoneval ARGS`` prints with the built-ins only (run in this process)."""
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     for name, value in BUILTINS_ONLY.items():
         monkeypatch.setenv(name, value)

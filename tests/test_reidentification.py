@@ -524,7 +524,7 @@ def test_empty_data_is_an_error():
 
 
 def test_risk_census_example_runs_with_histograms(root, tmp_path):
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     out, page = tmp_path / "report.json", tmp_path / "report.html"
     assert main(["run", str(root / "examples" / "risk_census.json"), "-o", str(out),

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from anoneval.core.atomic import TEMP_PATTERN, remove_stale, write_atomic
+from anoneval.core.report.atomic import TEMP_PATTERN, remove_stale, write_atomic
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -28,7 +28,7 @@ DRIVER = textwrap.dedent("""
         open(ready, "w").close()
         time.sleep(60)
     os.fsync = slow_fsync
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
     sys.exit(main(sys.argv[2:]))
 """)
 
@@ -85,7 +85,7 @@ def test_after_kill_9_the_next_write_removes_the_stale_temporary(workdir: Path) 
     proc.communicate(timeout=30)
     stale = temporaries(workdir)
     assert len(stale) == 1 and f"anoneval-{proc.pid}-" in stale[0]
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     assert main(["run", str(workdir / "cfg.json"), "-q"]) == 0  # the next write, in this process
     assert temporaries(workdir) == []

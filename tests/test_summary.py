@@ -27,7 +27,7 @@ from anoneval.core.api import (
     SummarySpec,
     dataset_summarizer,
 )
-from anoneval.core.partitioned import _summaries
+from anoneval.core.data.partitioned import _summaries
 from anoneval.plugins.generalization.aecs import AECS
 from anoneval.plugins.generalization.dm import DM
 from anoneval.plugins.generalization.dmstar import DMStar
@@ -298,7 +298,7 @@ def test_summary_computed_once_per_dataset_and_spec(monkeypatch):
 def test_one_grouping_per_dataset_and_qi_set(monkeypatch):
     """Measures reading class summaries and measures reading row-level classes share one
     grouping of each dataset over the quasi-identifiers per run."""
-    from anoneval.core import summary
+    from anoneval.core.data import summary
 
     calls: list[tuple[int, tuple[str, ...]]] = []
     class_codes = summary.class_codes
@@ -469,7 +469,7 @@ def test_weights_are_checked_from_the_weighted_summary_alone():
 def test_each_column_is_coded_once_per_dataset(monkeypatch) -> None:
     """Groupings over different key sets (all quasi-identifiers for k-anonymity, each one for
     non-uniform entropy) and the content hash share each column's codes."""
-    from anoneval.core import summary
+    from anoneval.core.data import summary
 
     coded: list[int] = []
     codes = summary._codes

@@ -15,7 +15,6 @@ import pytest
 from _toy_plugins import registry_with, toy_measure
 from pydantic import Field
 
-from anoneval.core import runner as runner_module
 from anoneval.core.api import (
     ConfigError,
     Context,
@@ -26,11 +25,12 @@ from anoneval.core.api import (
     Synthesizer,
     released,
 )
-from anoneval.core.cli import main
-from anoneval.core.config import validate_config
-from anoneval.core.plots import sweep_figure
-from anoneval.core.report import FRAME_COLUMNS
-from anoneval.core.sweep import (
+from anoneval.core.cli.main import main
+from anoneval.core.report.model import FRAME_COLUMNS
+from anoneval.core.report.plots import sweep_figure
+from anoneval.core.run import runner as runner_module
+from anoneval.core.run.config import validate_config
+from anoneval.core.run.sweep import (
     EVERY,
     param_text,
     parse_param,

@@ -11,10 +11,10 @@ import pytest
 
 from anoneval.core import ConfigError, Evaluator, api, evaluate, evaluate_many
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
-from anoneval.core.config import load_config, validate_config
-from anoneval.core.data import Microdata
-from anoneval.core.evaluator import control_overlap
-from anoneval.core.runner import run_plan
+from anoneval.core.data.kinds import Microdata
+from anoneval.core.run.config import load_config, validate_config
+from anoneval.core.run.evaluator import control_overlap
+from anoneval.core.run.runner import run_plan
 
 DATA = Path(__file__).parent / "data" / "synthetic"
 LINK = {"name": "Linkability", "params": {"n_attacks": 100,
@@ -77,7 +77,7 @@ def test_many_variants_share_the_control(files: Path) -> None:
     assert many.inputs["control"]["rows"] == 1000
     for r in many.variants:
         assert r.inputs["control"]["rows"] == 1000
-    from anoneval.core.html import _inputs
+    from anoneval.core.report.html import _inputs
 
     assert [role for role, _ in _inputs(many)["rows"]] == ["original", "control", "variant a",
                                                            "variant b"]
@@ -119,7 +119,7 @@ def test_example_config_validates() -> None:
 
 def test_attack_rates_section_in_the_html_report() -> None:
     pytest.importorskip("matplotlib")
-    from anoneval.core.html import plugin_fragments
+    from anoneval.core.report.html import plugin_fragments
     from anoneval.registry import build_registry
 
     registry = build_registry(entry_points=False)
@@ -170,7 +170,7 @@ def test_the_control_set_is_read_only_for_plugins() -> None:
 
 
 def test_no_output_may_overwrite_the_control_set(files: Path, capsys) -> None:
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     before = (files / "control.csv").read_bytes()
     cfg = write(files, {"original": {"path": "original.csv"},

@@ -2,6 +2,6 @@
 
 import sys
 
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 
 sys.exit(main())

@@ -21,8 +21,17 @@ from typing import Any
 
 import click
 
-from anoneval.core.atomic import remove_live
-from anoneval.core.commands import (
+from anoneval.core.cli.plugin_docs import (
+    KIND_TITLES,
+    describe_params,
+    plugin_reference,
+    plugins_markdown,
+)
+from anoneval.core.data.progress import progress_wanted
+from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.report.atomic import remove_live
+from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.run.commands import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_MEASURE_FAILED,
@@ -33,17 +42,8 @@ from anoneval.core.commands import (
     quiet_option,
     registry_option,
 )
-from anoneval.core.errors import AnonevalError, ConfigError
-from anoneval.core.outputs import check_outputs
-from anoneval.core.plugin_docs import (
-    KIND_TITLES,
-    describe_params,
-    plugin_reference,
-    plugins_markdown,
-)
-from anoneval.core.progress import progress_wanted
-from anoneval.core.report import MultiReport, Report
-from anoneval.core.workflows import load_workflow_config, workflow_name, workflows
+from anoneval.core.run.outputs import check_outputs
+from anoneval.core.run.workflows import load_workflow_config, workflow_name, workflows
 from anoneval.registry import Registry, build_registry, own_version, plugin_info
 
 KIND_CHOICE = click.Choice(list(KIND_TITLES))
@@ -100,8 +100,8 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
             engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
             registry: str | None) -> int:
     """Evaluate a config and write the report."""
-    from anoneval.core.config import load_config
-    from anoneval.core.runner import plan_inputs, plan_outputs, run_plan
+    from anoneval.core.run.config import load_config
+    from anoneval.core.run.runner import plan_inputs, plan_outputs, run_plan
 
     _refuse_workflow_config(config)
     plan = load_config(config, command_registry(registry))
@@ -113,7 +113,7 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
         outputs.append(("HTML report (--html)", Path(html)))
     check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
     if html:
-        from anoneval.core.plots import require_matplotlib
+        from anoneval.core.report.plots import require_matplotlib
 
         require_matplotlib()  # fail before evaluating, not after
     overrides = {k: v for k, v in (("name", engine), ("address", scheduler),
@@ -129,7 +129,7 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
                       engine=engine_config)
     _emit_report(report, out, quiet)
     if html:
-        from anoneval.core.html import write_html
+        from anoneval.core.report.html import write_html
 
         write_html(report, html, plan, datasets=datasets)
         if not quiet:
@@ -155,8 +155,8 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
 @registry_option
 def cmd_validate(config: str, registry: str | None) -> int:
     """Validate a config (evaluation or workflow) without running it."""
-    from anoneval.core.config import load_config
-    from anoneval.core.runner import plan_inputs, plan_outputs
+    from anoneval.core.run.config import load_config
+    from anoneval.core.run.runner import plan_inputs, plan_outputs
 
     reg = command_registry(registry)
     if workflow_name(config) is not None:
@@ -242,7 +242,7 @@ def cmd_describe(name: str | None, all_: bool, markdown: bool, kind: str | None,
 @registry_option
 def cmd_schema(registry: str | None) -> int:
     """JSON Schema of the config, of every plugin's params and of every workflow config."""
-    from anoneval.core.config import config_schema
+    from anoneval.core.run.config import config_schema
 
     reg = command_registry(registry)
     plugins: dict[str, dict[str, Any]] = {}

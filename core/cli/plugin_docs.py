@@ -12,7 +12,7 @@ import json
 import types
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
-from anoneval.core.jsonable import to_jsonable
+from anoneval.core.report.jsonable import to_jsonable
 
 if TYPE_CHECKING:
     from anoneval.registry import Registry

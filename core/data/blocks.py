@@ -3,7 +3,7 @@
 A measure splits its pairwise work into independent blocks and hands them to
 ``Context.map_blocks(fn, blocks, shared)``: ``fn(shared, block)`` is a picklable top-level
 function, ``shared`` what every block reads (shipped once per worker). The runner is the
-engine's (:mod:`anoneval.core.engine`): a plain loop here by default, the local engine's
+engine's (:mod:`anoneval.core.run.engine`): a plain loop here by default, the local engine's
 processes, or Dask workers. Results come back in block order, so a measure that combines them
 in that order gets the same result on every engine and worker count.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from anoneval.core.data import Dataset
+    from anoneval.core.data.kinds import Dataset
 
 #: Which datasets a measure needs: both sides, either one (the released side when both are
 #: given: the anonymized one), or none (analytic measures).

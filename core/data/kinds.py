@@ -23,8 +23,8 @@ import pandas as pd
 from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
-from anoneval.core.sources import Source, locate, type_partitions, with_partitions
 
 T = TypeVar("T")
 FORMATS = ("csv", "parquet", "jsonl")
@@ -891,7 +891,8 @@ def read_file(file: Path, fmt: str, opts: ReadOptions,
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
     """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
-    dataset, hive partitions included) or a glob of files (see :mod:`anoneval.core.sources`)."""
+    dataset, hive partitions included) or a glob of files
+    (see :mod:`anoneval.core.data.sources`)."""
     source = locate(path)
     fmt = source_format(source, fmt)
     opts = read_options(path, kind, options)

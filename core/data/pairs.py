@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from anoneval.core.data import Dataset, FrameData, data_row
+from anoneval.core.data.kinds import Dataset, FrameData, data_row
 from anoneval.core.errors import DataError
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ def pair_datasets(original: FrameData, anonymized: FrameData, columns: Mapping[s
 
 def _pieces(data: Dataset, columns: Collection[str]) -> tuple[list[Any], list[int]]:
     """The blocks of ``data`` (delayed partitions, or the one in-memory frame) and their rows."""
-    from anoneval.core.partitioned import Partitioned
+    from anoneval.core.data.partitioned import Partitioned
 
     if isinstance(data, Partitioned):
         return list(data.frame(columns).to_delayed()), list(data.partition_rows)
@@ -164,7 +164,7 @@ def _lazy(data: Dataset, columns: list[str]) -> Any:
     """A side as a ``dask.dataframe`` of ``columns``."""
     import dask.dataframe as dd
 
-    from anoneval.core.partitioned import Partitioned
+    from anoneval.core.data.partitioned import Partitioned
 
     if isinstance(data, Partitioned):
         return data.frame(columns)
@@ -183,7 +183,7 @@ def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, 
 
     from dask import delayed
 
-    from anoneval.core.partitioned import Partitioned, _tree
+    from anoneval.core.data.partitioned import Partitioned, _tree
 
     lazy_side = next(d for d in (original, anonymized) if isinstance(d, Partitioned))
     compute = lazy_side._compute

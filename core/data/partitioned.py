@@ -1,7 +1,7 @@
 """Partitioned inputs: a dataset read lazily as Dask partitions, and reductions over them.
 
 A :class:`Partitioned` dataset is a file, a folder (a Parquet dataset, hive partitions
-included) or a glob, as :func:`anoneval.core.data.load` reads it, but kept on disk: each data
+included) or a glob, as :func:`anoneval.core.data.kinds.load` reads it, but kept on disk: each data
 file is one partition of a ``dask.dataframe``, read on the workers with the same reader, the
 same column types (hive keys as columns, typed as pyarrow types them) and only the columns asked
 for. Its row count, content hash and per-column memory are computed partition-wise
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from anoneval.core.data import (
+from anoneval.core.data.kinds import (
     Conversion,
     DataKind,
     Dataset,
@@ -43,9 +43,9 @@ from anoneval.core.data import (
     require_columns,
     source_format,
 )
+from anoneval.core.data.sources import Source, locate
+from anoneval.core.data.summary import ClassSummary, SummarySpec
 from anoneval.core.errors import DataError
-from anoneval.core.sources import Source, locate
-from anoneval.core.summary import ClassSummary, SummarySpec
 
 T = TypeVar("T")
 #: Primes below 2**31 and the base of the polynomial row hash (products fit in 63 bits).
@@ -198,7 +198,7 @@ def _read_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
                 conversions: dict[str, Conversion] | None = None) -> pd.DataFrame:
     """One partition: the file's ``wanted`` columns (all when None) with its hive keys, typed
     as the whole dataset is (as pandas types the concatenation of every file), then read as
-    ``conversions`` say (see :func:`anoneval.core.data.unify_kinds`)."""
+    ``conversions`` say (see :func:`anoneval.core.data.kinds.unify_kinds`)."""
     own = None if wanted is None else [c for c in wanted if c not in hive]
     frame = read_file(file, fmt, opts, own)
     clash = sorted(set(hive) & {str(c) for c in frame.columns})
@@ -383,7 +383,7 @@ def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
 
 class Partitioned(Dataset):
     """A dataset kept on disk and read as Dask partitions, one per data file (sorted path
-    order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.load`."""
+    order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.kinds.load`."""
 
     def __init__(self, path: str | Path, kind: str = "microdata", fmt: str | None = None,
                  options: dict[str, Any] | ReadOptions | None = None) -> None:
@@ -416,7 +416,7 @@ class Partitioned(Dataset):
         return self
 
     def load(self) -> Dataset:
-        """The whole dataset in memory, as :func:`anoneval.core.data.load` reads it."""
+        """The whole dataset in memory, as :func:`anoneval.core.data.kinds.load` reads it."""
         return load(self.source or self.located.given, self.kind, self.fmt, self.opts)
 
     def _compute(self, *delayed_values: Any) -> Any:
@@ -617,7 +617,7 @@ class Partitioned(Dataset):
         return known | (set(columns) & set.intersection(*found))
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
-        """The :class:`~anoneval.core.data.ValueSurvey` of ``columns``, partition-wise."""
+        """The :class:`~anoneval.core.data.kinds.ValueSurvey` of ``columns``, partition-wise."""
         todo = [c for c in columns if ("value_survey", c) not in self._cache]
         if todo:
             found = self.reduce(todo, _surveys, _combine_surveys)

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from anoneval.core.data import Dataset, FrameData
+from anoneval.core.data.kinds import Dataset, FrameData
 from anoneval.core.errors import DataError
 
 Side = Literal["original", "anonymized"]

@@ -127,7 +127,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
 
 def write_frame_atomic(frame: pd.DataFrame, path: str | Path) -> None:
     """Save a frame (CSV, Parquet or JSON lines by extension) atomically."""
-    from anoneval.core.data import infer_format
+    from anoneval.core.data.kinds import infer_format
 
     path = Path(path)
     fmt = infer_format(path)

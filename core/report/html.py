@@ -1,6 +1,6 @@
 """The self-contained HTML report: one file, no network assets, plots embedded as PNG.
 
-Rendered from the jinja2 templates in ``core/templates`` with autoescaping, so every string
+Rendered from the jinja2 templates in ``core/report/templates`` with autoescaping, so every string
 that comes from a config, the data, a label, a variant name or a plugin's details is shown as
 text. The page carries a Content-Security-Policy that allows no script at all, as a second
 line of defence for the HTML fragments ``report_section`` plugins return.
@@ -27,20 +27,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from anoneval.core.jsonable import to_jsonable
-from anoneval.core.numbers import ZERO_NOTE, fmt_value, is_roundoff, unit_label
-from anoneval.core.plots import (
+from anoneval.core.report.jsonable import to_jsonable
+from anoneval.core.report.model import MultiReport, Report, unit_of, write_atomic
+from anoneval.core.report.numbers import ZERO_NOTE, fmt_value, is_roundoff, unit_label
+from anoneval.core.report.plots import (
     require_matplotlib,
     ru_map_figure,
     synthesis_figures,
     variants_figure,
 )
-from anoneval.core.report import MultiReport, Report, unit_of, write_atomic
-from anoneval.core.templating import Markup, render
+from anoneval.core.report.templating import Markup, render
 
 if TYPE_CHECKING:
-    from anoneval.core.config import Plan
-    from anoneval.core.data import Dataset
+    from anoneval.core.data.kinds import Dataset
+    from anoneval.core.run.config import Plan
     from anoneval.registry import Registry
 
 DEFAULT_MAX_ROWS = 50
@@ -175,7 +175,7 @@ def plugin_fragments(registry: Registry, measure: dict[str, Any],
     order; a failing plugin gives an error note instead of stopping the report.
 
     A fragment is HTML written by the plugin (code the user installed); it must escape what it
-    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.plots.note`.
+    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.report.plots.note`.
     """
     out: list[dict[str, Any]] = []
     args = {"measure": measure, "report": report}

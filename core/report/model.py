@@ -12,9 +12,9 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from anoneval.core.api import Direction
-from anoneval.core.atomic import write_atomic
-from anoneval.core.jsonable import to_jsonable
-from anoneval.core.numbers import ZERO_NOTE, fmt_value, is_roundoff
+from anoneval.core.report.atomic import write_atomic
+from anoneval.core.report.jsonable import to_jsonable
+from anoneval.core.report.numbers import ZERO_NOTE, fmt_value, is_roundoff
 
 if TYPE_CHECKING:
     from anoneval.registry import Registry
@@ -280,7 +280,7 @@ def format_sweep(frame: pd.DataFrame, param: str,
 
 
 def _table_html(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from anoneval.core.templating import render
+    from anoneval.core.report.templating import render
 
     return str(render("repr.html.j2", columns=columns, note="",
                       rows=[[{"text": c, "num": False, "code": False} for c in row]

@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.errors import AnonevalError
-from anoneval.core.numbers import axis_label, axis_scale, fmt_value
-from anoneval.core.templating import Markup, render
+from anoneval.core.report.numbers import axis_label, axis_scale, fmt_value
+from anoneval.core.report.templating import Markup, render
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from anoneval.core.data import Dataset
+    from anoneval.core.data.kinds import Dataset
 
 INSTALL_HINT = "pip install 'anoneval[report]'"
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every colour deficiency.
@@ -241,7 +241,7 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
 
-    from anoneval.core.report import higher_is_worse
+    from anoneval.core.report.model import higher_is_worse
 
     sx, sy = axis_scale(risk_unit), axis_scale(loss_unit)
     points = [{**p, "risk": p["risk"] * sx, "loss": p["loss"] * sy} for p in ru["points"]
@@ -300,7 +300,7 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
 def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> Markup:
     """ECDFs, Q–Q scatter and a pair scatter of actual against replica (numeric columns), or
     category frequencies (text columns)."""
-    from anoneval.core.data import Microdata
+    from anoneval.core.data.kinds import Microdata
 
     if not (isinstance(original, Microdata) and isinstance(replica, Microdata)):
         return Markup("")

@@ -1,4 +1,4 @@
-"""The jinja2 environment of anoneval's HTML: templates in ``core/templates``, autoescaped.
+"""The jinja2 environment of anoneval's HTML: templates in ``core/report/templates``, autoescaped.
 
 Every value a template prints is HTML-escaped unless it is :class:`markupsafe.Markup`; only
 HTML that anoneval built from templates, and the fragments of ``report_section`` plugins (code
@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-TEMPLATES = "anoneval.core"
+TEMPLATES = "anoneval.core.report"
 
 
 @functools.cache
@@ -28,7 +28,7 @@ def environment() -> jinja2.Environment:
 
 
 def render(template: str, **context: Any) -> Markup:
-    """Render a template of ``core/templates`` to safe markup."""
+    """Render a template of ``core/report/templates`` to safe markup."""
     return Markup(environment().get_template(template).render(**context))
 
 

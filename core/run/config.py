@@ -32,9 +32,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
-from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
+from anoneval.core.data.kinds import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
+from anoneval.core.data.sources import locate
 from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
-from anoneval.core.sources import locate
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry

@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
-from anoneval.core.config import EngineSpec
+from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.run.config import EngineSpec
 
 if TYPE_CHECKING:
-    from anoneval.core.config import PlannedMeasure
-    from anoneval.core.data import Dataset
-    from anoneval.core.report import Report
+    from anoneval.core.data.kinds import Dataset
+    from anoneval.core.report.model import Report
+    from anoneval.core.run.config import PlannedMeasure
 
 #: How to install what the dask engine needs.
 DASK_EXTRA = "pip install 'anoneval[dask]'"
@@ -58,7 +58,8 @@ WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 #: What the fork server imports once for all the local engine's processes, besides the main
 #: module and the first run's built-in measures' modules (one not installed is skipped).
-PRELOAD = ("anoneval.core.engine", "anoneval.registry", "anoneval.plugins.workflows.architecture",
+PRELOAD = ("anoneval.core.run.engine", "anoneval.registry",
+           "anoneval.plugins.workflows.architecture",
            "anoneval.plugins.workflows.sweep", "pyarrow.parquet", "pyarrow.dataset")
 S = TypeVar("S")
 B = TypeVar("B")
@@ -126,7 +127,7 @@ class Recipe:
     control: Dataset | None = None
 
     def evaluator(self) -> Any:
-        from anoneval.core.evaluator import Evaluator
+        from anoneval.core.run.evaluator import Evaluator
 
         return Evaluator(self.original, list(self.measures), seed=self.seed,
                          data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings,

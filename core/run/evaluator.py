@@ -26,9 +26,8 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
-from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
-from anoneval.core.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.data import (
+from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
+from anoneval.core.data.kinds import (
     Dataset,
     Microdata,
     align_dtypes,
@@ -37,12 +36,13 @@ from anoneval.core.data import (
     require_scalar_cells,
     unify_kinds,
 )
+from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.data.summary import dataset_summarizer
 from anoneval.core.errors import ConfigError, DataError
-from anoneval.core.jsonable import non_finite
-from anoneval.core.partitioned import Partitioned
-from anoneval.core.report import MeasureReport, MultiReport, Report, build_risk_utility
-from anoneval.core.scaled import Mode, ScaledRun, gather_limit, mode_of
-from anoneval.core.summary import dataset_summarizer
+from anoneval.core.report.jsonable import non_finite
+from anoneval.core.report.model import MeasureReport, MultiReport, Report, build_risk_utility
+from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
+from anoneval.core.run.scaled import Mode, ScaledRun, gather_limit, mode_of
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
     from anoneval.registry import Registry
@@ -452,7 +452,7 @@ class Evaluator:
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         variants = _named_variants(variants)
-        from anoneval.core.engine import new_recipe, open_engine
+        from anoneval.core.run.engine import new_recipe, open_engine
 
         with open_engine(engine) as eng:
             client = getattr(eng, "client", None)

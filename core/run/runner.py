@@ -6,16 +6,16 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from anoneval.core.atomic import write_frame_atomic
-from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
-from anoneval.core.config import Input, Plan
-from anoneval.core.data import Dataset, load
-from anoneval.core.engine import engine_spec
+from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks
+from anoneval.core.data.kinds import Dataset, load
+from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.errors import DataError
-from anoneval.core.evaluator import Evaluator
-from anoneval.core.outputs import check_outputs
-from anoneval.core.partitioned import Partitioned
-from anoneval.core.report import MultiReport, Report
+from anoneval.core.report.atomic import write_frame_atomic
+from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.run.config import Input, Plan
+from anoneval.core.run.engine import engine_spec
+from anoneval.core.run.evaluator import Evaluator
+from anoneval.core.run.outputs import check_outputs
 
 
 def load_input(item: Input, lazy: bool = False) -> Dataset:
@@ -70,7 +70,7 @@ def run_plan(plan: Plan, show_progress: bool = False,
     spec = engine if engine is not None else plan.config.engine
     if spec is None or _many(plan) or _lazy(plan, spec):
         return _run(plan, show_progress, datasets, engine)
-    from anoneval.core.engine import open_engine
+    from anoneval.core.run.engine import open_engine
 
     with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
         report = _run(plan, show_progress, datasets, engine, eng.blocks())

@@ -1,7 +1,7 @@
 """How measures run on partitioned data: from class summaries, partition-wise, or gathered.
 
 On the dask engine an input given as a path stays on disk as a
-:class:`~anoneval.core.partitioned.Partitioned` dataset, and each measure runs in the first way
+:class:`~anoneval.core.data.partitioned.Partitioned` dataset, and each measure runs in the first way
 it supports:
 
 1. **class summaries**: a measure whose :meth:`~anoneval.core.api.Measure.summaries` returns
@@ -9,7 +9,7 @@ it supports:
    computed once per run, all in one partition-wise pass on the cluster;
 2. **partition-wise**: a measure defining ``partial``, ``combine`` and ``finalize`` has its
    partials computed on the workers, combined in a tree, and finalized here; a ``paired``
-   measure's partials are of the records of both sides paired (:mod:`anoneval.core.pairs`);
+   measure's partials are of the records of both sides paired (:mod:`anoneval.core.data.pairs`);
 3. **gathered**: any other measure gets the columns it reads (all, unless it says which)
    gathered into this process, with a warning, when their estimated size fits the gather limit;
    otherwise it fails with an error naming its size, and the other measures still run.
@@ -24,11 +24,11 @@ from typing import Any, Literal
 import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, released
-from anoneval.core.data import Dataset
+from anoneval.core.data.kinds import Dataset
+from anoneval.core.data.pairs import paired_reduce
+from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.data.summary import ClassSummary, Side, SummarySpec
 from anoneval.core.errors import DataError
-from anoneval.core.pairs import paired_reduce
-from anoneval.core.partitioned import Partitioned
-from anoneval.core.summary import ClassSummary, Side, SummarySpec
 
 Mode = Literal["summaries", "partition-wise", "gathered"]
 

@@ -36,13 +36,13 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
-from anoneval.core.config import Plan, json_path, load_config, validate_config
-from anoneval.core.data import Dataset
+from anoneval.core.data.kinds import Dataset
+from anoneval.core.data.progress import progress_bar
 from anoneval.core.errors import ConfigError
-from anoneval.core.jsonable import to_jsonable
-from anoneval.core.progress import progress_bar
-from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report, units_by_label
+from anoneval.core.report.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
+from anoneval.core.report.jsonable import to_jsonable
+from anoneval.core.report.model import FRAME_COLUMNS, MultiReport, Report, units_by_label
+from anoneval.core.run.config import Plan, json_path, load_config, validate_config
 from anoneval.registry import Registry, default_registry, own_version
 
 MAX_POINTS = 10_000
@@ -91,7 +91,7 @@ class SweepReport(BaseModel):
     def summary(self, registry: Registry | None = None) -> str:
         """One line per value, variant and measure (values with units); an ``error`` column
         only when a run failed."""
-        from anoneval.core.report import format_sweep
+        from anoneval.core.report.model import format_sweep
 
         first = self.runs[0].report if self.runs else None
         measures = (first.variants[0].measures if isinstance(first, MultiReport)
@@ -248,7 +248,7 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
     where it runs, with the default registry, as a variant task does; the report equals a
     serial sweep's apart from timings.
     """
-    from anoneval.core.runner import run_plan
+    from anoneval.core.run.runner import run_plan
 
     if isinstance(config, (str, Path)):
         plan0 = load_config(config, registry)
@@ -274,7 +274,7 @@ def sweep(config: dict[str, Any] | str | Path, param: str, values: Sequence[Any]
                     p = prefix + p[len("measures[0]"):]
                 problems.append((f"{param} = {json.dumps(v)}" + (f": {p}" if p else ""), msg))
             raise ConfigError(problems) from exc
-    from anoneval.core.engine import LocalEngine, open_engine, parallel
+    from anoneval.core.run.engine import LocalEngine, open_engine, parallel
 
     spec = engine if engine is not None else (plans[0].config.engine if plans else None)
     with open_engine(spec) as eng:
@@ -307,7 +307,7 @@ def run_point(plan: Plan, inputs: str | None = None) -> Report | MultiReport:
     With an ``inputs`` token, the inputs this process loads are kept for the later points of
     the same token (the points of a sweep read the same files), as a serial sweep does.
     """
-    from anoneval.core.runner import run_plan
+    from anoneval.core.run.runner import run_plan
 
     datasets = None
     if inputs is not None:
@@ -325,9 +325,9 @@ def sweep_html(result: SweepReport, png: bytes | None) -> str:
     values, every string escaped."""
     import base64
 
-    from anoneval.core.html import records_block
-    from anoneval.core.numbers import fmt_value
-    from anoneval.core.templating import render
+    from anoneval.core.report.html import records_block
+    from anoneval.core.report.numbers import fmt_value
+    from anoneval.core.report.templating import render
 
     frame = result.to_frame()
     frame["column"] = frame["label"] + frame["variant"].map(
@@ -362,7 +362,7 @@ def write_sweep(result: SweepReport, prefix: str | Path, plot: str = "both",
     write_atomic(out[0], result.to_json() + "\n")
     write_frame_atomic(result.to_frame(), out[1])
     if plot != "none":
-        from anoneval.core.plots import png_bytes, sweep_figure
+        from anoneval.core.report.plots import png_bytes, sweep_figure
 
         png = png_bytes(sweep_figure(result.to_frame(), result.param, overlay))
         for path in out[2:]:

@@ -39,7 +39,7 @@ class Workflow:
     def validate(self, raw: Any, base_dir: Path, registry: Registry,
                  config_path: Path | None = None) -> BaseModel:
         """The validated config; every problem in one :class:`ConfigError`."""
-        from anoneval.core.config import json_path
+        from anoneval.core.run.config import json_path
 
         try:
             config = self.model.model_validate(raw)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from anoneval.core.evaluator import evaluate
-from anoneval.core.report import Report
+from anoneval.core.report.model import Report
+from anoneval.core.run.evaluator import evaluate
 from anoneval.registry import Registry, build_registry
 
 

@@ -18,7 +18,7 @@ def attack_section(measure: Mapping[str, Any]) -> str | None:
     if not isinstance(details, Mapping) or not all(
             isinstance(details.get(k), Mapping) for k, _, _ in RATES):
         return None
-    from anoneval.core.plots import figure_block, new_figure, text_inches
+    from anoneval.core.report.plots import figure_block, new_figure, text_inches
 
     rows = [(label, float(details[k]["value"]), float(details[k]["error"]), color)
             for k, label, color in RATES]

@@ -1,6 +1,6 @@
 """Shared machinery of the trajectory distances: haversine, per-point caches, length grouping.
 
-All trajectory distances compare two :class:`~anoneval.core.data.Trajectories` datasets. Their
+All trajectory distances compare two :class:`~anoneval.core.data.kinds.Trajectories` datasets. Their
 cost is dominated by point-to-point great-circle distances, so the per-point trigonometry is
 cached on each dataset (``Dataset.cached``) and the pair work is vectorised over all pairs of
 trajectories that share a pair of lengths: for Martinez2021 the aligned indices depend only on

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import COLORS, ecdf, figure_block, floats, new_figure, note
+from anoneval.core.report.plots import COLORS, ecdf, figure_block, floats, new_figure, note
 
 
 def linkage_section(measure: Mapping[str, Any]) -> str | None:

@@ -17,7 +17,7 @@ its ``MetricSDNMDiscernability``/``MetricMDNUEntropyPrecomputed`` and risk model
 The classes come from the records (:func:`released_classes`, for measures that also read rows)
 or from the released side's class summary (:func:`summary_classes`, for measures that declare
 :func:`summary_specs`). Both group the records once per run with the same function
-(:func:`~anoneval.core.summary.class_codes`) and apply the token and missing-value rules to the
+(:func:`~anoneval.core.data.summary.class_codes`) and apply the token and missing-value rules to the
 groups with :func:`key_classes`.
 """
 

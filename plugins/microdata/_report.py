@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import COLORS, figure_block, log_axis, new_figure
+from anoneval.core.report.plots import COLORS, figure_block, log_axis, new_figure
 
 
 def class_size_section(measure: Mapping[str, Any]) -> str | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import figure_block, floats, new_figure
+from anoneval.core.report.plots import figure_block, floats, new_figure
 
 
 def curve_section(measure: Mapping[str, Any]) -> str | None:

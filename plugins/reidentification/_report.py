@@ -29,7 +29,7 @@ def histogram_section(measure: Mapping[str, Any]) -> str | None:
     hist = measure.get("details", {}).get(key)
     if not isinstance(hist, Mapping) or "edges" not in hist or "counts" not in hist:
         return None
-    from anoneval.core.plots import COLORS, figure_block, log_axis, new_figure
+    from anoneval.core.report.plots import COLORS, figure_block, log_axis, new_figure
 
     edges = np.asarray(hist["edges"], dtype=np.float64)
     counts = np.asarray(hist["counts"], dtype=np.float64)

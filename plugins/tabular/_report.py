@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.api import hookimpl
-from anoneval.core.plots import figure_block, new_figure, note, status_palette, text_inches
+from anoneval.core.report.plots import figure_block, new_figure, note, status_palette, text_inches
 
 MAX_MAP_SIDE = 120
 #: The usual statuses, drawn light to dark; any other status gets the next palette colour.

@@ -31,7 +31,7 @@ MAX_COLUMNS = 6
 
 
 def _save(fig: Figure, path: Path) -> str:
-    from anoneval.core.atomic import write_bytes_atomic
+    from anoneval.core.report.atomic import write_bytes_atomic
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
@@ -82,7 +82,7 @@ def draw_all(folder: Path, cfg: ArchitectureConfig, columns: list[str], X: np.nd
     """Draw whatever the run reached; returns {figure name: PNG path}."""
     from matplotlib.figure import Figure
 
-    from anoneval.core.plots import grid_margins
+    from anoneval.core.report.plots import grid_margins
 
     out: dict[str, str] = {}
     names = cfg.plot_columns or columns[:2]

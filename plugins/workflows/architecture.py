@@ -55,16 +55,16 @@ from anoneval.core.api import (
     hookimpl,
     load,
 )
-from anoneval.core.commands import (
+from anoneval.core.data.kinds import unify_kinds
+from anoneval.core.report.jsonable import to_jsonable
+from anoneval.core.run.commands import (
     EXIT_MEASURE_FAILED,
     EXIT_OK,
     command_registry,
     quiet_option,
     registry_option,
 )
-from anoneval.core.data import unify_kinds
-from anoneval.core.jsonable import to_jsonable
-from anoneval.core.outputs import collisions
+from anoneval.core.run.outputs import collisions
 from anoneval.plugins._continuous import Transform
 from anoneval.plugins.fidelity.moment_discrepancy import Moment
 
@@ -351,7 +351,7 @@ class Architecture:
         self.plots_dir = (self._path(config.output.plots)
                           if config.output.plots is not None and plots is not False else None)
         if self.plots_dir is not None:
-            from anoneval.core.plots import require_matplotlib
+            from anoneval.core.report.plots import require_matplotlib
 
             require_matplotlib()
         self.tasks: dict[int, dict[str, Any]] = {}
@@ -367,7 +367,7 @@ class Architecture:
     # -- setup ------------------------------------------------------------------------------
 
     def _synthesizer(self, columns: list[str]) -> Any:
-        from anoneval.core.config import validate_params
+        from anoneval.core.run.config import validate_params
 
         ref = self.cfg.synthesizer
         cls = synthesizer_class(ref, self.registry)
@@ -760,7 +760,7 @@ class Architecture:
     def _finish(self, started: float, replica: pd.DataFrame | None, columns: list[str],
                 X: np.ndarray, fitted: Any, model: ModelView | None, Y: np.ndarray | None,
                 replica_model: ModelView | None = None) -> dict[str, Any]:
-        from anoneval.core.atomic import write_atomic, write_frame_atomic
+        from anoneval.core.report.atomic import write_atomic, write_frame_atomic
 
         failed = next((n for n in self.nodes if not n.passed), None)
         released_path = self._path(self.cfg.output.released)
@@ -819,7 +819,7 @@ def run_architectures(configs: Sequence[str | Path | dict[str, Any]], *, engine:
     ``engine`` (a name, an engine config dict or a ``distributed.Client``; default serial),
     with the default registry; the reports, in the configs' order, equal serial runs' apart
     from their ``seconds``. Configs writing the same output files must not run together."""
-    from anoneval.core.engine import open_engine
+    from anoneval.core.run.engine import open_engine
 
     with open_engine(engine) as eng:
         return eng.map(_architecture_task, [(c, plots) for c in configs])
@@ -857,7 +857,7 @@ def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
 def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
     """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
     release it only when all six inspections pass."""
-    from anoneval.core.progress import progress_wanted
+    from anoneval.core.data.progress import progress_wanted
 
     report = run_architecture(config, registry=command_registry(registry),
                               show_progress=progress_wanted(quiet),

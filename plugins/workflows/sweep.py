@@ -1,4 +1,4 @@
-"""The ``anoneval sweep`` command: a built-in command plugin over :mod:`anoneval.core.sweep`.
+"""The ``anoneval sweep`` command: a built-in command plugin over :mod:`anoneval.core.run.sweep`.
 
     anoneval sweep CONFIG --param measures[0].params.gamma --values 0:1:0.05
 """
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from anoneval.core.commands import (
+from anoneval.core.hookspecs import hookimpl
+from anoneval.core.run.commands import (
     EXIT_MEASURE_FAILED,
     EXIT_OK,
     command_registry,
     quiet_option,
     registry_option,
 )
-from anoneval.core.hookspecs import hookimpl
 
 
 @click.command("sweep")
@@ -41,11 +41,11 @@ from anoneval.core.hookspecs import hookimpl
 def sweep_command(config: str, param: str, values: str, output: str | None, plot: str,
                   overlay: bool, all_measures: bool, quiet: bool, registry: str | None) -> int:
     """Evaluate a config over a grid of one param and plot the curves."""
-    from anoneval.core.config import load_config
-    from anoneval.core.outputs import check_outputs
-    from anoneval.core.progress import progress_wanted
-    from anoneval.core.runner import plan_inputs
-    from anoneval.core.sweep import parse_param, parse_values, sweep, sweep_outputs, write_sweep
+    from anoneval.core.data.progress import progress_wanted
+    from anoneval.core.run.config import load_config
+    from anoneval.core.run.outputs import check_outputs
+    from anoneval.core.run.runner import plan_inputs
+    from anoneval.core.run.sweep import parse_param, parse_values, sweep, sweep_outputs, write_sweep
 
     reg = command_registry(registry)
     grid = parse_values(values)
@@ -56,7 +56,7 @@ def sweep_command(config: str, param: str, values: str, output: str | None, plot
     check_outputs([("config", config_path), *plan_inputs(plan)],
                   [(f"sweep output (-o {prefix})", p) for p in sweep_outputs(prefix, plot)])
     if plot != "none":
-        from anoneval.core.plots import require_matplotlib
+        from anoneval.core.report.plots import require_matplotlib
 
         require_matplotlib()
     result = sweep(config, param, grid, registry=reg, show_progress=progress_wanted(quiet),

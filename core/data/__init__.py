@@ -1,0 +1,1 @@
+"""Data: dataset kinds, loaders, sources, partitioned inputs, record pairs, class summaries."""

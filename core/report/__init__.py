@@ -1,0 +1,1 @@
+"""The report: its model (JSON, DataFrame, text), HTML page, plots, templates, number formats."""

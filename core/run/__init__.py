@@ -1,0 +1,1 @@
+"""Running an evaluation: config to plan, evaluator, engines, runner, outputs, workflow configs."""
