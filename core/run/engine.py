@@ -115,9 +115,13 @@ def public_address(address: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Recipe:
-    """Everything a worker needs to rebuild the evaluator: shipped once per worker."""
+    """Everything a worker needs to rebuild the evaluator: shipped once per worker.
+
+    ``build`` is the evaluator's class (the engine runs plain tasks and imports no evaluator).
+    """
 
     token: str
+    build: Callable[..., Any]
     original: Dataset | None
     measures: Sequence[PlannedMeasure]
     seed: int
@@ -127,9 +131,7 @@ class Recipe:
     control: Dataset | None = None
 
     def evaluator(self) -> Any:
-        from anoneval.core.run.evaluator import Evaluator
-
-        return Evaluator(self.original, list(self.measures), seed=self.seed,
+        return self.build(self.original, list(self.measures), seed=self.seed,
                          data_kind=self.data_kind, base_dir=self.base_dir, timings=self.timings,
                          control=self.control)
 
@@ -546,9 +548,10 @@ def dask_worker_env() -> Iterator[None]:
         yield
 
 
-def new_recipe(original: Dataset | None, measures: Sequence[PlannedMeasure], seed: int,
-               data_kind: str | None, base_dir: Path | None, timings: bool,
-               control: Dataset | None = None) -> Recipe:
-    """A recipe with a fresh token (workers cache one evaluator per token)."""
-    return Recipe(uuid.uuid4().hex, original, tuple(measures), seed, data_kind, base_dir,
+def new_recipe(build: Callable[..., Any], original: Dataset | None,
+               measures: Sequence[PlannedMeasure], seed: int, data_kind: str | None,
+               base_dir: Path | None, timings: bool, control: Dataset | None = None) -> Recipe:
+    """A recipe with a fresh token (workers cache one evaluator per token); ``build`` makes the
+    evaluator from the rest."""
+    return Recipe(uuid.uuid4().hex, build, original, tuple(measures), seed, data_kind, base_dir,
                   timings, control)

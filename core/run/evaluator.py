@@ -42,6 +42,7 @@ from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.jsonable import non_finite
 from anoneval.core.report.model import MeasureReport, MultiReport, Report, build_risk_utility
 from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
+from anoneval.core.run.engine import new_recipe, open_engine
 from anoneval.core.run.scaled import Mode, ScaledRun, gather_limit, mode_of
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -452,8 +453,6 @@ class Evaluator:
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         variants = _named_variants(variants)
-        from anoneval.core.run.engine import new_recipe, open_engine
-
         with open_engine(engine) as eng:
             client = getattr(eng, "client", None)
             scaled = client is not None and (self._partitioned(None) or isinstance(
@@ -476,8 +475,8 @@ class Evaluator:
                     self.block_runner = SERIAL_BLOCKS
             else:
                 self._in_memory()
-                recipe = new_recipe(self._given[0], self.measures, self.seed, self.data_kind,
-                                    self.base_dir, self.timings, self._given[1])
+                recipe = new_recipe(type(self), self._given[0], self.measures, self.seed,
+                                    self.data_kind, self.base_dir, self.timings, self._given[1])
                 reports = eng.run_variants(recipe, variants, self._evaluate_variant)
             inputs = self._inputs(many=True)
             described = eng.describe()

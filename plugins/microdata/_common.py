@@ -45,6 +45,7 @@ from anoneval.core.api import (
     RiskMeasure,
     SummarySpec,
     align_ids,
+    data_row,
     dataset_classes,
     distinct,
     released,
@@ -316,8 +317,6 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
             positive_weights(summary, weights)
     except DataError:
         if weights is not None and isinstance(given, Microdata):  # in memory: name the row
-            from anoneval.plugins.microdata._frequencies import sampling_weights
-
             sampling_weights(given, weights)
         raise
     if anonymized is not None and original is not None:
@@ -340,6 +339,26 @@ def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, p
         codes, uniques = pd.factorize(keys[c], use_na_sentinel=False)
         out.append((codes.astype(np.int64, copy=False), pd.Index(uniques)))
     return out
+
+
+def sampling_weights(data: Microdata, col: str) -> np.ndarray:
+    """The weight column as float64; a clear error for a missing column, text, NaN or w <= 0."""
+    data.require([col], "weight column")
+    raw = data.frame[col]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
+    bad = np.flatnonzero(~np.isfinite(values) | (values <= 0))
+    if len(bad):
+        row = int(bad[0])
+        shown = raw.iloc[row]
+        why = ("is missing" if pd.isna(shown) else
+               "is not a number" if not np.isfinite(values[row]) and
+               not isinstance(shown, (int, float, np.number)) else
+               "is not finite" if not np.isfinite(values[row]) else
+               "is zero" if values[row] == 0 else "is negative")
+        raise DataError(
+            f"weight column {col!r}: {data_row(row)} {why} ({shown!r}); sampling weights must be "
+            f"finite numbers > 0 ({len(bad)} row(s) fail)")
+    return values
 
 
 def positive_weights(summary: ClassSummary, col: str) -> None:

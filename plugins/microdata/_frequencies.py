@@ -22,28 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from anoneval.core.api import Context, DataError, Microdata, data_row
+from anoneval.core.api import Context, Microdata
 from anoneval.plugins.microdata._common import Classes
-
-
-def sampling_weights(data: Microdata, col: str) -> np.ndarray:
-    """The weight column as float64; a clear error for a missing column, text, NaN or w <= 0."""
-    data.require([col], "weight column")
-    raw = data.frame[col]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
-    bad = np.flatnonzero(~np.isfinite(values) | (values <= 0))
-    if len(bad):
-        row = int(bad[0])
-        shown = raw.iloc[row]
-        why = ("is missing" if pd.isna(shown) else
-               "is not a number" if not np.isfinite(values[row]) and
-               not isinstance(shown, (int, float, np.number)) else
-               "is not finite" if not np.isfinite(values[row]) else
-               "is zero" if values[row] == 0 else "is negative")
-        raise DataError(
-            f"weight column {col!r}: {data_row(row)} {why} ({shown!r}); sampling weights must be "
-            f"finite numbers > 0 ({len(bad)} row(s) fail)")
-    return values
 
 
 def note_wildcard(ctx: Context, since: int) -> None:

@@ -15,10 +15,10 @@ from anoneval.plugins.microdata._common import (
     class_sums,
     pair_counts,
     released_classes,
+    sampling_weights,
     summary_classes,
     summary_specs,
 )
-from anoneval.plugins.microdata._frequencies import sampling_weights
 from anoneval.plugins.microdata._sensitive import SensitiveParams
 
 #: Entropies within this of log(l) count as equal (log(2) from two equal counts is not exact).

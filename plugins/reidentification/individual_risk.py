@@ -11,8 +11,8 @@ from pydantic import Field, model_validator
 from scipy import special
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
-from anoneval.plugins.microdata._common import ClassRiskMeasure
-from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard, sampling_weights
+from anoneval.plugins.microdata._common import ClassRiskMeasure, sampling_weights
+from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
 from anoneval.plugins.reidentification._report import risk_histogram
 
