@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -56,10 +56,16 @@ from anoneval.core.hookspecs import hookimpl
 if TYPE_CHECKING:
     from tqdm.auto import tqdm
 
-    from anoneval.registry import Registry
-
 #: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
 PluginKind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
+
+
+@runtime_checkable
+class PluginFactory(Protocol):
+    """What a :class:`Context` needs of a registry (``anoneval.registry.Registry`` is one):
+    creating a plugin of a kind by name with its params."""
+
+    def create(self, kind: str, name: str, params: Any = None) -> Plugin: ...
 PLUGIN_KINDS: tuple[PluginKind, ...] = ("risk_measure", "loss_measure", "distance", "synthesizer")
 #: The methods of a partition-wise measure (all three or none).
 PARTITION_WISE = ("partial", "combine", "finalize")
@@ -169,7 +175,7 @@ class Context:
     """
 
     seed: int = 0
-    registry: Registry | None = None
+    registry: PluginFactory | None = None
     base_dir: Path | None = None
     show_progress: bool = False
     prepared: Any = None
@@ -511,6 +517,7 @@ __all__ = [
     "Params",
     "Plugin",
     "PluginError",
+    "PluginFactory",  # what Context.registry is: anything that creates plugins by name
     "PluginKind",
     "PluginRef",
     "RiskMeasure",

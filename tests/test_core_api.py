@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +42,21 @@ def test_plugin_kind_and_data_kind_are_distinct_names(root: Path) -> None:
     config = json.loads((root / "config.json").read_text())
     kinds = [k for k in config if k not in ("description", "report_sections")]
     assert kinds == list(api.PLUGIN_KINDS)
+
+
+def test_a_context_creates_plugins_from_any_plugin_factory() -> None:
+    # Context.registry is typed by a protocol of the contract (api.PluginFactory), not by the
+    # registry module: anything with ``create(kind, name, params)`` will do
+    made: list[tuple[str, str, Any]] = []
+
+    class Factory:
+        def create(self, kind: str, name: str, params: Any = None) -> api.Plugin:
+            made.append((kind, name, params))
+            return api.Plugin()
+
+    factory = Factory()
+    assert isinstance(factory, api.PluginFactory)
+    plugin = api.Context(registry=factory).create("distance", {"name": "D", "params": {"a": 1}})
+    assert isinstance(plugin, api.Plugin)
+    assert made == [("distance", "D", {"a": 1})]
+    assert not isinstance(object(), api.PluginFactory)
