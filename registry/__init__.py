@@ -4,8 +4,9 @@ Sources, in load order:
 
 1. ``config.json`` (the built-ins): ``{kind: {name: {"class": "dotted.path.Class"}}}``, in the
    way the MobiDataLab mobility anonymizer's ``config.json`` lists its measures. Classes are
-   imported lazily, the first time a name is used. The hook plugins of
-   :data:`BUILTIN_PLUGINS` (workflows and their commands) are registered with them.
+   imported lazily, the first time a name is used. Its ``"hook_plugins"`` (the workflows and
+   their commands, :data:`BUILTIN_HOOK_PLUGINS`) are registered with them: ``config.json`` is
+   the one list of built-in modules (the local engine's preloads derive from it too).
 2. Entry points of group ``anoneval`` (installed third-party packages). Each names a module or
    object with pluggy hookimpls of the registration hooks (``risk_measure(register)``, ...).
    ``ANONEVAL_LOAD_PLUGINS`` set to a comma-separated list of distribution names loads only
@@ -45,13 +46,13 @@ ENV_REGISTRY = "ANONEVAL_REGISTRY"
 #: report's sections of a family (``plugins/<family>/_report.py``).
 SECTIONS_KEY = "report_sections"
 ENV_LOAD_PLUGINS = "ANONEVAL_LOAD_PLUGINS"
-#: Built-in pluggy plugins beyond config.json's classes and report sections (the workflows and
-#: their commands): name → ``module:Class``, instantiated without arguments.
-BUILTIN_HOOK_PLUGINS = {
-    "anoneval.architecture": "anoneval.plugins.workflows.architecture:ArchitecturePlugin",
-    "anoneval.sweep": "anoneval.plugins.workflows.sweep:SweepPlugin",
-}
+#: Key of the built-in registry file naming pluggy plugins beyond its classes and report
+#: sections (the workflows and their commands): name → ``module:Class``, made without arguments.
+HOOKS_KEY = "hook_plugins"
 BUILTIN_CONFIG = Path(__file__).with_name("config.json")
+#: The built-in hook plugins, as ``config.json`` lists them.
+BUILTIN_HOOK_PLUGINS: dict[str, str] = dict(
+    json.loads(BUILTIN_CONFIG.read_text(encoding="utf-8")).get(HOOKS_KEY, {}))
 BUILTIN_SOURCE = "anoneval (built-in)"
 
 
@@ -204,6 +205,8 @@ class Registry:
                 continue
             if kind == SECTIONS_KEY:
                 self._load_sections(items, source)
+                continue
+            if kind == HOOKS_KEY and path == BUILTIN_CONFIG:  # see load_builtins
                 continue
             if kind not in PLUGIN_KINDS:
                 raise PluginError(f"{source}: unknown kind {kind!r}; "

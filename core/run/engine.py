@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.run.config import EngineSpec
+from anoneval.registry import BUILTIN_HOOK_PLUGINS
 
 if TYPE_CHECKING:
     from anoneval.core.data.kinds import Dataset
@@ -59,8 +60,8 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 #: What the fork server imports once for all the local engine's processes, besides the main
 #: module and the first run's built-in measures' modules (one not installed is skipped).
 PRELOAD = ("anoneval.core.run.engine", "anoneval.registry",
-           "anoneval.plugins.workflows.architecture",
-           "anoneval.plugins.workflows.sweep", "pyarrow.parquet", "pyarrow.dataset")
+           *(path.partition(":")[0] for path in BUILTIN_HOOK_PLUGINS.values()),
+           "pyarrow.parquet", "pyarrow.dataset")
 S = TypeVar("S")
 B = TypeVar("B")
 R = TypeVar("R")

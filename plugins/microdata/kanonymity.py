@@ -22,15 +22,12 @@ from anoneval.plugins.microdata._common import (
     QIParams,
     class_sums,
     released_classes,
+    sampling_weights,
     size_counts,
     summary_classes,
     summary_specs,
 )
-from anoneval.plugins.microdata._frequencies import (
-    frequencies,
-    note_wildcard,
-    sampling_weights,
-)
+from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard
 
 
 class KAnonymity(ClassRiskMeasure):
