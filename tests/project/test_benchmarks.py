@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(p.stem for p in BENCHMARKS.glob("bench_*.py"))
 #: Peers a benchmark imports that the test extra installs on some Pythons only (pyproject).

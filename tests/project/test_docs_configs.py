@@ -15,7 +15,7 @@ import pytest
 
 from anoneval.core.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"(?P<before>[^\n]*)\n```json\n(?P<body>.*?)\n```", re.S)
 
 
@@ -38,8 +38,9 @@ CONFIGS = shown_configs()
 #: measure error, and their figures); not run twice.
 RUN_ELSEWHERE = {
     "examples/arx_quality_adult.json":
-        "test_generalization.py::test_example_runs_and_every_model_can_be_the_ru_loss_axis",
-    "examples/risk_census.json": "test_arx_risk.py::test_risk_census_example_runs",
+        "plugins/generalization/test_generalization.py::test_example_runs_and_every_model_can_be_the_ru_loss_axis",
+    "examples/risk_census.json":
+        "plugins/reidentification/test_arx_risk.py::test_risk_census_example_runs",
 }
 #: Examples run on the first rows of their data folder: their measures' cost grows with the rows
 #: (pairwise distances, attacks), which the check that the config runs does not need.

@@ -149,9 +149,9 @@ def test_an_installed_plugin_does_not_break_anonevals_own_tests(plugin_site: Pat
         [ANONEVAL, "plugins", "--json"], capture_output=True, text=True, env=env).stdout
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/test_readme.py::test_plugin_list_is_in_sync_with_the_registry",
-         "tests/test_readme.py::test_plugin_reference_is_in_sync",
-         "tests/test_core_registry.py::test_builtins_come_from_config_json",
-         "tests/test_core_misc.py"],
+         "tests/project/test_readme.py::test_plugin_list_is_in_sync_with_the_registry",
+         "tests/project/test_readme.py::test_plugin_reference_is_in_sync",
+         "tests/core/test_core_registry.py::test_builtins_come_from_config_json",
+         "tests/core/test_core_misc.py"],
         cwd=root, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:]

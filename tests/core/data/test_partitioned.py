@@ -25,7 +25,7 @@ from anoneval.core.run.runner import run_plan
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 QI = ["age", "sex", "region"]
 GROUP_BY = [
     {"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 3}},

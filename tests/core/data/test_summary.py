@@ -39,7 +39,7 @@ from anoneval.registry import build_registry
 
 SETTINGS = settings(max_examples=30, deadline=None)
 QI = ["a", "b", "c"]
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "writing-plugins.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "writing-plugins.md"
 
 
 @st.composite

@@ -43,7 +43,7 @@ from anoneval.core.run.config import load_config
 from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 # -- toy measures whose details trigger every built-in plot -----------------------------------
 

@@ -31,7 +31,7 @@ from anoneval.core.report.model import build_risk_utility, higher_is_worse, pare
 from anoneval.core.run.config import load_config, validate_config
 from anoneval.core.run.runner import run_plan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 

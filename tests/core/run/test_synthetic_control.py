@@ -16,7 +16,7 @@ from anoneval.core.run.config import load_config, validate_config
 from anoneval.core.run.evaluator import control_overlap
 from anoneval.core.run.runner import run_plan
 
-DATA = Path(__file__).parent / "data" / "synthetic"
+DATA = Path(__file__).resolve().parents[2] / "data" / "synthetic"
 LINK = {"name": "Linkability", "params": {"n_attacks": 100,
                                           "aux_cols": [["age", "job"], ["income", "region"]]}}
 
@@ -110,7 +110,7 @@ def test_overlap_counts_identical_rows() -> None:
 
 
 def test_example_config_validates() -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     plan = load_config(root / "examples" / "synthetic_adult.json")
     assert plan.control is not None and plan.control.path.is_file()
     assert [v.name for v in plan.anonymized] == ["gaussian_copula", "maxent"]

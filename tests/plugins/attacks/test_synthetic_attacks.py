@@ -25,7 +25,7 @@ from anoneval.plugins.attacks.singling_out import (
     singled_out,
 )
 
-DATA = Path(__file__).parent / "data" / "synthetic"
+DATA = Path(__file__).resolve().parents[2] / "data" / "synthetic"
 REF = json.loads((DATA / "anonymeter_1.1.0.json").read_text())
 
 

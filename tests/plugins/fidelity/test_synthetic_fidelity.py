@@ -24,7 +24,7 @@ from sdmetrics.single_column import (  # noqa: E402
     TVComplement,
 )
 
-DATA = Path(__file__).parent / "data" / "synthetic"
+DATA = Path(__file__).resolve().parents[2] / "data" / "synthetic"
 NUMERIC = ["age", "income", "hours"]
 CATEGORICAL = ["job", "region", "smoker"]
 

@@ -25,7 +25,7 @@ from anoneval.core.run.config import load_config
 from anoneval.core.run.runner import run_plan
 from anoneval.plugins.generalization.granularity import Granularity
 
-HERE = Path(__file__).resolve().parent / "data"
+HERE = Path(__file__).resolve().parents[2] / "data"
 FIX = HERE / "arx_quality"
 ARX7_H = {c: str(HERE / "microdata" / f"arx7_{c}.csv") for c in ("age", "gender", "zipcode")}
 ARX7 = pd.DataFrame({

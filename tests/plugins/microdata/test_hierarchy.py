@@ -27,8 +27,8 @@ from anoneval.plugins.microdata._hierarchy import (
     release_levels,
 )
 
-HERE = Path(__file__).resolve().parent / "data" / "microdata"
-ADULT = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
+HERE = Path(__file__).resolve().parents[2] / "data" / "microdata"
+ADULT = Path(__file__).resolve().parents[3] / "examples" / "data" / "adult"
 ZIP = HERE / "arx7_zipcode.csv"
 AGE = HERE / "arx7_age.csv"
 

@@ -37,7 +37,7 @@ needs_pycanon = pytest.mark.skipif(not PYCANON,
                                           "Python 3.13 build")
 
 
-HERE = Path(__file__).resolve().parent / "data" / "microdata"
+HERE = Path(__file__).resolve().parents[2] / "data" / "microdata"
 ADULT_QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
             "salary-class"]
 SETTINGS = settings(max_examples=25, deadline=None)

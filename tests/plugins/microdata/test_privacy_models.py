@@ -40,8 +40,8 @@ needs_pycanon = pytest.mark.skipif(not PYCANON,
                                    reason="pycanon (the oracle) pins numpy 2.0.2, which has no "
                                           "Python 3.13 build")
 
-ARX_DIR = Path(__file__).resolve().parent / "data" / "arx"
-ADULT_DIR = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
+ARX_DIR = Path(__file__).resolve().parents[2] / "data" / "arx"
+ADULT_DIR = Path(__file__).resolve().parents[3] / "examples" / "data" / "adult"
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "salary-class"]
 QI7 = [c for c in QI8 if c != "age"]

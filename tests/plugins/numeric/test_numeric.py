@@ -175,7 +175,7 @@ def test_invariants_bounds_and_row_order(seed):
 
 # -- sdcMicro's own values (tests/data/sdcmicro_numeric/README.md) --------------------------
 
-SDC = Path(__file__).parent / "data" / "sdcmicro_numeric"
+SDC = Path(__file__).resolve().parents[2] / "data" / "sdcmicro_numeric"
 
 
 @pytest.fixture(scope="module")

@@ -26,9 +26,9 @@ from anoneval.plugins.reidentification._uniqueness import Histogram, snb, zayatz
 from anoneval.plugins.reidentification.population_uniqueness import PopulationUniqueness
 from anoneval.plugins.reidentification.reidentification_risk import ReidentificationRisk
 
-ARX_DIR = Path(__file__).resolve().parent / "data" / "arx"
+ARX_DIR = Path(__file__).resolve().parents[2] / "data" / "arx"
 ARX = json.loads((ARX_DIR / "arx_risk.json").read_text())
-ADULT_DIR = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
+ADULT_DIR = Path(__file__).resolve().parents[3] / "examples" / "data" / "adult"
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
        "salary-class"]
 QI9 = [*QI8[:7], "occupation", *QI8[7:]]
@@ -330,7 +330,7 @@ def test_risk_census_example_runs():
     from anoneval.core.run.config import load_config
     from anoneval.core.run.runner import run_plan
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     report = run_plan(load_config(root / "examples" / "risk_census.json"))
     entries = {m.label: m for m in report.measures}
     for label in ("prosecutor risk", "journalist risk", "marketer risk", "PopulationUniqueness",

@@ -32,7 +32,7 @@ from anoneval.plugins.reidentification.individual_risk import (
 )
 from anoneval.plugins.reidentification.suda import SUDA
 
-SDC = Path(__file__).resolve().parent / "data" / "sdcmicro"
+SDC = Path(__file__).resolve().parents[2] / "data" / "sdcmicro"
 KEYS = ["k1", "k2", "k3", "k4", "k5"]
 K5 = ["sex", "age", "race", "marital-status", "education"]
 K7 = [*K5, "native-country", "workclass"]

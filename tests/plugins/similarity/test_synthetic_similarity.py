@@ -20,7 +20,7 @@ from sdmetrics.single_table import (  # noqa: E402
     NewRowSynthesis,
 )
 
-DATA = Path(__file__).parent / "data" / "synthetic"
+DATA = Path(__file__).resolve().parents[2] / "data" / "synthetic"
 META = {"columns": {"age": {"sdtype": "numerical"}, "income": {"sdtype": "numerical"},
                     "hours": {"sdtype": "numerical"}, "job": {"sdtype": "categorical"},
                     "region": {"sdtype": "categorical"}, "smoker": {"sdtype": "categorical"}}}

@@ -34,7 +34,7 @@ from anoneval.plugins._continuous import (
 from anoneval.plugins.workflows.architecture import run_architecture
 from anoneval.registry import build_registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def make() -> pd.DataFrame:

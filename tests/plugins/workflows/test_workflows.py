@@ -23,7 +23,7 @@ from anoneval.core.run.workflows import workflows
 from anoneval.plugins.workflows.architecture import run_architecture
 from anoneval.registry import build_registry
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
