@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anoneval.core.report.atomic import write_atomic
 from anoneval.core.report.jsonable import to_jsonable
-from anoneval.core.report.model import MultiReport, Report, unit_of, write_atomic
-from anoneval.core.report.numbers import ZERO_NOTE, fmt_value, is_roundoff, unit_label
+from anoneval.core.report.numbers import ZERO_NOTE, fmt_value, is_roundoff, unit_label, unit_of
 from anoneval.core.report.plots import (
     require_matplotlib,
     ru_map_figure,
@@ -40,6 +40,7 @@ from anoneval.core.report.templating import Markup, render
 
 if TYPE_CHECKING:
     from anoneval.core.data.kinds import Dataset
+    from anoneval.core.report.model import MultiReport, Report
     from anoneval.core.run.config import Plan
     from anoneval.registry import Registry
 
@@ -194,9 +195,15 @@ def plugin_fragments(registry: Registry, measure: dict[str, Any],
 # -- page parts --------------------------------------------------------------------------------
 
 
+def _multi(report: Report | MultiReport) -> bool:
+    """Whether ``report`` has variants: a :class:`MultiReport` (read from the model, which
+    imports this module for its ``to_html``, so the classes are not imported here)."""
+    return hasattr(report, "variants")
+
+
 def _variants(report: Report | MultiReport) -> list[dict[str, Any]]:
     data = report.to_dict()
-    return data["variants"] if isinstance(report, MultiReport) else [data]
+    return data["variants"] if _multi(report) else [data]
 
 
 def _entries(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -240,7 +247,7 @@ def _risk_utility(ru: Mapping[str, Any], units: Mapping[str, str | None]) -> dic
 
 def _inputs(report: Report | MultiReport) -> dict[str, Any]:
     rows: list[tuple[str, dict[str, Any] | None]] = []
-    if isinstance(report, MultiReport):
+    if _multi(report):
         rows.append(("original", report.inputs.get("original")))
         if report.inputs.get("control") is not None:
             rows.append(("control", report.inputs["control"]))
@@ -328,7 +335,7 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
     max_rows = max_rows or (spec.max_rows if spec is not None else DEFAULT_MAX_ROWS)
     if variant_sections is None and spec is not None:
         variant_sections = spec.variant_sections
-    multi = isinstance(report, MultiReport)
+    multi = _multi(report)
     variants = _variants(report)
     if variant_sections is None:
         variant_sections = len(variants) <= VARIANT_SECTIONS_UP_TO
@@ -338,10 +345,10 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
     description = plan.config.description if plan is not None else None
     title = title or ("anoneval report" + (f": {description}" if description else ""))
     ru = None
-    if isinstance(report, MultiReport) and report.risk_utility is not None:
+    if _multi(report) and report.risk_utility is not None:  # type: ignore[union-attr]
         ru = _risk_utility(report.risk_utility.model_dump(),
                            {m["label"]: u for m, u in zip(entries, units, strict=True)})
-    synth = report.synthesizer if isinstance(report, Report) else None
+    synth = None if _multi(report) else report.synthesizer  # type: ignore[union-attr]
     toc = [("summary-section", "Summary")]
     toc += [("ru-section", "Risk–utility")] if ru else []
     toc += [("inputs-section", "Inputs")]

@@ -14,9 +14,16 @@ from pydantic import BaseModel, Field
 from anoneval.core.api import Direction
 from anoneval.core.report.atomic import write_atomic
 from anoneval.core.report.jsonable import to_jsonable
-from anoneval.core.report.numbers import ZERO_NOTE, fmt_value, is_roundoff
+from anoneval.core.report.numbers import (
+    ZERO_NOTE,
+    fmt_value,
+    is_roundoff,
+    unit_of,
+)
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from anoneval.registry import Registry
 
 
@@ -39,7 +46,30 @@ class MeasureReport(BaseModel):
     unit: str | None = Field(None, exclude=True)
 
 
-class Report(BaseModel):
+class _Reports(BaseModel):
+    """What :class:`Report` and :class:`MultiReport` share: JSON, the file and the HTML page."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(self.model_dump())  # type: ignore[no-any-return]
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    def write(self, path: str | Path) -> None:
+        """The JSON report, written atomically."""
+        write_atomic(path, self.to_json() + "\n")
+
+    def to_html(self, path: str | Path, *, registry: Registry | None = None,
+                max_rows: int | None = None, variant_sections: bool | None = None) -> None:
+        """The self-contained HTML page (as ``anoneval run --html``), written atomically;
+        ``registry`` draws its plugins' report sections (default: the installed plugins)."""
+        from anoneval.core.report.html import write_html
+
+        write_html(self, path, registry=registry, max_rows=max_rows,  # type: ignore[arg-type]
+                   variant_sections=variant_sections)
+
+
+class Report(_Reports):
     """One original against one anonymized dataset (or none, for analytic measures)."""
 
     anoneval_version: str
@@ -62,20 +92,11 @@ class Report(BaseModel):
         raise KeyError(f"no measure labelled {label!r}; have: "
                        f"{', '.join(m.label for m in self.measures)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self.model_dump())  # type: ignore[no-any-return]
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
-
     def to_frame(self) -> pd.DataFrame:
         """One row per measure: variant, label, name, kind, value, direction, passed, seconds,
         error."""
         return pd.DataFrame([_row(m, self.variant) for m in self.measures],
                             columns=FRAME_COLUMNS)
-
-    def write(self, path: str | Path) -> None:
-        write_atomic(path, self.to_json() + "\n")
 
     def summary(self, registry: Registry | None = None) -> str:
         """The measures as a fixed-width table, values with their units (see
@@ -121,7 +142,7 @@ class RiskUtility(BaseModel):
                             columns=["variant", "risk", "loss", "pareto"])
 
 
-class MultiReport(BaseModel):
+class MultiReport(_Reports):
     """One original against several named anonymized variants."""
 
     anoneval_version: str
@@ -142,18 +163,23 @@ class MultiReport(BaseModel):
         raise KeyError(f"no variant {name!r}; have: "
                        f"{', '.join(str(r.variant) for r in self.variants)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(self.model_dump())  # type: ignore[no-any-return]
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
-
     def to_frame(self) -> pd.DataFrame:
         rows = [_row(m, r.variant) for r in self.variants for m in r.measures]
         return pd.DataFrame(rows, columns=FRAME_COLUMNS)
 
-    def write(self, path: str | Path) -> None:
-        write_atomic(path, self.to_json() + "\n")
+    def risk_utility_figure(self, registry: Registry | None = None) -> Figure:
+        """The risk–utility map of the HTML report as a matplotlib figure (Pareto-optimal
+        variants filled and joined; an axis where higher is better drawn reversed). Needs a
+        risk–utility table (two or more variants with a risk and a loss measure)."""
+        from anoneval.core.report.plots import require_matplotlib, ru_map
+
+        if self.risk_utility is None:
+            raise ValueError("this report has no risk–utility table (it needs a risk and a "
+                             "loss measure over the variants; see report.ru_map)")
+        require_matplotlib()
+        units = units_by_label(self.variants[0].measures if self.variants else [], registry)
+        ru = self.risk_utility
+        return ru_map(ru.model_dump(), units.get(ru.risk), units.get(ru.loss))[0]
 
     def summary(self, registry: Registry | None = None) -> str:
         """Every variant's measures as a fixed-width table, then the risk–utility table."""
@@ -184,20 +210,6 @@ def _row(m: MeasureReport, variant: str | None) -> dict[str, Any]:
     return {"variant": variant, "label": m.label, "name": m.name, "kind": m.kind,
             "value": m.value, "direction": m.direction, "passed": m.passed,
             "seconds": m.seconds, "error": m.error}
-
-
-def unit_of(registry: Registry | None, kind: str, name: str,
-            params: Mapping[str, Any] | None = None) -> str | None:
-    """The unit of the measure registered as ``name`` under ``params`` (its class's
-    ``unit_for``; None when the plugin is unknown or declares none)."""
-    if registry is None:
-        return None
-    try:
-        cls = registry.get(kind, name)
-        unit = cls.unit_for(params or {}) if hasattr(cls, "unit_for") else None
-    except Exception:  # a report read back without its plugin: no unit, same numbers
-        return None
-    return unit if isinstance(unit, str) and unit else None
 
 
 def units_by_label(measures: Sequence[MeasureReport],
@@ -291,16 +303,6 @@ def frame_html(frame: pd.DataFrame, units: Mapping[str, str | None]) -> str:
     """The summary as a compact, escaped HTML table (Jupyter's ``_repr_html_``)."""
     cols, rows = _summary_rows(frame, units)
     return _table_html(cols, [[row[c] for c in cols] for row in rows])
-
-
-def higher_is_worse(direction: str) -> bool:
-    """Read a report's direction ("higher = riskier", "higher = less loss", ...)."""
-    try:
-        return Direction(direction).higher_is_worse
-    except ValueError:
-        raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
-                         "'higher = safer', 'higher = more loss' or 'higher = less loss'"
-                         ) from None
 
 
 def pareto_optimal(points: Sequence[tuple[float, float]]) -> list[bool]:

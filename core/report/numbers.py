@@ -10,7 +10,13 @@ floating-point round-off and is shown as ``0`` (the JSON report keeps the exact 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from anoneval.core.api import Direction
+
+if TYPE_CHECKING:
+    from anoneval.registry import Registry
 
 #: Values closer to zero than this are shown as 0 (round-off such as ``6.4e-16``).
 ZERO_TOLERANCE = 1e-12
@@ -91,5 +97,29 @@ def axis_scale(unit: str | None) -> float:
     return 100.0 if unit == SHARE else 1.0
 
 
+def unit_of(registry: Registry | None, kind: str, name: str,
+            params: Mapping[str, Any] | None = None) -> str | None:
+    """The unit of the measure registered as ``name`` under ``params`` (its class's
+    ``unit_for``; None when the plugin is unknown or declares none)."""
+    if registry is None:
+        return None
+    try:
+        cls = registry.get(kind, name)
+        unit = cls.unit_for(params or {}) if hasattr(cls, "unit_for") else None
+    except Exception:  # a report read back without its plugin: no unit, same numbers
+        return None
+    return unit if isinstance(unit, str) and unit else None
+
+
+def higher_is_worse(direction: str) -> bool:
+    """Read a report's direction ("higher = riskier", "higher = less loss", ...)."""
+    try:
+        return Direction(direction).higher_is_worse
+    except ValueError:
+        raise ValueError(f"unknown direction {direction!r}; expected 'higher = riskier', "
+                         "'higher = safer', 'higher = more loss' or 'higher = less loss'"
+                         ) from None
+
+
 __all__ = ["SHARE", "ZERO_NOTE", "ZERO_TOLERANCE", "axis_label", "axis_scale", "fmt_value",
-           "is_roundoff", "unit_label"]
+           "higher_is_worse", "is_roundoff", "unit_label", "unit_of"]

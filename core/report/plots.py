@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.errors import AnonevalError
-from anoneval.core.report.numbers import axis_label, axis_scale, fmt_value
+from anoneval.core.report.numbers import axis_label, axis_scale, fmt_value, higher_is_worse
 from anoneval.core.report.templating import Markup, render
 
 if TYPE_CHECKING:
@@ -232,7 +232,15 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
 
 def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
                   loss_unit: str | None = None) -> Markup:
-    """The R-U map: one point per variant; Pareto-optimal ones filled and joined.
+    """The R-U map of :func:`ru_map` as the HTML report's figure block."""
+    fig, caption = ru_map(ru, risk_unit, loss_unit)
+    return figure_block(fig, "risk–utility map", caption)
+
+
+def ru_map(ru: Mapping[str, Any], risk_unit: str | None = None,
+           loss_unit: str | None = None) -> tuple[Figure, str]:
+    """The R-U map: one point per variant; Pareto-optimal ones filled and joined. Returns the
+    figure and its caption.
 
     Axes are oriented so that better is toward the lower left: an axis where higher is better
     (e.g. k of k-anonymity, "higher = safer") is drawn reversed. Shares are drawn in percent;
@@ -240,8 +248,6 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
-
-    from anoneval.core.report.model import higher_is_worse
 
     sx, sy = axis_scale(risk_unit), axis_scale(loss_unit)
     points = [{**p, "risk": p["risk"] * sx, "loss": p["loss"] * sy} for p in ru["points"]
@@ -294,7 +300,7 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
                f"{sum(1 for p in points if p['pareto']):,} Pareto-optimal.")
     if missing:
         caption += f" {missing:,} variants not drawn (a value is missing or infinite)."
-    return figure_block(fig, "risk–utility map", caption)
+    return fig, caption
 
 
 def synthesis_figures(original: Dataset, replica: Dataset, seed: int = 0) -> Markup:

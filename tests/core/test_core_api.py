@@ -40,7 +40,7 @@ def test_plugin_kind_and_data_kind_are_distinct_names(root: Path) -> None:
     assert api.RiskMeasure.kind == "risk_measure"
     assert set(api.DATA_KINDS) == {"microdata", "table", "trajectories"}
     config = json.loads((root / "config.json").read_text())
-    kinds = [k for k in config if k not in ("description", "report_sections")]
+    kinds = [k for k in config if k not in ("description", "report_sections", "hook_plugins")]
     assert kinds == list(api.PLUGIN_KINDS)
 
 

@@ -27,7 +27,8 @@ from anoneval.core.api import (
     released,
 )
 from anoneval.core.cli.main import main
-from anoneval.core.report.model import build_risk_utility, higher_is_worse, pareto_optimal
+from anoneval.core.report.model import build_risk_utility, pareto_optimal
+from anoneval.core.report.numbers import higher_is_worse
 from anoneval.core.run.config import load_config, validate_config
 from anoneval.core.run.runner import run_plan
 
@@ -340,3 +341,36 @@ def test_adult_pareto_marks_match_a_hand_check(adult) -> None:
     marks = {p.variant: p.pareto for p in report.risk_utility.points}
     assert marks == {"L1_k2": True, "L1_k5": False, "L2_k5": True, "L3_k10": True,
                      "L4_k10": False}
+
+
+def test_reports_write_their_html_page_and_draw_the_ru_map(registry, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import re
+
+    from anoneval.core.report.html import render_html
+
+    orig, variants = toy_data()
+    multi = evaluate_many(orig, variants, MEASURES, registry=registry)
+    multi.to_html(tmp_path / "many.html", registry=registry)
+    page = (tmp_path / "many.html").read_text(encoding="utf-8")
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    assert stamp.sub("T", page) == stamp.sub("T", render_html(multi, registry=registry))
+    assert "ru-section" in page and all(name in page for name in variants)
+    one = multi["a//2"]
+    one.to_html(tmp_path / "one.html", registry=registry)
+    assert stamp.sub("T", (tmp_path / "one.html").read_text(encoding="utf-8")) == stamp.sub(
+        "T", render_html(one, registry=registry))
+    fig = multi.risk_utility_figure(registry)
+    ax = fig.axes[0]
+    # MinClass: higher = safer, so its axis is reversed; Classes: higher = more loss
+    assert "MinClass" in ax.get_xlabel() and "axis reversed" in ax.get_xlabel()
+    assert "Classes" in ax.get_ylabel() and "reversed" not in ax.get_ylabel()
+    drawn = np.concatenate([c.get_offsets() for c in ax.collections])
+    assert sorted(map(tuple, drawn.tolist())) == sorted(
+        (p.risk, p.loss) for p in multi.risk_utility.points)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    no_ru = evaluate_many(orig, {"x": orig}, MEASURES[:1], registry=registry)
+    with pytest.raises(ValueError, match="no risk–utility table"):
+        no_ru.risk_utility_figure(registry)
