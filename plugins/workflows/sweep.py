@@ -1,4 +1,4 @@
-"""The ``anoneval sweep`` command: a built-in command plugin over :mod:`anoneval.core.run.sweep`.
+"""The ``anoneval sweep`` command: a built-in command plugin over its run (``_sweep.py``).
 
     anoneval sweep CONFIG --param measures[0].params.gamma --values 0:1:0.05
 """
@@ -45,7 +45,13 @@ def sweep_command(config: str, param: str, values: str, output: str | None, plot
     from anoneval.core.run.config import load_config
     from anoneval.core.run.outputs import check_outputs
     from anoneval.core.run.runner import plan_inputs
-    from anoneval.core.run.sweep import parse_param, parse_values, sweep, sweep_outputs, write_sweep
+    from anoneval.plugins.workflows._sweep import (
+        parse_param,
+        parse_values,
+        sweep,
+        sweep_outputs,
+        write_sweep,
+    )
 
     reg = command_registry(registry)
     grid = parse_values(values)

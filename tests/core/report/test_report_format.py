@@ -13,7 +13,7 @@ import pytest
 from anoneval.core import evaluate, evaluate_many
 from anoneval.core.report.model import MultiReport, Report
 from anoneval.core.report.numbers import ZERO_NOTE, fmt_value
-from anoneval.core.run.sweep import sweep
+from anoneval.plugins.workflows._sweep import sweep
 from anoneval.registry import build_registry
 
 
@@ -139,7 +139,7 @@ def test_jupyter_html_and_frames_escape_and_mark_pareto(registry) -> None:
 
 
 def test_sweep_html_escapes_labels_and_errors(root: Path) -> None:
-    from anoneval.core.run.sweep import sweep_html
+    from anoneval.plugins.workflows._sweep import sweep_html
 
     result = sweep(root / "examples" / "rappor_sweep.json", "measures[*].params.gamma", [0.5])
     entry = result.runs[0].report.measures[0]

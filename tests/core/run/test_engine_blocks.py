@@ -14,11 +14,11 @@ from anoneval.core.api import Context, Microdata, Trajectories
 from anoneval.core.data.blocks import SERIAL_BLOCKS, as_task, in_task, spans, task_threads
 from anoneval.core.run.engine import DaskEngine, LocalEngine
 from anoneval.core.run.evaluator import evaluate
-from anoneval.core.run.sweep import sweep
 from anoneval.plugins.distances import martinez2021
 from anoneval.plugins.fidelity import energy_statistic
 from anoneval.plugins.linkage import record_linkage
 from anoneval.plugins.similarity import close_pairs, distance_to_closest_record, nndr
+from anoneval.plugins.workflows._sweep import sweep
 from anoneval.plugins.workflows.architecture import run_architectures
 from anoneval.registry import build_registry
 

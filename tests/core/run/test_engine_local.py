@@ -20,7 +20,7 @@ from anoneval.core.run.engine import (
     _start_pool,
     _while_starting,
 )
-from anoneval.core.run.sweep import sweep
+from anoneval.plugins.workflows._sweep import sweep
 
 QI = ["age", "zip"]
 MEASURES = [{"name": "KAnonymity", "params": {"quasi_identifiers": QI, "k": 2}},

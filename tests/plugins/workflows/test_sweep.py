@@ -30,7 +30,7 @@ from anoneval.core.report.model import FRAME_COLUMNS
 from anoneval.core.report.plots import sweep_figure
 from anoneval.core.run import runner as runner_module
 from anoneval.core.run.config import validate_config
-from anoneval.core.run.sweep import (
+from anoneval.plugins.workflows._sweep import (
     EVERY,
     param_text,
     parse_param,

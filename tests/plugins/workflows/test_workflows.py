@@ -191,7 +191,7 @@ def test_imports_flow_one_way_from_the_cli(root: Path) -> None:
         assert "anoneval.core.cli.main" not in imports_of(path), path
     cli_imports = imports_of(root / "core" / "cli" / "main.py")
     assert not {m for m in cli_imports if m.startswith("anoneval.plugins")}
-    assert "anoneval.core.run.sweep" not in cli_imports
+    assert "anoneval.plugins.workflows._sweep" not in cli_imports
     assert "_load_subcommands" not in (root / "core" / "cli" / "main.py").read_text()
 
 
