@@ -7,8 +7,8 @@ import pandas as pd
 from pydantic import Field, model_validator
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, repeated
+from anoneval.plugins._shared.mixed import encode, is_numeric, nearest
 from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
-from anoneval.plugins.similarity._mixed import encode, is_numeric, nearest
 
 
 def correct(guess: pd.Series, secret: pd.Series, regression: bool,

@@ -6,8 +6,8 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, repeated
+from anoneval.plugins._shared.mixed import encode, nearest
 from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
-from anoneval.plugins.similarity._mixed import encode, nearest
 
 
 def linked(idx_a: np.ndarray, idx_b: np.ndarray) -> np.ndarray:
@@ -26,7 +26,7 @@ class Linkability(TargetedAttack):
     sets share a released record. The naive baseline draws both sets uniformly at random.
     Distance: anonymeter's mixed-type distance, the sum over columns of |x − y| / R for numbers
     (R the range over the targets and the release; a constant column compares as a category)
-    and 0/1 for categories (:mod:`anoneval.plugins.similarity._mixed`). Missing values: 0 when
+    and 0/1 for categories (:mod:`anoneval.plugins._shared.mixed`). Missing values: 0 when
     both are missing, 1 when one is (anonymeter adds 1 when both are missing). Ties among
     equally distant released records are broken at random, independently for the two halves
     (anonymeter's quicksort order favours neither consistently). See

@@ -7,13 +7,13 @@ from pydantic import Field
 from scipy.stats import rankdata
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Params
+from anoneval.plugins._shared.mixed import encode, nearest_distances
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     check_not_all_missing,
     frames,
     sample_targets,
 )
-from anoneval.plugins.similarity._mixed import encode, nearest_distances
 
 
 def auc(member_scores: np.ndarray, other_scores: np.ndarray) -> float:
@@ -34,7 +34,7 @@ class MembershipInference(AttackMeasure):
     records, used to make the release) and as many non-members (control records) are drawn;
     each gets the score −DCR, its distance to the closest released record (anonymeter's
     mixed-type distance over ``columns``: |x − y| / R for numbers, R the range over the three
-    data sets, 0/1 for categories; see :mod:`anoneval.plugins.similarity._mixed`). The AUC of
+    data sets, 0/1 for categories; see :mod:`anoneval.plugins._shared.mixed`). The AUC of
     that score separating members from non-members (ties count one half) gives the value
     2·(AUC − 0.5) floored at 0, the attacker's advantage (Yeom et al. 2018; higher = riskier).
     details: ``auc``, ``advantage_unclipped`` and the median DCR of each group.

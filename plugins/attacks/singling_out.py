@@ -10,6 +10,7 @@ from pydantic import Field
 from scipy.stats import hypergeom
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult
+from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
     AttackParams,
@@ -17,7 +18,6 @@ from anoneval.plugins.attacks._common import (
     check_not_all_missing,
     frames,
 )
-from anoneval.plugins.similarity._mixed import is_numeric
 
 # predicate operators
 EQ, NE, LT, LE, GT, GE, ISNULL, NOTNULL = range(8)

@@ -25,7 +25,7 @@ from anoneval.core.api import (
     refuse_infinite,
     repeated,
 )
-from anoneval.plugins.similarity._mixed import is_numeric
+from anoneval.plugins._shared.mixed import is_numeric
 
 
 class FidelityParams(Params):

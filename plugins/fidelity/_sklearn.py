@@ -14,8 +14,8 @@ from pydantic import Field
 from scipy import sparse
 
 from anoneval.core.api import PluginError
+from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.fidelity._common import as_number
-from anoneval.plugins.similarity._mixed import is_numeric
 
 
 def sklearn(module: str, measure: str) -> ModuleType:

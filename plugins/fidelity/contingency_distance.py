@@ -8,6 +8,7 @@ import numpy as np
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
+from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     binned,
@@ -18,7 +19,6 @@ from anoneval.plugins.fidelity._common import (
     shared_codes,
     tv,
 )
-from anoneval.plugins.similarity._mixed import is_numeric
 
 
 class ContingencyDistance(LossMeasure):

@@ -12,7 +12,7 @@ from pydantic import Field
 from scipy.spatial.distance import cdist
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     ColumnsParams,
     ReplicaComparison,
     Scale,

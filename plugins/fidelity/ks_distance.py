@@ -6,7 +6,7 @@ import numpy as np
 from scipy import stats
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison
+from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison
 
 
 class KSDistance(ReplicaComparison, LossMeasure):

@@ -18,6 +18,7 @@ from anoneval.core.api import (
     Microdata,
     Params,
 )
+from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.fidelity._common import pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
     design,
@@ -26,7 +27,6 @@ from anoneval.plugins.fidelity._sklearn import (
     sklearn,
     subsample,
 )
-from anoneval.plugins.similarity._mixed import is_numeric
 
 HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "f1_macro": True, "r2": True,
                     "mae": False, "rmse": False}

@@ -11,7 +11,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison
+from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison
 
 Moment = Literal["mean", "raw2", "variance", "covariance", "correlation", "abs_dev",
                  "log", "log1m", "softplus", "skewness", "kurtosis"]

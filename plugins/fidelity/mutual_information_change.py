@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, LossMeasure, MeasureResult
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     ColumnsParams,
     ReplicaComparison,
     grid_mutual_information,

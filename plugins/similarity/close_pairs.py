@@ -9,7 +9,7 @@ from pydantic import Field
 from scipy.spatial import cKDTree
 
 from anoneval.core.api import Context, MeasureResult, RiskMeasure, spans
-from anoneval.plugins._continuous import ColumnsParams, ReplicaComparison, Scale, scale_pair
+from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison, Scale, scale_pair
 
 #: Rows per block of the KD-tree counts (``Context.map_blocks``).
 QUERY_ROWS = 1 << 15

@@ -15,7 +15,7 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
 )
-from anoneval.plugins.similarity._mixed import _as_float, is_numeric
+from anoneval.plugins._shared.mixed import _as_float, is_numeric
 
 #: (released, original) candidate pairs checked per chunk.
 CHUNK_PAIRS = 1 << 22

@@ -20,8 +20,8 @@ from anoneval.core.api import (
     RiskMeasure,
     spans,
 )
-from anoneval.plugins._continuous import ColumnsParams, Scale, paired, scale_pair
-from anoneval.plugins.similarity._mixed import Encoded, encode, is_numeric, nearest_distances
+from anoneval.plugins._shared.continuous import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._shared.mixed import Encoded, encode, is_numeric, nearest_distances
 
 #: Query rows per block of the KD-tree searches (``Context.map_blocks``).
 QUERY_ROWS = 1 << 15
@@ -133,7 +133,7 @@ class DistanceToClosestRecord(RiskMeasure):
     is SDMetrics' score (higher = safer); the value is 1 − score (higher = riskier). Nothing
     is subsampled (SDMetrics' ``num_rows_subsample`` also subsamples the real reference,
     SDMetrics#934, which hides copies). The search is exhaustive and exact, in blocks of
-    bounded memory (:func:`anoneval.plugins.similarity._mixed.nearest`); no tree index fits
+    bounded memory (:func:`anoneval.plugins._shared.mixed.nearest`); no tree index fits
     this distance, whose per-column cap makes it no norm of a fixed embedding.
     """
 

@@ -36,7 +36,7 @@ import numpy as np
 from scipy import special
 
 from anoneval.core.api import DataError
-from anoneval.plugins._continuous import grid_entropy
+from anoneval.plugins._shared.continuous import grid_entropy
 
 FUNCS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "log": np.log, "exp": np.exp, "abs": np.abs, "sqrt": np.sqrt, "log1p": np.log1p,

@@ -20,7 +20,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Microdata, Params, SynthesisResult
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     ColumnsParams,
     FittedTransform,
     backward,

@@ -11,7 +11,7 @@ from pydantic import Field
 from scipy import special, stats
 
 from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     Transform,
     backward,
     check_unique,

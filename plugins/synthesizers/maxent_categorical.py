@@ -10,7 +10,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins._continuous import check_unique, information_summary
+from anoneval.plugins._shared.continuous import check_unique, information_summary
 from anoneval.plugins.synthesizers._ipf import ipf, marginal
 from anoneval.plugins.synthesizers._synth import MixedSynthParams, pair_key, replica_size
 

@@ -9,7 +9,7 @@ from pydantic import Field
 from scipy import special
 
 from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins._continuous import forward, select_columns
+from anoneval.plugins._shared.continuous import forward, select_columns
 from anoneval.plugins.synthesizers import _logistic
 from anoneval.plugins.synthesizers._synth import SynthParams, replica_result, replica_size
 

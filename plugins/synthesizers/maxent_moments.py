@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import Field
 
 from anoneval.core.api import Context, DataError, Microdata, SynthesisResult, Synthesizer
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     FittedTransform,
     forward,
     select_columns,

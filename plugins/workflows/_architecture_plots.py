@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from anoneval.plugins._continuous import backward, kde_on_grid, rule_of_thumb_bandwidth
+from anoneval.plugins._shared.continuous import backward, kde_on_grid, rule_of_thumb_bandwidth
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -65,7 +65,7 @@ from anoneval.core.run.commands import (
     registry_option,
 )
 from anoneval.core.run.outputs import collisions
-from anoneval.plugins._continuous import Transform
+from anoneval.plugins._shared.continuous import Transform
 from anoneval.plugins.fidelity.moment_discrepancy import Moment
 
 TASKS = {
@@ -263,7 +263,7 @@ class ModelView:
 
     def logpdf(self, axes: Sequence[np.ndarray], cols: Sequence[int]) -> np.ndarray:
         """log density of the marginal over ``cols`` at the grid points."""
-        from anoneval.plugins._continuous import (
+        from anoneval.plugins._shared.continuous import (
             log_kde_on_grid,
             normal_logpdf_on_grid,
             rule_of_thumb_bandwidth,
@@ -301,7 +301,7 @@ class ModelView:
 
     def mutual_information(self, grid: Callable[[], float]) -> float:
         """Total correlation Σ H(f_k) − H(f): closed form, or ``grid()`` for a sample."""
-        from anoneval.plugins._continuous import normal_mutual_information
+        from anoneval.plugins._shared.continuous import normal_mutual_information
 
         if self.kind == "normal":
             assert self.cov is not None
@@ -399,7 +399,7 @@ class Architecture:
 
     def _axes(self, arrays: Sequence[np.ndarray], cols: Sequence[int]) -> list[np.ndarray]:
         """Grid over the data ± 3 sd per dimension (the supports of eq. 21)."""
-        from anoneval.plugins._continuous import grid_axes
+        from anoneval.plugins._shared.continuous import grid_axes
         from anoneval.plugins.fidelity.kl_divergence import DEFAULT_GRID
 
         cols = list(cols)
@@ -410,7 +410,7 @@ class Architecture:
 
     def _kde_probs(self, X: np.ndarray, cols: Sequence[int], axes: Sequence[np.ndarray]
                    ) -> np.ndarray:
-        from anoneval.plugins._continuous import (
+        from anoneval.plugins._shared.continuous import (
             grid_probabilities,
             kde_on_grid,
             rule_of_thumb_bandwidth,
@@ -459,7 +459,7 @@ class Architecture:
         the actual's scale as the synthesizer fits them; other models are refitted by running
         the synthesizer on ``data``.
         """
-        from anoneval.plugins._continuous import forward
+        from anoneval.plugins._shared.continuous import forward
 
         par = details.get("parameters", {}) if isinstance(details, dict) else {}
         ddof = int(getattr(synth.params, "ddof", 0) or 0)
@@ -491,7 +491,7 @@ class Architecture:
     def run(self) -> dict[str, Any]:
         from scipy import stats
 
-        from anoneval.plugins._continuous import (
+        from anoneval.plugins._shared.continuous import (
             divergence_summary,
             forward,
             grid_entropy,
@@ -625,7 +625,7 @@ class Architecture:
                          synth: Any, model: ModelView, seed: int
                          ) -> tuple[list[Node], np.ndarray | None, ModelView | None]:
         """Tasks 10-16 for one replica; stops at the first failing node."""
-        from anoneval.plugins._continuous import (
+        from anoneval.plugins._shared.continuous import (
             divergence_summary,
             forward,
             grid_kl,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core import ConfigError, evaluate
-from anoneval.plugins.similarity._mixed import encode, nearest, nearest_distances
+from anoneval.plugins._shared.mixed import encode, nearest, nearest_distances
 from anoneval.plugins.similarity.distance_to_closest_record import sdm_dcr
 
 sdmetrics = pytest.importorskip("sdmetrics")
@@ -183,7 +183,7 @@ def test_nearest_breaks_ties_by_order_and_matches_brute_force():
 def test_nearest_equals_the_float64_search(cap):
     # missing values on both sides, values far from 0 with a small range (large rounding in
     # single precision), near-ties 1e-9 apart, exact duplicates and a high-cardinality column
-    from anoneval.plugins.similarity._mixed import Encoded, distances
+    from anoneval.plugins._shared.mixed import Encoded, distances
 
     rng = np.random.default_rng(11)
 

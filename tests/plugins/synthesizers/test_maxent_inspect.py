@@ -26,7 +26,7 @@ from scipy import stats
 
 from anoneval.core import evaluate
 from anoneval.core.api import DataError, Microdata
-from anoneval.plugins import _continuous as C
+from anoneval.plugins._shared import continuous as C
 from anoneval.plugins.fidelity.energy_statistic import (
     BLOCK,
     _labels,

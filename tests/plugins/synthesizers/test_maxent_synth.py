@@ -20,7 +20,7 @@ from scipy import integrate, stats
 from anoneval.core.api import ConfigError, Context, DataError, LossMeasure, MeasureResult, Microdata
 from anoneval.core.run.config import validate_config
 from anoneval.core.run.runner import run_plan
-from anoneval.plugins._continuous import coin_index, m_index
+from anoneval.plugins._shared.continuous import coin_index, m_index
 from anoneval.plugins.synthesizers import _dual, _ipf, _logistic
 from anoneval.plugins.synthesizers.gaussian_copula import GaussianCopula, category_scores
 from anoneval.plugins.synthesizers.maxent_categorical import MaxEntCategorical
@@ -600,7 +600,7 @@ def test_maxent_moments_mckay_bivariate_gamma():
 @pytest.mark.parametrize(("kind", "lam"), [("identity", None), ("log", None), ("log1p", None),
                                            ("boxcox", 0.0), ("boxcox", 0.4), ("boxcox", -0.3)])
 def test_log_jacobian_matches_numeric_derivative(kind, lam):
-    from anoneval.plugins._continuous import FittedTransform
+    from anoneval.plugins._shared.continuous import FittedTransform
     from anoneval.plugins.synthesizers._synth import log_jacobian
 
     f = FittedTransform("a", kind, lam)

@@ -24,7 +24,7 @@ from anoneval.core.api import (
 )
 from anoneval.core.cli.main import main
 from anoneval.core.report.plots import PlotDependencyError
-from anoneval.plugins._continuous import (
+from anoneval.plugins._shared.continuous import (
     ColumnsParams,
     backward,
     forward,

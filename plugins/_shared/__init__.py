@@ -1,0 +1,1 @@
+"""Helpers shared by several plugin families (continuous columns, mixed-type distances)."""
