@@ -21,7 +21,8 @@ from anoneval.plugins._shared.continuous import backward, kde_on_grid, rule_of_t
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from anoneval.plugins.workflows.architecture import ArchitectureConfig, ModelView
+    from anoneval.plugins.workflows.architecture.config import ArchitectureConfig
+    from anoneval.plugins.workflows.architecture.model import ModelView
 
 ACTUAL, REPLICA, MODEL = "#1f77b4", "#d62728", "#2ca02c"
 #: The PNG files a run may write into the plots folder.

@@ -1,324 +1,36 @@
-"""The information architecture for data disclosure: a workflow, ``anoneval architecture CONFIG``.
-
-Pflughoeft, Soofi & Soyer (2022), Section 2 and Figure 1: sixteen tasks and six decision nodes.
-An ME model is fitted to the actual data, a statistical replica is drawn from it, and the replica
-is released only when every inspection passes:
-
-==== ====== ===============================================================================
-node task   decision (thresholds from the config's ``thresholds``)
-==== ====== ===============================================================================
-1    7      the kernel density f̃ keeps the data's information moments: |θ_j − θ̃_j| ≤ tol
-2    9      the ME model f* fits f̃: K(f̃ : f*) ≤ ``model_kl`` (grid, eqs. 22-25)
-3    11     the replica looks drawn from f*: energy-test p-values ≥ ``energy_alpha``
-4    12     replica points are not near actual points: π_d < ``close_pairs_epsilon``
-5    14     the replica keeps the information moments: |θ_j − θ*_j| ≤ tol
-6    16     the replica's ME model f** stays close to f*: K(f* : f**) ≤ ``replica_kl``
-==== ====== ===============================================================================
-
-Nodes 1-2 judge the model: when they fail, no replica is drawn (the model must be revised).
-Nodes 3-6 judge the replica: when one fails, a new replica is drawn with seed + attempt, up to
-``max_attempts`` times. The released data are written (atomically) only when all six pass; the
-report (JSON) lists each task's figures and each node's decision, and names the failing node
-otherwise. Plots of Pflughoeft et al.'s Figures 2-5 are PNG files (matplotlib, the ``report``
-extra).
-
-The synthesizer is any registered one taking ``columns`` and ``transform`` (the ME family);
-its model density f* is exact for MaxEntNormal (normal) and MaxEntLogistic (Gumbel logistic)
-and otherwise a kernel density of a large draw from the model (``model_sample`` rows).
-The config is :class:`ArchitectureConfig` (``"workflow": "architecture"`` marks it for
-``anoneval validate``); this module registers it and the ``architecture`` command through the
-``workflow`` and ``register_commands`` hooks. It is imported whenever a registry is built: it
-imports numpy/pandas/pydantic/click only.
-"""
+"""The architecture's run: tasks 1-16 and the six decision nodes (Pflughoeft et al. 2022)."""
 
 from __future__ import annotations
 
 import json
-import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import click
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from anoneval.core.api import (
     ConfigError,
     Context,
     DataError,
     Microdata,
-    PluginRef,
-    hookimpl,
     load,
 )
 from anoneval.core.data.kinds import unify_kinds
 from anoneval.core.report.jsonable import to_jsonable
-from anoneval.core.run.commands import (
-    EXIT_MEASURE_FAILED,
-    EXIT_OK,
-    command_registry,
-    quiet_option,
-    registry_option,
+from anoneval.plugins.workflows.architecture.config import (
+    NODE_TASK,
+    TASKS,
+    ArchitectureConfig,
+    DataSpec,
+    check_paths,
+    load_architecture_config,
+    synthesizer_class,
 )
-from anoneval.core.run.outputs import collisions
-from anoneval.plugins._shared.continuous import Transform
-from anoneval.plugins.fidelity.moment_discrepancy import Moment
-
-TASKS = {
-    1: "exploratory data analysis", 2: "transformation x = g(y)",
-    3: "information moments T", 4: "nonparametric density f̃ (kernel)",
-    5: "data information moments θ", 6: "kernel information moments θ̃",
-    7: "inspect |θ − θ̃|", 8: "ME model f*", 9: "inspect K(f̃ : f*)",
-    10: "generate the replica x*", 11: "inspect the energy statistic E(x, x*)",
-    12: "inspect close pairs π_d", 13: "replica information moments θ*",
-    14: "inspect |θ − θ*|", 15: "ME model f** of the replica", 16: "inspect K(f* : f**)",
-}
-NODE_TASK = {1: 7, 2: 9, 3: 11, 4: 12, 5: 14, 6: 16}
-
-
-# ---------------------------------------------------------------------------------------------
-# configuration
-# ---------------------------------------------------------------------------------------------
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DataSpec(_Model):
-    path: str = Field(description="The actual data (relative to the config file).")
-    format: Literal["csv", "parquet", "jsonl"] | None = Field(
-        default=None, description="File format; null = from the extension.")
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="Reader options (sep, encoding, na_values).")
-
-
-class Thresholds(_Model):
-    """The six decision nodes' thresholds."""
-
-    kde_moment_tolerance: float = Field(
-        default=0.2, ge=0, description="Node 1: largest |θ_j − θ̃_j| (see kde_moment_kind).")
-    kde_moment_kind: Literal["absolute", "relative", "standardized"] = Field(
-        default="standardized",
-        description="Node 1: absolute, relative (|θ − θ̃|/|θ|) or standardized (over the sd "
-                    "of T_j(x); the kernel adds h² to variances, eq. 30).")
-    model_kl: float = Field(default=0.1, ge=0,
-                            description="Node 2: largest K(f̃ : f*) in nats.")
-    energy_alpha: float = Field(
-        default=0.05, ge=0, le=1,
-        description="Node 3: smallest permutation p-value of the energy test (joint and "
-                    "each column); 0 disables the test.")
-    energy_max: float | None = Field(default=None, ge=0,
-                                     description="Node 3: optional largest joint E(x, x*).")
-    close_pairs_d0: float = Field(default=0.01, ge=0,
-                                  description="Node 4: the distance d0 of π_d.")
-    close_pairs_epsilon: float = Field(default=0.01, ge=0, le=1,
-                                       description="Node 4: π_d (joint) must be below this.")
-    dcr_max: float | None = Field(
-        default=None, ge=0, le=1,
-        description="Node 4: optional largest share of replica rows closer to an actual row "
-                    "than the 5th percentile of actual-to-actual NN distances.")
-    moment_tolerance: float = Field(
-        default=3.0, ge=0,
-        description="Node 5: largest |θ_j − θ*_j| in moment_kind's units (default: three "
-                    "standard errors).")
-    moment_kind: Literal["absolute", "relative", "standard_error", "standardized"] = Field(
-        default="standard_error",
-        description="Node 5: absolute, relative, in two-sample standard errors, or "
-                    "standardized (over the sd of T_j(x)).")
-    replica_kl: float = Field(default=0.05, ge=0,
-                              description="Node 6: largest K(f* : f**) in nats.")
-
-
-class OutputSpec(_Model):
-    released: str = Field(description="Where the released replica goes (csv/parquet/jsonl).")
-    report: str = Field(description="The architecture report (JSON).")
-    plots: str | None = Field(default="plots",
-                              description="Folder for the Figure 2-5 PNGs; null = no plots.")
-
-
-class ArchitectureConfig(_Model):
-    """A run of the information architecture (``anoneval architecture CONFIG``)."""
-
-    workflow: Literal["architecture"] = Field(
-        default="architecture", description="Marks the config as this workflow's (for "
-                                            "'anoneval validate').")
-    data: str | DataSpec = Field(description="The actual data: a path or {path, format}.")
-    columns: list[str] | None = Field(default=None, min_length=1,
-                                      description="Columns to protect; null = all numeric.")
-    transform: Transform | dict[str, Transform] = Field(
-        default="identity", description="Task 2's transform, one for all or per column.")
-    synthesizer: PluginRef = Field(
-        description="The ME synthesizer by registered name, e.g. {'name': 'MaxEntNormal'}; "
-                    "columns and transform come from the top level.")
-    moments: list[Moment] = Field(
-        default_factory=lambda: ["mean", "variance", "covariance"], min_length=1,
-        description="Task 3's information moments (names as in MomentDiscrepancy).")
-    seed: int = Field(default=0, ge=0, description="Seed of the first replica.")
-    max_attempts: int = Field(default=5, ge=1, le=1000,
-                              description="Replicas drawn at most (seed, seed + 1, …).")
-    energy_resamples: int = Field(default=199, ge=0, le=100_000,
-                                  description="Permutations of the energy test.")
-    grid: int | None = Field(default=None, ge=16, le=4096,
-                             description="Grid points per dimension (default by dimension).")
-    model_sample: int = Field(default=20_000, ge=1000,
-                              description="Draws for a model density without a closed form.")
-    plot_columns: list[str] | None = Field(
-        default=None, min_length=1, max_length=2,
-        description="The one or two columns of the scatter/contour plots (default: first two).")
-    thresholds: Thresholds = Field(default_factory=Thresholds)
-    output: OutputSpec
-
-
-def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
-    out = []
-    for e in exc.errors():
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
-        out.append(((prefix + loc).lstrip("."), e["msg"]))
-    return out
-
-
-def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
-        ArchitectureConfig, Path]:
-    """Validate a config (file or dict); returns it and the folder paths are relative to."""
-    if isinstance(source, dict):
-        raw, base = source, Path.cwd()
-    else:
-        path = Path(source)
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError([("", f"cannot read {path}: {exc}")]) from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError([("", f"{path} is not valid JSON: {exc}")]) from exc
-        base = path.resolve().parent
-    try:
-        cfg = ArchitectureConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(_problems(exc)) from exc
-    check_paths(cfg, base, None if isinstance(source, dict) else Path(source))
-    return cfg, base
-
-
-def synthesizer_class(ref: PluginRef, registry: Any) -> type:
-    """The registered synthesizer ``ref`` names; it must take ``columns`` and ``transform``."""
-    try:
-        cls = registry.get("synthesizer", ref.name)
-    except KeyError as exc:
-        raise ConfigError([("synthesizer.name", str(exc))]) from exc
-    fields = getattr(cls, "Params", None)
-    names = set(getattr(fields, "model_fields", {}))
-    if not {"columns", "transform"} <= names:
-        raise ConfigError([("synthesizer.name",
-                            f"{ref.name} does not take 'columns' and 'transform'; the "
-                            f"architecture needs an ME synthesizer (MaxEntNormal, "
-                            f"MaxEntLogistic, MaxEntMoments, GaussianCopula)")])
-    return cls  # type: ignore[no-any-return]
-
-
-def _resolve(base: Path, value: str) -> Path:
-    p = Path(value)
-    return p if p.is_absolute() else base / p
-
-
-def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None) -> None:
-    """Refuse outputs (released data, report, plots) that would overwrite the data, the config
-    or each other; the data file must exist."""
-    spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
-    data = _resolve(base, spec.path)
-    problems = [] if data.is_file() else [("data", f"file not found: {data}")]
-    inputs = [("data", data)] + ([("config", config_path)] if config_path else [])
-    outputs = [("output.released", _resolve(base, cfg.output.released)),
-               ("output.report", _resolve(base, cfg.output.report))]
-    if cfg.output.plots is not None:
-        from anoneval.plugins.workflows._architecture_plots import FIGURES
-
-        folder = _resolve(base, cfg.output.plots)
-        outputs += [("output.plots", folder / f"{name}.png") for name in FIGURES]
-    problems += collisions(inputs, outputs)
-    if problems:
-        raise ConfigError(problems)
-
-
-# ---------------------------------------------------------------------------------------------
-# model densities f* and f**
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ModelView:
-    """A fitted model on the transformed scale: exact normal / logistic, or a large sample."""
-
-    kind: Literal["normal", "logistic", "sampled"]
-    columns: list[str]
-    mean: np.ndarray | None = None
-    cov: np.ndarray | None = None
-    loc: np.ndarray | None = None
-    scale: np.ndarray | None = None
-    sample: np.ndarray | None = None
-
-    def logpdf(self, axes: Sequence[np.ndarray], cols: Sequence[int]) -> np.ndarray:
-        """log density of the marginal over ``cols`` at the grid points."""
-        from anoneval.plugins._shared.continuous import (
-            log_kde_on_grid,
-            normal_logpdf_on_grid,
-            rule_of_thumb_bandwidth,
-        )
-
-        cols = list(cols)
-        if self.kind == "normal":
-            assert self.mean is not None and self.cov is not None
-            return normal_logpdf_on_grid(self.mean[cols], self.cov[np.ix_(cols, cols)], axes)
-        if self.kind == "logistic":
-            from anoneval.plugins.synthesizers import _logistic
-
-            assert self.loc is not None and self.scale is not None
-            mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
-            flat = mesh.reshape(-1, len(cols))
-            return _logistic.logpdf(flat, self.loc[cols], self.scale[cols]).reshape(
-                mesh.shape[:-1])
-        assert self.sample is not None
-        s = self.sample[:, cols]
-        return log_kde_on_grid(s, rule_of_thumb_bandwidth(s), axes)
-
-    def marginal_cdf(self, j: int, t: np.ndarray) -> np.ndarray:
-        """CDF of column ``j`` at ``t`` (the model's, or the sample's ECDF)."""
-        from scipy import stats
-
-        if self.kind == "normal":
-            assert self.mean is not None and self.cov is not None
-            return stats.norm.cdf(t, self.mean[j], math.sqrt(self.cov[j, j]))
-        if self.kind == "logistic":
-            assert self.loc is not None and self.scale is not None
-            return stats.logistic.cdf(t, self.loc[j], self.scale[j])
-        assert self.sample is not None
-        s = np.sort(self.sample[:, j])
-        return np.searchsorted(s, t, side="right") / len(s)
-
-    def mutual_information(self, grid: Callable[[], float]) -> float:
-        """Total correlation Σ H(f_k) − H(f): closed form, or ``grid()`` for a sample."""
-        from anoneval.plugins._shared.continuous import normal_mutual_information
-
-        if self.kind == "normal":
-            assert self.cov is not None
-            return normal_mutual_information(self.cov, self.columns)
-        if self.kind == "logistic":
-            from anoneval.plugins.synthesizers import _logistic
-
-            return float(_logistic.total_correlation(len(self.columns)))
-        return grid()
-
-    def parameters(self) -> dict[str, Any]:
-        if self.kind == "normal":
-            return {"mean": self.mean, "covariance": self.cov}
-        if self.kind == "logistic":
-            return {"location": self.loc, "scale": self.scale}
-        return {"sample_rows": len(self.sample) if self.sample is not None else 0}
-
+from anoneval.plugins.workflows.architecture.model import ModelView
 
 # ---------------------------------------------------------------------------------------------
 # the run
@@ -773,7 +485,7 @@ class Architecture:
                                  f"earlier run) was left untouched")
         plots: dict[str, str] = {}
         if self.plots_dir is not None:
-            from anoneval.plugins.workflows import _architecture_plots as figs
+            from anoneval.plugins.workflows.architecture import plots as figs
 
             plots = figs.draw_all(self.plots_dir, self.cfg, columns, X, fitted, model, Y,
                                   replica_model, self._axes, self._kde_probs)
@@ -828,61 +540,3 @@ def run_architectures(configs: Sequence[str | Path | dict[str, Any]], *, engine:
 def _architecture_task(job: tuple[str | Path | dict[str, Any], bool | None]) -> dict[str, Any]:
     config, plots = job
     return run_architecture(config, plots=plots)
-
-
-# ---------------------------------------------------------------------------------------------
-# the workflow and its command
-# ---------------------------------------------------------------------------------------------
-
-
-def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
-           config_path: Path | None) -> None:
-    """``anoneval validate``: the paths and the synthesizer."""
-    problems = []
-    for check in (lambda: check_paths(cfg, base, config_path),
-                  lambda: synthesizer_class(cfg.synthesizer, registry)):
-        try:
-            check()
-        except ConfigError as exc:
-            problems += exc.problems
-    if problems:
-        raise ConfigError(problems)
-
-
-@click.command("architecture")
-@click.argument("config")
-@click.option("--no-plots", is_flag=True, help="skip the Figure 2-5 PNGs")
-@quiet_option
-@registry_option
-def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
-    """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
-    release it only when all six inspections pass."""
-    from anoneval.core.data.progress import progress_wanted
-
-    report = run_architecture(config, registry=command_registry(registry),
-                              show_progress=progress_wanted(quiet),
-                              plots=False if no_plots else None)
-    if not quiet:
-        for n in report["nodes"]:
-            print(f"node {n['node']} (task {n['task']:>2}): "
-                  f"{'pass' if n['passed'] else 'FAIL'}  {n['reason']}")
-        print(report["message"])
-        for w in report["warnings"]:
-            print(f"warning: {w}")
-    return EXIT_OK if report["status"] == "released" else EXIT_MEASURE_FAILED
-
-
-class ArchitecturePlugin:
-    """The built-in hook plugin of the workflow: its config model and its command."""
-
-    @hookimpl
-    def workflow(self, register: Callable[..., None]) -> None:
-        register("architecture", ArchitectureConfig, _check)
-
-    @hookimpl
-    def register_commands(self, cli: click.Group) -> None:
-        cli.add_command(architecture_command)
-
-
-__all__ = ["Architecture", "ArchitectureConfig", "ArchitecturePlugin", "ModelView", "Thresholds",
-           "check_paths", "load_architecture_config", "run_architecture", "run_architectures"]

@@ -19,7 +19,7 @@ from anoneval.plugins.fidelity import energy_statistic
 from anoneval.plugins.linkage import record_linkage
 from anoneval.plugins.similarity import close_pairs, distance_to_closest_record, nndr
 from anoneval.plugins.workflows._sweep import sweep
-from anoneval.plugins.workflows.architecture import run_architectures
+from anoneval.plugins.workflows.architecture.run import run_architectures
 from anoneval.registry import build_registry
 
 REGISTRY = build_registry(entry_points=False)

@@ -31,7 +31,7 @@ from anoneval.plugins._shared.continuous import (
     normal_entropy,
     select_columns,
 )
-from anoneval.plugins.workflows.architecture import run_architecture
+from anoneval.plugins.workflows.architecture.run import run_architecture
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -258,7 +258,7 @@ def test_cli_subcommand_exit_codes(tmp_path, mortgage, capsys):
 
 
 def test_example_config_is_valid_and_module_import_is_cheap():
-    from anoneval.plugins.workflows.architecture import load_architecture_config
+    from anoneval.plugins.workflows.architecture.config import load_architecture_config
 
     cfg, base = load_architecture_config(ROOT / "examples" / "architecture.json")
     assert (base / cfg.data).exists() and cfg.synthesizer.name == "MaxEntNormal"

@@ -20,7 +20,7 @@ from anoneval.core import hookimpl
 from anoneval.core.cli.main import main
 from anoneval.core.errors import ConfigError
 from anoneval.core.run.workflows import workflows
-from anoneval.plugins.workflows.architecture import run_architecture
+from anoneval.plugins.workflows.architecture.run import run_architecture
 from anoneval.registry import build_registry
 
 ROOT = Path(__file__).resolve().parents[3]
