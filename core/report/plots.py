@@ -146,6 +146,12 @@ def png_bytes(fig: Figure, dpi: int = 96) -> bytes:
     return buf.getvalue()
 
 
+def drawable(measure: Mapping[str, Any]) -> bool:
+    """Whether a report section can draw ``measure``'s entry: it has details (a mapping) and
+    no error. The families' ``report_section`` hookimpls start with this guard."""
+    return isinstance(measure.get("details"), Mapping) and not measure.get("error")
+
+
 def figure_block(fig: Figure, alt: str, caption: str) -> Markup:
     """A ``<figure>`` with the figure embedded as a base64 PNG; ``alt`` and ``caption`` are
     escaped."""
@@ -425,7 +431,8 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
     return fig
 
 
-__all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "ecdf", "figure_block", "floats",
+__all__ = ["COLORS", "OKABE_ITO", "PlotDependencyError", "drawable", "ecdf", "figure_block",
+           "floats",
            "grid_margins", "log_axis", "new_figure", "note", "png_bytes", "require_matplotlib",
            "ru_map_figure", "short", "status_palette", "sweep_figure", "synthesis_figures",
            "text_inches", "variants_figure"]

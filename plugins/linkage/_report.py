@@ -12,7 +12,15 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
-from anoneval.core.report.plots import COLORS, ecdf, figure_block, floats, new_figure, note
+from anoneval.core.report.plots import (
+    COLORS,
+    drawable,
+    ecdf,
+    figure_block,
+    floats,
+    new_figure,
+    note,
+)
 
 
 def linkage_section(measure: Mapping[str, Any]) -> str | None:
@@ -49,6 +57,6 @@ def linkage_section(measure: Mapping[str, Any]) -> str | None:
 
 @hookimpl
 def report_section(measure: dict[str, Any]) -> str | None:
-    if not isinstance(measure.get("details"), Mapping) or measure.get("error"):
+    if not drawable(measure):
         return None
     return linkage_section(measure)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
-from anoneval.core.report.plots import COLORS, figure_block, log_axis, new_figure
+from anoneval.core.report.plots import COLORS, drawable, figure_block, log_axis, new_figure
 
 
 def class_size_section(measure: Mapping[str, Any]) -> str | None:
@@ -54,6 +54,6 @@ def class_size_section(measure: Mapping[str, Any]) -> str | None:
 
 @hookimpl
 def report_section(measure: dict[str, Any]) -> str | None:
-    if not isinstance(measure.get("details"), Mapping) or measure.get("error"):
+    if not drawable(measure):
         return None
     return class_size_section(measure)

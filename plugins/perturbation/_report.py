@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from anoneval.core.api import hookimpl
-from anoneval.core.report.plots import figure_block, floats, new_figure
+from anoneval.core.report.plots import drawable, figure_block, floats, new_figure
 
 
 def curve_section(measure: Mapping[str, Any]) -> str | None:
@@ -40,6 +40,6 @@ def curve_section(measure: Mapping[str, Any]) -> str | None:
 
 @hookimpl
 def report_section(measure: dict[str, Any]) -> str | None:
-    if not isinstance(measure.get("details"), Mapping) or measure.get("error"):
+    if not drawable(measure):
         return None
     return curve_section(measure)

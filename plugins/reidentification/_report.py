@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from anoneval.core.api import hookimpl
+from anoneval.core.report.plots import drawable
 
 #: Measure name → (details key of the histogram, what the x axis shows).
 HISTOGRAMS = {
@@ -52,8 +53,6 @@ def histogram_section(measure: Mapping[str, Any]) -> str | None:
 
 @hookimpl
 def report_section(measure: dict[str, Any], report: dict[str, Any]) -> str | None:
-    if measure.get("name") not in HISTOGRAMS or measure.get("error"):
-        return None
-    if not isinstance(measure.get("details"), Mapping):
+    if measure.get("name") not in HISTOGRAMS or not drawable(measure):
         return None
     return histogram_section(measure)
