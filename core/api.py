@@ -58,14 +58,6 @@ if TYPE_CHECKING:
 
 #: The plugin kinds, which are also the top-level keys of a registry file (``config.json``).
 PluginKind = Literal["risk_measure", "loss_measure", "distance", "synthesizer"]
-
-
-@runtime_checkable
-class PluginFactory(Protocol):
-    """What a :class:`Context` needs of a registry (``anoneval.registry.Registry`` is one):
-    creating a plugin of a kind by name with its params."""
-
-    def create(self, kind: str, name: str, params: Any = None) -> Plugin: ...
 PLUGIN_KINDS: tuple[PluginKind, ...] = ("risk_measure", "loss_measure", "distance", "synthesizer")
 #: The methods of a partition-wise measure (all three or none).
 PARTITION_WISE = ("partial", "combine", "finalize")
@@ -158,6 +150,14 @@ class SynthesisResult(BaseModel):
     data: Any = Field(description="The generated dataset (a Dataset of the original's kind).")
     details: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+
+
+@runtime_checkable
+class PluginFactory(Protocol):
+    """What a :class:`Context` needs of a registry (``anoneval.registry.Registry`` is one):
+    creating a plugin of a kind by name with its params."""
+
+    def create(self, kind: str, name: str, params: Any = None) -> Plugin: ...
 
 
 @dataclass
