@@ -30,12 +30,11 @@ al. 2014, 2016), stated once here and referenced by each model's docstring:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import (
@@ -45,19 +44,19 @@ from anoneval.core.api import (
     LossMeasure,
     MeasureResult,
     Microdata,
-    data_row,
     dataset_classes,
 )
+from anoneval.plugins.generalization._tables import Table, _checked_table, _raw_rows, fallback_table
 from anoneval.plugins.microdata._common import (
     NULL_TEXT,
-    Hierarchy,
     alignment,
     column,
-    load_hierarchy,
-    pair_counts,
     released_classes,
 )
-from anoneval.plugins.microdata._hierarchy import HierarchyPaths, listed, read_hierarchies
+from anoneval.plugins.microdata._hierarchy import HierarchyPaths, listed
+
+if TYPE_CHECKING:
+    from anoneval.plugins.generalization._numbers import Numbers
 
 Aggregate = Literal["arithmetic", "geometric", "max"]
 AttributeType = Literal["string", "integer", "decimal"]
@@ -100,122 +99,6 @@ class TypedParams(QualityParams):
         description="Attribute type per quasi-identifier: 'string' (positions in the "
                     "hierarchy), 'integer' or 'decimal' (values and ranges); default from the "
                     "original's pandas dtype.")
-
-
-# -- hierarchy tables --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Table:
-    """ARX's per-value lookups of one hierarchy (``QualityDomainShareRaw`` and friends).
-
-    ``positions`` numbers every distinct text of the matrix. Per text: ``share`` = (#rows with that
-    text at its highest level) / D (level 0: 1/D), as ``QualityDomainShareRaw``;
-    ``first_level`` = the lowest level it occurs at (``QualityModelColumnOrientedPrecision``);
-    ``lo``/``hi`` = the smallest and largest row it occurs in (``getNumbersFromHierarchy``).
-    ``coded`` is the matrix as those positions.
-    """
-
-    path: str
-    matrix: np.ndarray
-    coded: np.ndarray
-    share: np.ndarray
-    first_level: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    raw: pd.Index
-    root: str | None
-    positions: dict[str, int]
-
-    @property
-    def domain(self) -> int:
-        """D: the number of rows (raw values)."""
-        return self.matrix.shape[0]
-
-    @property
-    def height(self) -> int:
-        """The top level (number of columns − 1)."""
-        return self.matrix.shape[1] - 1
-
-    def lookup(self, texts: np.ndarray) -> np.ndarray:
-        """Position of each text (-1 if absent); ``texts`` are a column's distinct values."""
-        get = self.positions.get
-        return np.fromiter((get(t, -1) for t in texts), dtype=np.int64, count=len(texts))
-
-    def raw_rows(self, texts: np.ndarray, col: str) -> np.ndarray:
-        """Row of each raw value; an error names the values column 0 lacks."""
-        rows = self.raw.get_indexer(texts)
-        if (rows < 0).any():
-            raise DataError(
-                f"hierarchy {self.path} of column {col!r} lacks the original value(s) "
-                f"{listed(texts[rows < 0])}; every value of the original data must be in its "
-                "first column")
-        return rows
-
-
-def _table(path: str, matrix: np.ndarray) -> Table:
-    rows, levels = matrix.shape
-    codes, uniques = pd.factorize(matrix.ravel(order="F"))  # level by level
-    codes = codes.reshape((levels, rows))
-    k = len(uniques)
-    share = np.zeros(k)
-    first = np.full(k, levels, dtype=np.int64)
-    lo = np.full(k, rows, dtype=np.int64)
-    hi = np.full(k, -1, dtype=np.int64)
-    ids = np.arange(rows)
-    for level in range(levels):
-        c = codes[level]
-        if level == 0:
-            share[c] = 1.0 / rows
-        else:
-            share[np.unique(c)] = np.bincount(c, minlength=k)[np.unique(c)] / rows
-        first[c] = np.minimum(first[c], level)
-        np.minimum.at(lo, c, ids)
-        np.maximum.at(hi, c, ids)
-    tops = set(matrix[:, -1])
-    return Table(path, matrix, codes.T.copy(), share, first, lo, hi,
-                 pd.Index(matrix[:, 0]), tops.pop() if len(tops) == 1 else None,
-                 {str(v): i for i, v in enumerate(uniques)})
-
-
-_TABLES: dict[int, tuple[Hierarchy, Table]] = {}
-
-
-def hierarchy_table(h: Hierarchy) -> Table:
-    """The lookups of a loaded hierarchy, computed once per hierarchy object."""
-    hit = _TABLES.get(id(h))
-    if hit is None or hit[0] is not h:
-        matrix = np.asarray(h.values)[h.codes]
-        hit = _TABLES[id(h)] = (h, _table(h.path, matrix))
-        if len(_TABLES) > 128:
-            _TABLES.pop(next(iter(_TABLES)))
-    return hit[1]
-
-
-def _checked_table(col: str, path: str, ctx: Context, token: str) -> Table:
-    """The table of a hierarchy file, checked (depth, tree) the first time it is read."""
-    try:
-        h = load_hierarchy(ctx.path(path), token)  # cached on path, mtime and size
-    except DataError:
-        h = None
-    hit = _TABLES.get(id(h)) if h is not None else None
-    if hit is None or hit[0] is not h:
-        h = read_hierarchies({col: path}, ctx, token)[col]  # errors name the column
-    return hierarchy_table(h)
-
-
-def _raw_rows(original: Microdata, table: Table, texts: np.ndarray, col: str) -> np.ndarray:
-    """:meth:`Table.raw_rows` of the original's values, cached on the original per table."""
-    key = ("anoneval.generalization.rows", col, id(table))
-    hit = original.cached(key, lambda: (table, table.raw_rows(texts, col)))
-    return hit[1] if hit[0] is table else table.raw_rows(texts, col)
-
-
-def fallback_table(col: str, texts: np.ndarray, token: str) -> Table:
-    """ARX's trivial hierarchy without a user one: each distinct original value, then token."""
-    values = pd.unique(texts)
-    matrix = np.column_stack([values, np.full(len(values), token, dtype=object)])
-    return _table(f"(distinct values of {col!r})", matrix)
 
 
 # -- aligned inputs ----------------------------------------------------------------------------
@@ -443,192 +326,3 @@ def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
         return np.bincount(s.rel[rep], weights=kept, minlength=len(s.rel_texts))
 
     return inputs.cached(("counts", s.name, compat), compute)
-
-
-# -- numbers for the squared-error models --------------------------------------------------------
-
-
-def attribute_type(original: Microdata, col: str, types: dict[str, str]) -> str:
-    """The declared type of ``col``, else the type of the original's values: its pandas dtype,
-    or, for a text column whose every value is a number (as when the release's generalized
-    text made both sides read the column as text), integer or decimal (decided on the
-    column's distinct values, once per dataset)."""
-    if col in types:
-        return types[col]
-    dtype = original.frame[col].dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        return "string"
-    if pd.api.types.is_integer_dtype(dtype):
-        return "integer"
-    if pd.api.types.is_numeric_dtype(dtype):
-        return "decimal"
-
-    def compute() -> str:
-        _, uniques = original.codes(col)
-        values = pd.Series(np.asarray(uniques, dtype=object)).dropna()
-        numbers = pd.to_numeric(values, errors="coerce")
-        if len(values) == 0 or numbers.isna().any():
-            return "string"
-        return "integer" if bool((numbers == numbers.round()).all()) else "decimal"
-
-    return original.cached(("anoneval.generalization.type", col), compute)
-
-
-def _parse(texts: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """Texts as numbers; the mask says which parsed."""
-    out = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce").to_numpy(dtype=float)
-    ok = np.isfinite(out)
-    if kind == "integer":
-        ok &= np.mod(np.where(ok, out, 0), 1) == 0
-    return out, ok
-
-
-@dataclass(frozen=True)
-class Numbers:
-    """A column as numbers, ARX's ``getColumnsAsNumbers``, per value and per value pair.
-
-    ``x_lo``/``x_hi`` per original value, ``y_lo``/``y_hi`` per released value; ``a``, ``b``,
-    ``w``: the (original, released) value pairs of the rows and how many rows have each.
-    """
-
-    x_lo: np.ndarray
-    x_hi: np.ndarray
-    y_lo: np.ndarray
-    y_hi: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    w: np.ndarray
-
-
-def value_pairs(inputs: Inputs, s: Side) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The (original code, released code) pairs of the rows and their counts (cached)."""
-    return inputs.cached(("pairs", s.name), lambda: pair_counts(
-        s.orig, len(s.orig_texts), s.rel, len(s.rel_texts)))
-
-
-def typed_columns(inputs: Inputs, original: Microdata, types: dict[str, str]
-                  ) -> tuple[list[tuple[Side, Numbers]], dict[str, str]]:
-    """Each quasi-identifier as :func:`numbers` of its type (declared in ``types``, else
-    :func:`attribute_type`), and the types used (for details)."""
-    kinds = {s.name: attribute_type(original, s.name, types) for s in inputs.columns}
-    return [(s, numbers(inputs, s, kinds[s.name])) for s in inputs.columns], kinds
-
-
-def numbers(inputs: Inputs, s: Side, kind: str) -> Numbers:
-    """The column as numbers, as ARX's ``getColumnsAsNumbers`` (cached per type).
-
-    ``string``: the smallest and largest hierarchy row of each value (ARX's ordinals; the
-    token, if not in the hierarchy, spans all rows). ``integer``/``decimal``: the original's
-    values; released cells of suppressed records, the token and the root span the original's
-    [min, max]; the others are numbers if all parse, else each released value spans the
-    [min, max] of the original values released as it. ARX does the same on its own outputs: a
-    generalized column is typed STRING there, so its range parsers are never reached and the
-    "hierarchy" mode (those empirical bounds) applies.
-    """
-    if kind in s.numbers:
-        return s.numbers[kind]
-    a, b, w = value_pairs(inputs, s)
-    if kind == "string":
-        s.require_known()
-        t = s.table
-        x = t.lookup(s.orig_texts)
-        pos = s.rel_pos
-        y_lo = np.where(pos >= 0, t.lo[np.maximum(pos, 0)], 0).astype(float)
-        y_hi = np.where(pos >= 0, t.hi[np.maximum(pos, 0)], t.domain - 1).astype(float)
-        s.numbers[kind] = Numbers(t.lo[x].astype(float), t.hi[x].astype(float), y_lo, y_hi,
-                                  a, b, w)
-        return s.numbers[kind]
-    if s.given:
-        s.require_known()
-    values, ok = _parse(s.orig_texts, kind)
-    used = np.bincount(a, weights=w, minlength=len(s.orig_texts)) > 0
-    if (used & ~ok).any():
-        bad = s.orig_texts[used & ~ok][0]
-        row = int(np.flatnonzero(~ok[s.orig])[0])
-        raise DataError(f"column {s.name!r} is declared {kind} (types), but the original has "
-                        f"the non-numeric value {bad!r} ({data_row(row)}); declare it 'string' or "
-                        "fix the value")
-    lo_all, hi_all = float(values[used].min()), float(values[used].max())
-    span = s.rel_suppressed_value
-    parsed, parses = _parse(s.rel_texts, kind)
-    rel_used = np.bincount(b, weights=w, minlength=len(s.rel_texts)) > 0
-    if (rel_used & ~span & ~parses).any():  # generalized: the empirical ranges
-        y_lo = np.full(len(s.rel_texts), np.inf)
-        y_hi = np.full(len(s.rel_texts), -np.inf)
-        np.minimum.at(y_lo, b, values[a])
-        np.maximum.at(y_hi, b, values[a])
-    else:
-        y_lo, y_hi = parsed.copy(), parsed.copy()
-    y_lo[span] = lo_all
-    y_hi[span] = hi_all
-    s.numbers[kind] = Numbers(values, values, y_lo, y_hi, a, b, w)
-    return s.numbers[kind]
-
-
-# -- results -----------------------------------------------------------------------------------
-
-
-def normalized(raw: float, lo: float, hi: float) -> float | None:
-    """clamp((raw − lo)/(hi − lo), 0, 1); None when hi = lo (ARX: NaN)."""
-    if not hi > lo and not hi < lo:
-        return None
-    v = (raw - lo) / (hi - lo)
-    return min(max(v, 0.0), 1.0)
-
-
-def _geo(values: np.ndarray) -> float:
-    return float(np.prod(values + 1.0) ** (1.0 / len(values)) - 1.0)
-
-
-def column_result(qi: Sequence[str], raw: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  aggregate: str, ctx: Context,
-                  details: dict[str, Any] | None = None) -> MeasureResult:
-    """A column model's result: value, ARX's aggregates (as losses), per-attribute values.
-
-    ``aggregates`` are 1 − StatisticsQuality's getters (aggregate raw, min and max first, then
-    normalize); ``metric_aggregates`` those of ARX's optimisation metrics (normalize each
-    attribute, then aggregate: mean, Π(v+1)^(1/d) − 1, max). ``aggregate`` picks the value:
-    'arithmetic' is StatisticsQuality's, 'geometric' and 'max' the metric ones.
-    """
-    per = {c: normalized(float(r), float(a), float(b))
-           for c, r, a, b in zip(qi, raw, lo, hi, strict=True)}
-    agg = {
-        "arithmetic": normalized(float(raw.mean()), float(lo.mean()), float(hi.mean())),
-        "geometric": normalized(_geo(raw), _geo(lo), _geo(hi)),
-        "max": normalized(float(raw.max()), float(lo.max()), float(hi.max())),
-    }
-    known = np.array([v for v in per.values() if v is not None], dtype=float)
-    metric = ({"arithmetic": float(known.mean()), "geometric": _geo(known),
-               "max": float(known.max())} if len(known) else
-              {"arithmetic": None, "geometric": None, "max": None})
-    value = agg["arithmetic"] if aggregate == "arithmetic" else metric[aggregate]
-    undefined = [c for c, v in per.items() if v is None]
-    if undefined:
-        ctx.warn(f"no range (min = max) for {undefined}: their normalized loss is undefined "
-                 "(ARX: NaN) and left out of the metric aggregates")
-    if value is None:
-        ctx.warn("the loss is undefined: the minimum equals the maximum")
-    out = {
-        "raw": {c: float(r) for c, r in zip(qi, raw, strict=True)},
-        "min": {c: float(a) for c, a in zip(qi, lo, strict=True)},
-        "max": {c: float(b) for c, b in zip(qi, hi, strict=True)},
-        "per_attribute": per,
-        "quality": None if agg["arithmetic"] is None else 1.0 - agg["arithmetic"],
-        "aggregates": agg,
-        "metric_aggregates": metric,
-        "aggregate": aggregate,
-        **(details or {}),
-    }
-    return MeasureResult(value=value, details=out)
-
-
-def row_result(raw: float, lo: float, hi: float, ctx: Context,
-               details: dict[str, Any] | None = None) -> MeasureResult:
-    """A row model's result: value = clamp((raw − min)/(max − min)), ARX's quality = 1 − value."""
-    value = normalized(raw, lo, hi)
-    if value is None:
-        ctx.warn("the loss is undefined: the minimum equals the maximum (ARX: NaN)")
-    return MeasureResult(value=value, details={
-        "raw": float(raw), "min": float(lo), "max": float(hi),
-        "quality": None if value is None else 1.0 - value, **(details or {})})
-

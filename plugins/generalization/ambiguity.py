@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    Inputs,
-    QualityModel,
-    group_area,
-    row_result,
-)
+from anoneval.plugins.generalization._quality import Inputs, QualityModel, group_area
+from anoneval.plugins.generalization._results import row_result
 
 
 class Ambiguity(QualityModel):

@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    ColumnParams,
-    Inputs,
-    QualityModel,
-    TypedParams,
-    column_result,
-    typed_columns,
-)
+from anoneval.plugins.generalization._numbers import typed_columns
+from anoneval.plugins.generalization._quality import ColumnParams, Inputs, QualityModel, TypedParams
+from anoneval.plugins.generalization._results import column_result
 
 
 class AttributeSquaredError(QualityModel):
@@ -22,7 +17,7 @@ class AttributeSquaredError(QualityModel):
     squared error of a released interval [lo, hi] towards its farther end. Per attribute, x is
     the original value as a number and [lo, hi] the released cell as numbers (``types``:
     'integer'/'decimal' use values and ranges, 'string' the positions in the hierarchy file, as
-    ARX; see :func:`~anoneval.plugins.generalization._quality.numbers`); a suppressed cell spans
+    ARX; see :func:`~anoneval.plugins.generalization._numbers.numbers`); a suppressed cell spans
     the attribute's range [m, M]. d_max(x) = max((x − m)², (x − M)²); min 0, max Σ_rows d_max.
     The value is 1 − ARX's ``getAttributeLevelSquaredError().getArithmeticMean()``.
     Conventions as the family's (``anoneval.plugins.generalization._quality``).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import row_result
+from anoneval.plugins.generalization._results import row_result
 from anoneval.plugins.microdata._common import QIParams, raw_class_sizes, released_classes
 
 

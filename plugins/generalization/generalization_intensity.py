@@ -5,12 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    CellModel,
-    Inputs,
-    column_result,
-    nonsuppressed_counts,
-)
+from anoneval.plugins.generalization._quality import CellModel, Inputs, nonsuppressed_counts
+from anoneval.plugins.generalization._results import column_result
 
 
 class GeneralizationIntensity(CellModel):

@@ -5,11 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, DataError, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    Inputs,
-    QualityModel,
-    Side,
-)
+from anoneval.plugins.generalization._quality import Inputs, QualityModel, Side
 from anoneval.plugins.microdata._common import pair_counts
 
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    Inputs,
-    QualityModel,
-    group_area,
-)
+from anoneval.plugins.generalization._quality import Inputs, QualityModel, group_area
 
 
 class HierarchyKLDivergence(QualityModel):

@@ -9,9 +9,9 @@ from anoneval.plugins.generalization._quality import (
     ColumnParams,
     Inputs,
     QualityModel,
-    column_result,
     nonsuppressed_counts,
 )
+from anoneval.plugins.generalization._results import column_result
 from anoneval.plugins.microdata._common import NULL_TEXT
 
 

@@ -7,15 +7,9 @@ import math
 import numpy as np
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    Inputs,
-    Numbers,
-    QualityModel,
-    Side,
-    TypedParams,
-    row_result,
-    typed_columns,
-)
+from anoneval.plugins.generalization._numbers import Numbers, typed_columns
+from anoneval.plugins.generalization._quality import Inputs, QualityModel, Side, TypedParams
+from anoneval.plugins.generalization._results import row_result
 
 
 class RecordSquaredError(QualityModel):

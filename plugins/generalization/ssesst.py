@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    Inputs,
-    QualityModel,
-    TypedParams,
-    row_result,
-    typed_columns,
-)
+from anoneval.plugins.generalization._numbers import typed_columns
+from anoneval.plugins.generalization._quality import Inputs, QualityModel, TypedParams
+from anoneval.plugins.generalization._results import row_result
 
 
 class SSESST(QualityModel):
