@@ -321,6 +321,10 @@ class Evaluator:
         thr = planned.threshold
         if thr is not None and value is not None:
             passed = (thr.max is None or value <= thr.max) and (thr.min is None or value >= thr.min)
+        elif thr is not None:  # a threshold on no value is not met (``run --strict`` fails)
+            passed = False
+            if error is None:
+                warnings.append("the threshold FAILs: the measure gave no value")
         return MeasureReport(
             name=measure.name, label=planned.label, kind=measure.kind, value=value,
             direction=measure.direction(),
