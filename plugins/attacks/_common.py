@@ -18,8 +18,8 @@ control attack leaves to gain,
 (first-order error propagation). The value is R clipped to [0, 1]; ``risk_ci`` is R ± e_R
 clipped to [0, 1]. The linkability and inference rates are per target, so an original and a
 control set of different sizes are compared as they are (``n_attacks`` capped by each set's
-size); only the singling-out rate depends on the size of the set, and there anonymeter's
-correction for a control set smaller than the original is replaced by an exact one (see
+size); only the singling-out count grows with the size of the set, and there the control
+count is brought to the original's size by anonymeter's fitted correction (see
 :class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
 """
 
