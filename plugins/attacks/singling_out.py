@@ -242,23 +242,28 @@ def _so_integral(n: np.ndarray | float, w_eff: float, norm: float) -> np.ndarray
 
 
 def size_correction(counts: np.ndarray, size: int, to_size: int) -> float:
-    """Factor that brings a singling-out count on ``size`` records to ``to_size`` records:
-    anonymeter's fit (Giomi et al. 2023, ``fit_correction_term``) of :func:`_so_integral` to the
-    successes on subsets of 10 sizes from min(1000, ``size``) to ``size``, then
-    model(``to_size``)/model(``size``). anonymeter counts the successes on 5 random subsets per
-    size; here each is its exact hypergeometric expectation (:func:`singled_out`), the same fit
-    without the sampling noise. A set of at most 1,000 records (where anonymeter's sizes are all
-    equal) is fitted from half its size."""
+    """Factor that brings a singling-out count on ``size`` records to ``to_size`` records,
+    anonymeter's correction (Giomi et al. 2023, ``fit_correction_term``; model of Cohen &
+    Nissim 2020): :func:`_so_integral` fitted by ``curve_fit`` (from anonymeter's start,
+    w_eff = 1/size with the curve scaled to 1 there) to the successes on subsets of 10 sizes
+    from min(1000, ``size``) to ``size``, then model(``to_size``)/model(``size``).
+
+    anonymeter counts the successes on 5 random subsets per size; here each is its exact
+    hypergeometric expectation (:func:`singled_out`), the same fit without the sampling noise
+    (on the same points anonymeter 1.0.0's ``_fit_model`` gives the same factor; see the
+    tests). A set of at most 1,000 records (where anonymeter's sizes are all equal) is fitted
+    from half its size. Known limitation, as in anonymeter: the fit often ends at a large
+    w_eff, where the model is norm/(n + 1) and the factor is size/to_size."""
     lower = min(1000, size) if size > 1000 else max(1, size // 2)
     sizes = np.unique(np.linspace(lower, size, 10).astype(int))
     successes = singled_out(counts, size, sizes)
     if successes[-1] <= 0:
         return 1.0  # nothing singled out: nothing to scale
-    guess_w = 1 / sizes.max()
-    guess_norm = 1 / _so_integral(float(sizes.max()), guess_w, 1.0)
+    top = float(sizes.max())
+    start = (1 / top, 1 / _so_integral(top, 1 / top, 1.0))
     try:
-        (w_eff, norm_), _ = curve_fit(_so_integral, sizes.astype(float), successes,
-                                      p0=(guess_w, guess_norm), bounds=(0, (1, np.inf)))
+        (w_eff, norm_), _ = curve_fit(_so_integral, sizes.astype(float), successes, p0=start,
+                                      bounds=(0, (1, np.inf)))
     except (RuntimeError, ValueError) as exc:
         raise DataError(f"the control-set size correction could not be fitted ({exc}); give a "
                         "control set the size of the original") from exc
@@ -293,8 +298,12 @@ class SinglingOut(AttackMeasure):
     are found, rates are over the queries found (a warning says so). The main and baseline
     rates are measured on the original as it is. When the control set differs in size from
     the original, its success count is brought to the original's size as anonymeter does
-    (``details.control_correction``, see :func:`size_correction`): a singling-out count grows
-    with the records queried, so the control set's raw count is not comparable. See
+    (``details.control_correction``, ``details.n_control_raw``; see :func:`size_correction`):
+    a singling-out count depends on the number of records queried, so the raw count is not
+    comparable. The fit is anonymeter's, and so is its limitation: it often settles on a
+    factor of size_control/size_original, which for a release independent of the original
+    leaves a residual risk (about 0.2 on the tests' data with a control of 1/2 or 1/4 of the
+    original's size); give a control set of the original's size for an uncorrected rate. See
     :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
     """
 
