@@ -260,9 +260,13 @@ def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None =
     for r in frame[frame["error"].notna()].itertuples(index=False):
         where = f"[{r.variant}] " if multi else ""
         lines.append(f"error in {where}{r.label}: {r.error}")
+    grouped: dict[tuple[str, str], list[str]] = {}  # one line per warning, naming its measures
     for r, notes in zip(frame.itertuples(index=False), warnings or [], strict=False):
         where = f"[{r.variant}] " if multi else ""
-        lines += [f"warning in {where}{r.label}: {w}" for w in notes]
+        for w in notes:
+            grouped.setdefault((where, w), []).append(str(r.label))
+    lines += [f"warning in {where}{', '.join(labels)}: {w}"
+              for (where, w), labels in grouped.items()]
     return "\n".join(lines)
 
 

@@ -179,6 +179,13 @@ def test_strict_fails_a_threshold_on_a_null_value_and_warnings_reach_the_console
     assert "threshold FAIL: NotANumber = None" in capsys.readouterr().err
     report = json.loads((workdir / "report.json").read_text())
     assert report["measures"][0]["value"] is None and report["measures"][0]["passed"] is False
+    # one warning of several measures is one line naming them
+    cfg = write_config(workdir, [{"name": "NotANumber", "label": "n1"},
+                                 {"name": "NotANumber", "label": "n2"}])
+    assert main(["run", str(cfg), *reg]) == 0
+    out = capsys.readouterr().out
+    assert out.count("578 records could not be linked") == 1
+    assert "warning in n1, n2: 578 records could not be linked" in out
 
 
 def test_quiet_still_prints_measure_errors_to_stderr(workdir: Path, capsys) -> None:
