@@ -23,6 +23,7 @@ import pandas as pd
 from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from anoneval.core.duplicates import repeated
 from anoneval.core.errors import DataError
 from anoneval.core.sources import Source, locate, type_partitions, with_partitions
 
@@ -736,7 +737,7 @@ def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFr
     from pyarrow import types
 
     schema = pq.read_schema(path)
-    dup = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    dup = repeated(schema.names)
     if dup:
         raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
                         f"{', '.join(map(repr, dup))}; every column needs a distinct name")
@@ -748,9 +749,9 @@ def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFr
 
 def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
     """The header's names as written (pandas renames repeated ones to ``age.1``)."""
-    head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
-                       keep_default_na=False)
-    return [str(v) for v in head.iloc[0]] if len(head) else []
+    with open(path, encoding=encoding, newline="") as fh:
+        names = next(csv.reader(fh, delimiter=sep), [])
+    return [names[0].lstrip("\ufeff"), *names[1:]] if names else []
 
 
 def _refuse_nul(path: Path, encoding: str) -> None:
@@ -778,7 +779,7 @@ def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
             f"{', '.join(map(repr, SEPARATORS))}")
     try:
         header = _csv_header(path, sep, opts.encoding)
-        dup = sorted({n for n in header if n and header.count(n) > 1})
+        dup = repeated(n for n in header if n)
         if dup:
             raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
                             f"{', '.join(map(repr, dup))} in the header (read with {how}); "
@@ -809,14 +810,15 @@ def read_frame(path: Path, fmt: str, opts: ReadOptions,
     """Read a file (only ``columns`` of it, in the file's order, when given) into a DataFrame;
     never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
+    wanted = set(columns or ())
     if fmt == "csv":
         frame = _read_csv(path, opts, dtype)
-        return frame if columns is None else frame[[c for c in frame.columns if c in columns]]
+        return frame if columns is None else frame[[c for c in frame.columns if c in wanted]]
     if fmt == "parquet":
         frame = _read_parquet(path, columns)
     elif fmt == "jsonl":
         frame = _read_jsonl(path, opts.encoding)
-        frame = frame if columns is None else frame[[c for c in frame.columns if c in columns]]
+        frame = frame if columns is None else frame[[c for c in frame.columns if c in wanted]]
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
     if isinstance(dtype, dict) and columns is not None:
