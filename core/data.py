@@ -13,6 +13,7 @@ import copy
 import csv
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ FORMATS = ("csv", "parquet", "jsonl")
 DataKind = Literal["microdata", "table", "trajectories"]
 DATA_KINDS: tuple[DataKind, ...] = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
-SEPARATORS = (",", ";", "\t", "|")
+SEPARATORS = (",", ";", "\t", "|", "/")
 DTYPE_HINT = ("; an anonymized side takes the original's dtype unless its own options set "
               '"dtype" (null for none)')
 TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
@@ -659,24 +660,43 @@ def _sample_lines(path: Path, encoding: str, min_chars: int = 65536,
     return lines
 
 
-def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
-    """The CSV separator among , ; tab | (comma when none fits).
-
-    A candidate fits when it splits every sampled line (whole lines, however long) into the
-    same number of fields, more than one; the one giving the most fields wins.
-    """
-    lines = [ln for ln in _sample_lines(path, encoding) if ln.strip()]
+def separators_fitting(lines: Sequence[str]) -> dict[str, int]:
+    """Each separator among :data:`SEPARATORS` that splits every non-blank line of ``lines``
+    into the same number of fields, more than one, with that number (most fields first)."""
+    lines = [ln for ln in lines if ln.strip()]
     if len(lines) > 1 and not lines[-1].endswith(("\n", "\r")):
         lines = lines[:-1]  # the sample may end inside a quoted field
-    best, best_fields = ",", 1
+    fits: dict[str, int] = {}
     for sep in SEPARATORS:
         try:
             counts = {len(row) for row in csv.reader(lines, delimiter=sep)}
         except csv.Error:
             continue
-        if len(counts) == 1 and (n := counts.pop()) > best_fields:
-            best, best_fields = sep, n
-    return best
+        if len(counts) == 1 and (n := counts.pop()) > 1:
+            fits[sep] = n
+    return dict(sorted(fits.items(), key=lambda kv: -kv[1]))  # stable: ties keep the order
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The CSV separator among , ; tab | / (comma when none fits).
+
+    A candidate fits when it splits every sampled line (whole lines, however long) into the
+    same number of fields, more than one; the one giving the most fields wins (ties: in the
+    order above). :func:`separators_fitting` lists every candidate that fits.
+    """
+    return next(iter(separators_fitting(_sample_lines(path, encoding))), ",")
+
+
+def _sniffed(path: Path, encoding: str) -> str:
+    """:func:`sniff_separator`, with a warning naming the file when several separators fit."""
+    fits = separators_fitting(_sample_lines(path, encoding))
+    sep = next(iter(fits), ",")
+    if len(fits) > 1:
+        others = ", ".join(f"{c!r} ({n} fields)" for c, n in list(fits.items())[1:])
+        warnings.warn(f"{path}: read with separator {sep!r} ({fits[sep]} fields), sniffed from "
+                      f"the file; {others} would also split every line alike: set "
+                      '"options": {"sep": ...} if that is the one', UserWarning, stacklevel=2)
+    return sep
 
 
 class _DuplicateKey(Exception):
@@ -772,7 +792,7 @@ def _refuse_nul(path: Path, encoding: str) -> None:
 def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
     _refuse_nul(path, opts.encoding)
     sniffed = opts.sep is None
-    sep = opts.sep or sniff_separator(path, opts.encoding)
+    sep = opts.sep or _sniffed(path, opts.encoding)
     how = (f"separator {sep!r} (sniffed from the file)" if sniffed
            else f"separator {sep!r} (options.sep)")
     hint = ('set "options": {"sep": ...} to the separator of the file, one of '

@@ -50,13 +50,12 @@ def regular_file(path: str | Path, what: str = "file") -> os.stat_result:
 def decode(data: bytes, where: str, encoding: str = "utf-8") -> str:
     """``data`` as text (a UTF-8 byte order mark dropped); an error names ``where``, the line
     and the byte."""
-    if codecs_name(encoding) == "utf-8":
-        encoding = "utf-8-sig"
+    utf8 = codecs_name(encoding) == "utf-8"
     try:
-        return data.decode(encoding)
+        return data.decode("utf-8-sig" if utf8 else encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise DataError(f"{where}: not {encoding.removesuffix('-sig')} text ({exc.reason} at "
+        raise DataError(f"{where}: not {'UTF-8' if utf8 else encoding} text ({exc.reason} at "
                         f"byte {exc.start}, line {line}); save it as UTF-8") from None
 
 

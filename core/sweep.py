@@ -107,7 +107,7 @@ def parse_values(text: str) -> list[Any]:
         try:
             values = loads(text, "--values")
         except DataError as exc:
-            raise ConfigError([("--values", f"not a JSON array: {exc}")]) from None
+            raise ConfigError([("--values", f"invalid JSON array: {exc}")]) from None
     elif (m := _STEP.match(text)) is not None:
         values = _grid(*m.groups())
     else:
