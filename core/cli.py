@@ -34,6 +34,7 @@ from anoneval.core.commands import (
     registry_option,
 )
 from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.memory import MEMORY_HINT
 from anoneval.core.outputs import check_outputs
 from anoneval.core.plugin_docs import (
     KIND_TITLES,
@@ -304,6 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return EXIT_OK
             print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except MemoryError as exc:  # the last resort: inputs and measures catch their own
+            remove_live()
+            print(f"error: out of memory{f' ({exc})' if str(exc) else ''}; {MEMORY_HINT}",
+                  file=sys.stderr)
             return EXIT_INPUT
         except click.Abort:
             print("interrupted", file=sys.stderr)

@@ -12,6 +12,7 @@ import codecs
 import copy
 import csv
 import hashlib
+import io
 import json
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from anoneval.core.duplicates import repeated
 from anoneval.core.errors import DataError
+from anoneval.core.memory import MEMORY_HINT, available_memory, human_bytes
 from anoneval.core.sources import Source, locate, type_partitions, with_partitions
 
 T = TypeVar("T")
@@ -910,6 +912,69 @@ def read_file(file: Path, fmt: str, opts: ReadOptions,
         raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
 
 
+#: Files up to this size are read without estimating their memory first.
+ESTIMATE_ABOVE = 8 * 2**20
+#: Bytes of text sampled from a CSV or JSON lines file to estimate its size in memory.
+SAMPLE_BYTES = 2**20
+
+
+def _parquet_bytes(file: Path) -> tuple[int, str]:
+    """At least the bytes a Parquet file's columns take in memory: rows × each column's width
+    (8 bytes for a text or other variable-width cell, which pandas holds as a pointer)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(file).metadata
+    widths = 0
+    for field in meta.schema.to_arrow_schema():
+        try:
+            widths += max(field.type.bit_width // 8, 1)
+        except ValueError:  # variable width
+            widths += 8
+    return meta.num_rows * widths, f"{meta.num_rows:,} rows × {meta.num_columns:,} columns"
+
+
+def _text_bytes(file: Path, fmt: str, opts: ReadOptions, size: int) -> tuple[int, str]:
+    """About the bytes a CSV or JSON lines file takes in memory: its size times the ratio of
+    memory to text measured on its first :data:`SAMPLE_BYTES` (whole lines)."""
+    lines = _sample_lines(file, opts.encoding, min_chars=SAMPLE_BYTES, max_lines=1 << 30)
+    text = "".join(lines[:-1] if len(lines) > 2 else lines)
+    sample_bytes = len(text.encode(opts.encoding, errors="replace"))
+    if fmt == "csv":
+        sep = opts.sep or next(iter(separators_fitting(lines)), ",")
+        frame = pd.read_csv(io.StringIO(text), sep=sep, na_values=opts.na_values,
+                            dtype=str if opts.dtype == "str" else opts.dtype)
+    else:
+        frame = pd.DataFrame.from_records([json.loads(ln) for ln in text.splitlines()
+                                           if ln.strip()])
+    ratio = frame.memory_usage(deep=True, index=False).sum() / max(sample_bytes, 1)
+    return int(ratio * size), f"{human_bytes(size)} of {fmt.upper()}"
+
+
+def check_fits(source: Source, fmt: str, opts: ReadOptions) -> None:
+    """Refuse, before reading, an input whose records would not fit in the memory this process
+    may still take (see :func:`anoneval.core.memory.available_memory`), naming its size."""
+    sizes = {file: file.stat().st_size for file in source.files}
+    total = sum(sizes.values())
+    if total <= ESTIMATE_ABOVE and fmt != "parquet":
+        return
+    room = available_memory()
+    if room is None:
+        return
+    need, what = 0, []
+    for file, size in sizes.items():
+        try:
+            part, described = (_parquet_bytes(file) if fmt == "parquet"
+                               else _text_bytes(file, fmt, opts, size))
+        except Exception:  # unreadable here: the reader says why
+            continue
+        need += part
+        what.append(described)
+    if need > room[0]:
+        shown = what[0] if len(what) == 1 else f"{len(what)} files, {human_bytes(total)}"
+        raise DataError(f"{source.given} ({shown}) needs about {human_bytes(need)} in memory, "
+                        f"more than the {human_bytes(room[0])} {room[1]}; {MEMORY_HINT}")
+
+
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
     """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
@@ -917,18 +982,26 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
     source = locate(path)
     fmt = source_format(source, fmt)
     opts = read_options(path, kind, options)
-    parts = [with_partitions(read_file(file, fmt, opts), source, file) for file in source.files]
-    if len(parts) == 1:
-        frame = parts[0]
-    else:
-        first = list(parts[0].columns)
-        for file, part in zip(source.files, parts, strict=True):
-            if list(part.columns) != first:
-                raise DataError(f"{file}: its columns {list(part.columns)} differ from those "
-                                f"of {source.files[0]} ({first})")
-        frame = type_partitions(pd.concat(parts, ignore_index=True),
-                                list(source.partitions(source.files[0])))
-    return from_frame(frame, kind, opts, source=str(path))
+    check_fits(source, fmt, opts)
+    try:
+        parts = [with_partitions(read_file(file, fmt, opts), source, file)
+                 for file in source.files]
+        if len(parts) == 1:
+            frame = parts[0]
+        else:
+            first = list(parts[0].columns)
+            for file, part in zip(source.files, parts, strict=True):
+                if list(part.columns) != first:
+                    raise DataError(f"{file}: its columns {list(part.columns)} differ from "
+                                    f"those of {source.files[0]} ({first})")
+            frame = type_partitions(pd.concat(parts, ignore_index=True),
+                                    list(source.partitions(source.files[0])))
+        return from_frame(frame, kind, opts, source=str(path))
+    except MemoryError:
+        parts = []  # free what was read
+        size = sum(file.stat().st_size for file in source.files)
+        raise DataError(f"{path} ({human_bytes(size)} of {fmt}) does not fit in memory: "
+                        f"reading it ran out; {MEMORY_HINT}") from None
 
 
 def as_dataset(obj: Any, kind: str | None = None, side: str | None = None) -> Dataset | None:

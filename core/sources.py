@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from anoneval.core.errors import DataError
+from anoneval.core.files import regular_file
 
 _GLOB = re.compile(r"[*?\[]")
 _PARTITION = re.compile(r"^([^=]+)=(.*)$")
@@ -70,8 +71,9 @@ def locate(path: str | Path) -> Source:
         if not files:
             raise DataError(f"folder {path} holds no data file")
         return Source(path, tuple(files), path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"file not found: {path}")
+    regular_file(path, "data file")  # a FIFO or a device (/dev/zero) would block or fill memory
     return Source(path, (path,), None)
 
 
