@@ -684,10 +684,10 @@ def test_hostile_strings_are_text_in_the_page(tmp_path: Path) -> None:
     assert not [a for a in doc.attrs if a[1] in ("autofocus", "x", "onmouseover", "onload")]
     assert not [a for a in doc.attrs if a[1] in ("href", "src")
                 and (a[2] or "").strip().lower().startswith("javascript")]
-    # the only raw markup is the third-party fragment's (once per variant), and the page's
-    # policy forbids every script
-    assert [a[:2] for a in doc.attrs if a[1].startswith("on")] == [("img", "onerror")] * 2
-    assert page.count("<script>") == 2
+    # the third-party fragment's raw markup is filtered out (core/sanitize.py), and the page's
+    # policy forbids every script besides
+    assert not [a for a in doc.attrs if a[1].startswith("on")]
+    assert "<script" not in page and '<p class="tp">' in page
     assert "script-src" not in CSP.search(page).group(0)
     assert "default-src 'none'" in CSP.search(page).group(0)
 
