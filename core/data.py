@@ -13,6 +13,7 @@ import copy
 import csv
 import hashlib
 import io
+import itertools
 import json
 import warnings
 from collections.abc import Callable, Collection, Sequence
@@ -39,6 +40,8 @@ DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
 SEPARATORS = (",", ";", "\t", "|", "/")
 DTYPE_HINT = ("; an anonymized side takes the original's dtype unless its own options set "
               '"dtype" (null for none)')
+#: Columns listed at most in an error naming a missing one (a wide file has thousands).
+LIST_COLUMNS = 100
 TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
 #: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
 EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
@@ -141,10 +144,12 @@ def require_columns(data: Dataset, present: Collection[Any], columns: Collection
     missing = [c for c in columns if c not in present]
     if missing:
         what = role if len(missing) == 1 else role + "s"
+        shown = [str(c) for c in itertools.islice(present, LIST_COLUMNS)]
+        more = len(present) - len(shown)
         raise DataError(
             f"{what} {', '.join(map(repr, missing))} not in the {data.data_kind}"
             f"{f' ({data.source})' if data.source else ''}; its columns are: "
-            f"{', '.join(map(str, present))}"
+            f"{', '.join(shown)}{f' and {more:,} more' if more > 0 else ''}"
         )
 
 

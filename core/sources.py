@@ -55,7 +55,12 @@ class Source:
 
 
 def _data_files(paths: list[Path]) -> list[Path]:
-    return sorted(p for p in paths if p.is_file() and not p.name.startswith((".", "_")))
+    """The data files among ``paths`` (hidden ones and folders left out); a FIFO, a device or
+    a socket among them is refused, naming it (reading one would block or never end)."""
+    files = sorted(p for p in paths if not p.name.startswith((".", "_")) and not p.is_dir())
+    for p in files:
+        regular_file(p, "data file")
+    return files
 
 
 def locate(path: str | Path) -> Source:

@@ -347,3 +347,22 @@ def test_an_ambiguous_separator_is_named_in_a_warning(tmp_path: Path) -> None:
                                          r"sniffed from the file; ';' \(2 fields\) would also"):
         data = load(path)
     assert list(data.frame.columns) == ["a;b", "c"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_inside_a_dataset_folder_or_glob_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text("a\n1\n")
+    os.mkfifo(folder / "b.csv")
+    for given in (folder, str(folder / "*.csv")):
+        with pytest.raises(DataError, match=r"b\.csv is a FIFO \(named pipe\)"):
+            load(given)
+
+
+def test_a_missing_column_of_a_wide_file_lists_a_bounded_number(tmp_path: Path) -> None:
+    data = load(wide_csv(tmp_path / "w.csv", 5000, repeat=False))
+    with pytest.raises(DataError, match=r"column 'zz' not in the microdata .*c99 and 4,900 "
+                                        r"more$") as err:
+        data.require(["zz"])
+    assert "c100," not in str(err.value)
