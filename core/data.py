@@ -739,6 +739,8 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
             except json.JSONDecodeError as exc:
                 raise DataError(f"line {lineno}, column {exc.colno}: invalid JSON: "
                                 f"{exc.msg}") from None
+            except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+                raise DataError(f"line {lineno}: {exc}") from None
             if not isinstance(obj, dict):
                 raise DataError(f"line {lineno}: expected one JSON object per line, got "
                                 f"{type(obj).__name__}")
@@ -923,9 +925,10 @@ ESTIMATE_ABOVE = 8 * 2**20
 SAMPLE_BYTES = 2**20
 
 
-def _parquet_bytes(file: Path) -> tuple[int, str]:
+def _parquet_bytes(file: Path) -> tuple[int, int, int]:
     """At least the bytes a Parquet file's columns take in memory: rows × each column's width
-    (8 bytes for a text or other variable-width cell, which pandas holds as a pointer)."""
+    (8 bytes for a text or other variable-width cell, which pandas holds as a pointer); also
+    the rows and columns."""
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(file).metadata
@@ -935,12 +938,12 @@ def _parquet_bytes(file: Path) -> tuple[int, str]:
             widths += max(field.type.bit_width // 8, 1)
         except ValueError:  # variable width
             widths += 8
-    return meta.num_rows * widths, f"{meta.num_rows:,} rows × {meta.num_columns:,} columns"
+    return meta.num_rows * widths, meta.num_rows, meta.num_columns
 
 
-def _text_bytes(file: Path, fmt: str, opts: ReadOptions, size: int) -> tuple[int, str]:
-    """About the bytes a CSV or JSON lines file takes in memory: its size times the ratio of
-    memory to text measured on its first :data:`SAMPLE_BYTES` (whole lines)."""
+def _text_ratio(file: Path, fmt: str, opts: ReadOptions) -> float:
+    """Bytes in memory per byte of text of a CSV or JSON lines file, measured on its first
+    :data:`SAMPLE_BYTES` (whole lines)."""
     lines = _sample_lines(file, opts.encoding, min_chars=SAMPLE_BYTES, max_lines=1 << 30)
     text = "".join(lines[:-1] if len(lines) > 2 else lines)
     sample_bytes = len(text.encode(opts.encoding, errors="replace"))
@@ -951,13 +954,17 @@ def _text_bytes(file: Path, fmt: str, opts: ReadOptions, size: int) -> tuple[int
     else:
         frame = pd.DataFrame.from_records([json.loads(ln) for ln in text.splitlines()
                                            if ln.strip()])
-    ratio = frame.memory_usage(deep=True, index=False).sum() / max(sample_bytes, 1)
-    return int(ratio * size), f"{human_bytes(size)} of {fmt.upper()}"
+    return float(frame.memory_usage(deep=True, index=False).sum()) / max(sample_bytes, 1)
 
 
 def check_fits(source: Source, fmt: str, opts: ReadOptions) -> None:
     """Refuse, before reading, an input whose records would not fit in the memory this process
-    may still take (see :func:`anoneval.core.memory.available_memory`), naming its size."""
+    may still take (see :func:`anoneval.core.memory.available_memory`), naming its size.
+
+    Parquet: rows × column widths from each file's metadata (a lower bound). CSV and JSON
+    lines: the files' total size times the memory per byte of a sample of the largest file.
+    Estimates that cannot be made (an unreadable file) refuse nothing: the reader says why.
+    """
     sizes = {file: file.stat().st_size for file in source.files}
     total = sum(sizes.values())
     if total <= ESTIMATE_ABOVE and fmt != "parquet":
@@ -965,17 +972,19 @@ def check_fits(source: Source, fmt: str, opts: ReadOptions) -> None:
     room = available_memory()
     if room is None:
         return
-    need, what = 0, []
-    for file, size in sizes.items():
-        try:
-            part, described = (_parquet_bytes(file) if fmt == "parquet"
-                               else _text_bytes(file, fmt, opts, size))
-        except Exception:  # unreadable here: the reader says why
-            continue
-        need += part
-        what.append(described)
+    try:
+        if fmt == "parquet":
+            parts = [_parquet_bytes(file) for file in sizes]
+            need = sum(n for n, _, _ in parts)
+            shown = f"{sum(r for _, r, _ in parts):,} rows × {parts[0][2]:,} columns"
+        else:
+            need = int(_text_ratio(max(sizes, key=sizes.__getitem__), fmt, opts) * total)
+            shown = f"{human_bytes(total)} of {fmt.upper()}"
+    except Exception:  # unreadable here: the reader says why
+        return
+    if len(sizes) > 1:
+        shown += f" in {len(sizes):,} files"
     if need > room[0]:
-        shown = what[0] if len(what) == 1 else f"{len(what)} files, {human_bytes(total)}"
         raise DataError(f"{source.given} ({shown}) needs about {human_bytes(need)} in memory, "
                         f"more than the {human_bytes(room[0])} {room[1]}; {MEMORY_HINT}")
 

@@ -94,15 +94,23 @@ def test_a_parquet_file_that_expands_past_the_limit_is_refused_before_reading(
     assert "tall.parquet (60,000,000 rows × 2 columns) needs about 915.5 MiB" in done.stderr
     assert "address-space limit" in done.stderr and "--engine dask" in done.stderr
     assert not (tmp_path / "r.json").exists()
+    # a folder of such files: the rows of all of them
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for name in ("a.parquet", "b.parquet"):
+        (folder / name).write_bytes(tall_parquet.read_bytes())
+    done = run_limited(tmp_path, 300, "run", str(config(tmp_path, "parts")), "-o", "r.json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "parts (120,000,000 rows × 2 columns in 2 files) needs about 1.8 GiB" in done.stderr
 
 
 def test_parquet_memory_estimate_is_rows_times_widths(tmp_path: Path) -> None:
     path = tmp_path / "p.parquet"
     pd.DataFrame({"i": np.arange(1000, dtype=np.int64), "f": np.zeros(1000, np.float32),
                   "b": np.ones(1000, bool), "s": ["x"] * 1000}).to_parquet(path)
-    need, what = _parquet_bytes(path)
+    need, rows, columns = _parquet_bytes(path)
     assert need == 1000 * (8 + 4 + 1 + 8)  # a text cell counts as its 8-byte pointer
-    assert what == "1,000 rows × 4 columns"
+    assert (rows, columns) == (1000, 4)
     assert human_bytes(need) == "20.5 KiB" and human_bytes(512) == "512 bytes"
 
 
@@ -366,3 +374,13 @@ def test_a_missing_column_of_a_wide_file_lists_a_bounded_number(tmp_path: Path) 
                                         r"more$") as err:
         data.require(["zz"])
     assert "c100," not in str(err.value)
+
+
+def test_an_overlong_integer_in_json_lines_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"a": 1}\n{"a": ' + "9" * 5000 + "}\n")
+    if sys.version_info < (3, 11):  # no limit on int conversion before 3.11: read as a number
+        assert load(path).frame["a"].iloc[1] == int("9" * 5000)
+        return
+    with pytest.raises(DataError, match=r"d\.jsonl: line 2: Exceeds the limit"):
+        load(path)
