@@ -191,7 +191,11 @@ class FrameData(Dataset):
         return self._frame
 
     def value_kinds(self) -> dict[str, str]:
-        return {c: _kind(self, c) for c in self._frame.columns}
+        # a plain numpy numeric or boolean column is told by its dtype, without a Series per
+        # column (a wide file has thousands)
+        return {c: _DTYPE_KINDS[dtype.kind] if isinstance(dtype, np.dtype)
+                and dtype.kind in _DTYPE_KINDS else _kind(self, c)
+                for c, dtype in zip(self._frame.columns, self._frame.dtypes, strict=True)}
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
         return {c: self.cached(("value_survey", c),
@@ -277,9 +281,29 @@ class FrameData(Dataset):
         head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes, strict=False)]).encode()
         if not len(f):
             return [head, b""]
-        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached
-        values = combine_hash_arrays((self._column_hash(c) for c in f.columns), len(f.columns))
+        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached;
+        # numeric columns hashed a dtype at a time (a wide frame has thousands of them)
+        numeric = self._numeric_hashes()
+        values = combine_hash_arrays(
+            (numeric[i] if i in numeric else self._column_hash(c)
+             for i, c in enumerate(f.columns)), len(f.columns))
         return [head, values.tobytes()]
+
+    def _numeric_hashes(self) -> dict[int, np.ndarray]:
+        """pandas' hash of the values of every plain numpy numeric or boolean column, by
+        position: one :func:`pandas.util.hash_array` call per dtype (elementwise for these
+        dtypes, so hashing the columns together gives each column's own hashes)."""
+        f = self._frame
+        by_dtype: dict[np.dtype, list[int]] = {}
+        for i, dtype in enumerate(f.dtypes):
+            if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+                by_dtype.setdefault(dtype, []).append(i)
+        out: dict[int, np.ndarray] = {}
+        for dtype, positions in by_dtype.items():
+            block = np.ascontiguousarray(f.iloc[:, positions].to_numpy(dtype=dtype).T)
+            hashed = pd.util.hash_array(block.ravel(), categorize=False).reshape(block.shape)
+            out.update(zip(positions, hashed, strict=True))
+        return out
 
     def _column_hash(self, column: str) -> np.ndarray:
         """pandas' hash of each value of ``column``; an object column whose codes are cached is
@@ -1066,9 +1090,10 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
     if not isinstance(data, FrameData):
         return
     frame = data.frame
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+    for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
+        column = frame.columns[position]
+        values = frame.iloc[:, position]
+        if pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
             continue
         scalar = values.map(pd.api.types.is_scalar).to_numpy(dtype=bool)
         if not scalar.all():
@@ -1175,6 +1200,10 @@ class Conversion:
 
 
 TEXT = Conversion("text")
+
+
+#: The value kind of a numpy dtype's values (what :func:`_value_kind` infers for them).
+_DTYPE_KINDS = {"i": "number", "u": "number", "f": "number", "b": "bool"}
 
 
 def _kind(data: FrameData, col: Any) -> str:

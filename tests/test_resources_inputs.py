@@ -230,6 +230,14 @@ def test_a_header_of_100000_columns_is_read_in_seconds(tmp_path: Path) -> None:
     columns, error, _ = done.stdout.splitlines()
     assert columns == "100000"
     assert error.startswith("dup.csv: duplicate column name 'c0' in the header")
+    # and a whole run over it (content hashes, value kinds, cell checks per column), ~4 s
+    cfg = tmp_path / "w.json"
+    cfg.write_text(json.dumps({"original": {"path": "wide.csv"}, "anonymized": {
+        "path": "wide.csv"}, "measures": [{"name": "KAnonymity", "params": {
+            "quasi_identifiers": ["c1", "c99999"]}}]}))
+    done = cli(tmp_path, "run", "w.json", "-o", "r.json", timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["measures"][0]["error"] is None
 
 
 def test_duplicate_column_check_grows_linearly(tmp_path: Path) -> None:
@@ -384,3 +392,15 @@ def test_an_overlong_integer_in_json_lines_names_the_line(tmp_path: Path) -> Non
         return
     with pytest.raises(DataError, match=r"d\.jsonl: line 2: Exceeds the limit"):
         load(path)
+
+
+def test_value_kinds_from_dtypes_match_the_inferred_ones() -> None:
+    from anoneval.core.api import Microdata
+    from anoneval.core.data import _value_kind
+
+    frame = pd.DataFrame({"i": [1, 2], "u": np.array([1, 2], np.uint8), "f": [np.nan, np.nan],
+                          "g": np.array([1.5, 2], np.float32), "b": [True, False],
+                          "t": ["a", "b"], "m": [1, "a"]})
+    kinds = Microdata(frame).value_kinds()
+    assert kinds == {c: _value_kind(frame[c]) for c in frame.columns}
+    assert kinds["f"] == "number" and kinds["b"] == "bool" and kinds["m"] == "mixed"
