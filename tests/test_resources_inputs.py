@@ -365,6 +365,17 @@ def test_an_ambiguous_separator_is_named_in_a_warning(tmp_path: Path) -> None:
     assert list(data.frame.columns) == ["a;b", "c"]
 
 
+def test_the_cli_shows_the_separator_warning_as_one_line(tmp_path: Path) -> None:
+    (tmp_path / "amb.csv").write_text("a;b,c\n1;2,3\n2;2,3\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"original": {"path": "amb.csv"}, "measures": [
+        {"name": "KAnonymity", "params": {"quasi_identifiers": ["c"]}}]}))
+    done = cli(tmp_path, "run", "c.json", "-o", "r.json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("warning: amb.csv: read with separator ','")
+    assert "UserWarning" not in done.stderr and "_sniffed(" not in done.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_a_fifo_inside_a_dataset_folder_or_glob_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "parts"
