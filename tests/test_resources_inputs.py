@@ -333,6 +333,9 @@ def test_hierarchy_with_a_bom_or_not_utf8(tmp_path: Path) -> None:
     path.write_bytes("\ufeffMale;*\nFemale;*\n".encode())
     h = load_hierarchy(path, "*")
     assert list(h.rows) == ["Male", "Female"]
+    odd = tmp_path / "odd.csv"
+    odd.write_text("a\u2028b;x;*\r\nc\x1cd;x;*\n", newline="")
+    assert list(load_hierarchy(odd, "*").rows) == ["a\u2028b", "c\x1cd"]
     latin = tmp_path / "latin.csv"
     latin.write_bytes("Zürich;CH\nGenève;CH\n".encode("latin-1"))
     with pytest.raises(DataError, match=r"hierarchy .*latin\.csv: not UTF-8 text .* line 1"):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -459,7 +460,9 @@ def load_hierarchy(path: Path, token: str) -> Hierarchy:
 
 @functools.lru_cache(maxsize=64)
 def _load_hierarchy(path: str, mtime: int, size: int, token: str) -> Hierarchy:
-    lines = read_text(path, "hierarchy").splitlines(keepends=True)
+    # lines end at \n, \r or \r\n only, as csv reads them (str.splitlines also splits at
+    # \x0b, \x1c, \u2028 and others, which a value may hold)
+    lines = list(io.StringIO(read_text(path, "hierarchy"), newline=""))
     first = lines[0] if lines else ""
     sep = ";" if ";" in first else next(iter(separators_fitting(lines[:50])), ",")  # ARX: ';'
     rows = [r for r in csv.reader(lines, delimiter=sep) if r]
