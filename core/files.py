@@ -69,15 +69,30 @@ def codecs_name(encoding: str) -> str:
 
 def read_text(path: str | Path, what: str = "file", encoding: str = "utf-8",
               max_bytes: int | None = None) -> str:
-    """A regular file's text; errors name ``what`` and ``path`` (see :func:`decode`)."""
-    st = regular_file(path, what)
-    if max_bytes is not None and st.st_size > max_bytes:
-        raise DataError(f"{what} {path} is {st.st_size:,} bytes; at most {max_bytes:,} are "
-                        "read")
+    """A regular file's text; errors name ``what`` and ``path`` (see :func:`decode`).
+
+    The file is opened without blocking and checked on the open descriptor, so a path
+    swapped for a FIFO after a check cannot block the read; at most ``max_bytes`` are read.
+    """
+    regular_file(path, what)  # names a missing file or a device before opening it
     try:
-        data = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise DataError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise DataError(f"{what} {path} is {file_kind(st.st_mode)}, not a regular file; "
+                            "give a file")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise DataError(f"{what} {path} is {st.st_size:,} bytes; at most {max_bytes:,} "
+                            "are read")
+        try:
+            data = fh.read() if max_bytes is None else fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise DataError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if max_bytes is not None and len(data) > max_bytes:  # it grew since fstat
+        raise DataError(f"{what} {path} is over {max_bytes:,} bytes; at most that is read")
     return decode(data, f"{what} {path}", encoding)
 
 

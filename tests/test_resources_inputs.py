@@ -418,3 +418,21 @@ def test_value_kinds_from_dtypes_match_the_inferred_ones() -> None:
     kinds = Microdata(frame).value_kinds()
     assert kinds == {c: _value_kind(frame[c]) for c in frame.columns}
     assert kinds["f"] == "number" and kinds["b"] == "bool" and kinds["m"] == "mixed"
+
+
+def test_json_files_are_read_up_to_a_size(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_text('{"a": "' + "x" * 100 + '"}')
+    assert read_json(path, "config", max_bytes=200) == {"a": "x" * 100}
+    with pytest.raises(DataError, match=r"config .*big\.json is 109 bytes; at most 100 are"):
+        read_json(path, "config", max_bytes=100)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_swapped_in_after_the_check_does_not_block(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The descriptor is opened without blocking and checked itself (no check-then-open race)."""
+    os.mkfifo(tmp_path / "late.json")
+    monkeypatch.setattr("anoneval.core.files.regular_file", lambda path, what: None)
+    with pytest.raises(DataError, match=r"late\.json is a FIFO \(named pipe\)"):
+        read_text(tmp_path / "late.json", "config")
