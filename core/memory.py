@@ -40,25 +40,24 @@ def _meminfo(key: str) -> int | None:
     return None
 
 
-def _cgroup_room() -> int | None:
+def _cgroup_room(cgroup_file: Path = Path("/proc/self/cgroup"),
+                 root: Path = Path("/sys/fs/cgroup")) -> int | None:
     """The room left under this process's cgroup memory limit (v2, else v1), if any."""
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = cgroup_file.read_text().splitlines()
     except OSError:
         return None
     for line in lines:
         _, controllers, rel = line.split(":", 2)
         rel = rel.lstrip("/")
         if controllers == "":  # cgroup v2
-            base = Path("/sys/fs/cgroup")
-            for folder in (base / rel, base):
+            for folder in (root / rel, root):
                 limit = _read_int(folder / "memory.max")
                 if limit is not None:
                     used = _read_int(folder / "memory.current") or 0
                     return max(limit - used, 0)
         elif "memory" in controllers.split(","):
-            base = Path("/sys/fs/cgroup/memory")
-            for folder in (base / rel, base):
+            for folder in (root / "memory" / rel, root / "memory"):
                 limit = _read_int(folder / "memory.limit_in_bytes")
                 if limit is not None and limit < 1 << 60:  # v1 writes a huge number for none
                     used = _read_int(folder / "memory.usage_in_bytes") or 0

@@ -436,3 +436,26 @@ def test_a_fifo_swapped_in_after_the_check_does_not_block(
     monkeypatch.setattr("anoneval.core.files.regular_file", lambda path, what: None)
     with pytest.raises(DataError, match=r"late\.json is a FIFO \(named pipe\)"):
         read_text(tmp_path / "late.json", "config")
+
+
+def test_cgroup_memory_limits_are_read(tmp_path: Path) -> None:
+    from anoneval.core.memory import _cgroup_room
+
+    proc = tmp_path / "cgroup"
+    proc.write_text("0::/user.slice/run.scope\n")
+    group = tmp_path / "sys" / "user.slice" / "run.scope"
+    group.mkdir(parents=True)
+    (group / "memory.max").write_text("1073741824\n")
+    (group / "memory.current").write_text("73741824\n")
+    assert _cgroup_room(proc, tmp_path / "sys") == 10**9
+    (group / "memory.max").write_text("max\n")  # no limit
+    assert _cgroup_room(proc, tmp_path / "sys") is None
+    proc.write_text("12:cpu,cpuacct:/x\n4:memory:/job\n")
+    v1 = tmp_path / "sys" / "memory" / "job"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(str(2 * 10**9))
+    (v1 / "memory.usage_in_bytes").write_text(str(5 * 10**8))
+    assert _cgroup_room(proc, tmp_path / "sys") == 15 * 10**8
+    (v1 / "memory.limit_in_bytes").write_text(str(2**63 - 4096))  # v1's "unlimited"
+    assert _cgroup_room(proc, tmp_path / "sys") is None
+    assert _cgroup_room(tmp_path / "missing", tmp_path / "sys") is None
