@@ -30,6 +30,7 @@ from anoneval.core.data import (
     data_row,
     load,
     refuse_infinite,
+    separators_fitting,
     sniff_separator,
 )
 from anoneval.core.duplicates import distinct, repeated
@@ -40,6 +41,7 @@ from anoneval.core.errors import (
     PluginError,
     UnknownPluginError,
 )
+from anoneval.core.files import read_json, read_text, regular_file
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
@@ -530,10 +532,14 @@ __all__ = [
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "pair_datasets",  # helper: the paired frame of two in-memory datasets
     "plugin_ref",
+    "read_json",  # helper: a plugin's own JSON file, read strictly (no repeated keys)
+    "read_text",  # helper: a plugin's own text file (regular files only, UTF-8, no BOM)
     "refuse_infinite",  # helper: the error for ±inf in a column that needs finite numbers
+    "regular_file",  # helper: refuse a FIFO, a device or a folder where a file is expected
     "released",
     "repeated",  # helper: values listed twice
     "row_count_error",  # helper: the error for sides of different lengths paired by order
+    "separators_fitting",  # helper: every separator that splits a file's lines alike
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
     "spans",  # helper: block bounds for Context.map_blocks
     "task_threads",  # helper: threads a plugin may use where it runs

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,7 @@ from anoneval.core.commands import (
     registry_option,
 )
 from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.memory import MEMORY_HINT
 from anoneval.core.outputs import check_outputs
 from anoneval.core.plugin_docs import (
     KIND_TITLES,
@@ -282,10 +284,30 @@ def build_cli(registry: Registry) -> click.Group:
     return group
 
 
+def _warning_line(message: Warning | str, category: type[Warning], *args: object,
+                  **kwargs: object) -> str:
+    """A warning on the command line as one line (e.g. which separator was sniffed), without
+    the source line Python shows by default."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    return f"warning{kind}: {message}\n"
+
+
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Show warnings as :func:`_warning_line` while the CLI runs (restored afterwards: tests
+    and scripts call :func:`main` in their own process)."""
+    before = warnings.formatwarning
+    warnings.formatwarning = _warning_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = before
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    with _sigterm_as_interrupt():
+    with _sigterm_as_interrupt(), _warnings_as_lines():
         try:
             registry = build_registry()
             group = build_cli(registry)
@@ -304,6 +326,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return EXIT_OK
             print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except MemoryError as exc:  # the last resort: inputs and measures catch their own
+            remove_live()
+            print(f"error: out of memory{f' ({exc})' if str(exc) else ''}; {MEMORY_HINT}",
+                  file=sys.stderr)
             return EXIT_INPUT
         except click.Abort:
             print("interrupted", file=sys.stderr)

@@ -10,7 +10,6 @@ resolve relative to its file.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -34,6 +33,7 @@ from pydantic_core import PydanticCustomError
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
+from anoneval.core.files import read_json
 from anoneval.core.sources import locate
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -787,19 +787,9 @@ def load_config(path: str | Path, registry: Registry | None = None) -> Plan:
     """Read and validate a config file."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise ConfigError([("", f"cannot read config {path}: {exc.strerror or exc}")]) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError([("", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                                "save the config as UTF-8")]) from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError([("", f"{path}: invalid JSON at line {exc.lineno}, column "
-                                f"{exc.colno}: {exc.msg}")]) from exc
-    except RecursionError:
-        raise ConfigError([("", f"{path}: the JSON is nested too deeply")]) from None
+        raw = read_json(path, "config")
+    except DataError as exc:
+        raise ConfigError([("", str(exc))]) from None
     if _too_deep(raw):
         raise ConfigError([("", f"{path}: the JSON is nested too deeply (more than "
                                 f"{MAX_DEPTH} levels)")])

@@ -304,6 +304,10 @@ class Evaluator:
         except Exception as exc:
             result = None
             error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, MemoryError):
+                error = (f"MemoryError: {measure.name} ran out of memory"
+                         f"{f' ({exc})' if str(exc) else ''}; the other measures went on. "
+                         "Give it a sample, fewer workers, or the Dask engine")
             ctx.extra["traceback"] = traceback.format_exc()
         finally:
             self._hook.after_measure(measure=measure, result=result, ctx=ctx)

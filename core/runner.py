@@ -13,9 +13,11 @@ from anoneval.core.data import Dataset, load
 from anoneval.core.engine import engine_spec
 from anoneval.core.errors import DataError
 from anoneval.core.evaluator import Evaluator
+from anoneval.core.memory import MEMORY_HINT, human_bytes
 from anoneval.core.outputs import check_outputs
 from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MultiReport, Report
+from anoneval.core.sources import locate
 
 
 def load_input(item: Input, lazy: bool = False) -> Dataset:
@@ -68,13 +70,30 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
     spec = engine if engine is not None else plan.config.engine
-    if spec is None or _many(plan) or _lazy(plan, spec):
-        return _run(plan, show_progress, datasets, engine)
-    from anoneval.core.engine import open_engine
+    try:
+        if spec is None or _many(plan) or _lazy(plan, spec):
+            return _run(plan, show_progress, datasets, engine)
+        from anoneval.core.engine import open_engine
 
-    with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
-        report = _run(plan, show_progress, datasets, engine, eng.blocks())
-        return report.model_copy(update={"engine": eng.describe()})
+        with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
+            report = _run(plan, show_progress, datasets, engine, eng.blocks())
+            return report.model_copy(update={"engine": eng.describe()})
+    except MemoryError:  # outside the measures (each measure's is its own error)
+        raise DataError(out_of_memory(plan)) from None
+
+
+def out_of_memory(plan: Plan) -> str:
+    """The error for a run that ran out of memory outside the measures, naming the inputs
+    and their sizes on disk."""
+    sizes = []
+    for name, path in plan_inputs(plan):
+        try:
+            size = human_bytes(sum(f.stat().st_size for f in locate(path).files))
+        except (DataError, OSError):
+            size = "size unknown"
+        sizes.append(f"{name} {path}: {size}")
+    return (f"ran out of memory holding the inputs ({'; '.join(sizes)}) while loading or "
+            f"preparing them; {MEMORY_HINT}")
 
 
 def _many(plan: Plan) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from anoneval.core.errors import DataError
+from anoneval.core.files import regular_file
 
 _GLOB = re.compile(r"[*?\[]")
 _PARTITION = re.compile(r"^([^=]+)=(.*)$")
@@ -56,7 +57,12 @@ class Source:
 
 
 def _data_files(paths: list[Path]) -> list[Path]:
-    return sorted(p for p in paths if p.is_file() and not p.name.startswith((".", "_")))
+    """The data files among ``paths`` (hidden ones and folders left out); a FIFO, a device or
+    a socket among them is refused, naming it (reading one would block or never end)."""
+    files = sorted(p for p in paths if not p.name.startswith((".", "_")) and not p.is_dir())
+    for p in files:
+        regular_file(p, "data file")
+    return files
 
 
 def locate(path: str | Path) -> Source:
@@ -72,8 +78,9 @@ def locate(path: str | Path) -> Source:
         if not files:
             raise DataError(f"folder {path} holds no data file")
         return Source(path, tuple(files), path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"file not found: {path}")
+    regular_file(path, "data file")  # a FIFO or a device (/dev/zero) would block or fill memory
     return Source(path, (path,), None)
 
 

@@ -39,7 +39,8 @@ from pydantic import BaseModel, Field
 from anoneval.core.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
 from anoneval.core.config import Plan, json_path, load_config, validate_config
 from anoneval.core.data import Dataset
-from anoneval.core.errors import ConfigError
+from anoneval.core.errors import ConfigError, DataError
+from anoneval.core.files import loads
 from anoneval.core.jsonable import to_jsonable
 from anoneval.core.progress import progress_bar
 from anoneval.core.report import FRAME_COLUMNS, MultiReport, Report, units_by_label
@@ -104,9 +105,9 @@ def parse_values(text: str) -> list[Any]:
     text = text.strip()
     if text.startswith("["):
         try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError([("--values", f"invalid JSON array: {exc.msg}")]) from exc
+            values = loads(text, "--values")
+        except DataError as exc:
+            raise ConfigError([("--values", f"invalid JSON array: {exc}")]) from None
     elif (m := _STEP.match(text)) is not None:
         values = _grid(*m.groups())
     else:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
-import json
 import os
 import sys
 import time
@@ -37,7 +36,8 @@ import pluggy
 
 from anoneval.core import hookspecs
 from anoneval.core.api import PLUGIN_KINDS, Context, Measure, MeasureResult, Plugin
-from anoneval.core.errors import PluginError, UnknownPluginError
+from anoneval.core.errors import DataError, PluginError, UnknownPluginError
+from anoneval.core.files import read_json
 
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
@@ -194,9 +194,9 @@ class Registry:
         path = Path(path)
         source = source or f"registry file {path}"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise PluginError(f"{source}: cannot read: {exc}") from exc
+            data = read_json(path, "registry file")
+        except DataError as exc:
+            raise PluginError(f"{source}: cannot read: {exc}") from None
         if not isinstance(data, dict):
             raise PluginError(f"{source}: expected an object of kinds")
         for kind, items in data.items():

@@ -63,6 +63,7 @@ from anoneval.core.commands import (
     registry_option,
 )
 from anoneval.core.data import unify_kinds
+from anoneval.core.files import read_json
 from anoneval.core.jsonable import to_jsonable
 from anoneval.core.outputs import collisions
 from anoneval.plugins._continuous import Transform
@@ -190,11 +191,9 @@ def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
     else:
         path = Path(source)
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError([("", f"cannot read {path}: {exc}")]) from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError([("", f"{path} is not valid JSON: {exc}")]) from exc
+            raw = read_json(path, "config")
+        except DataError as exc:
+            raise ConfigError([("", str(exc))]) from None
         base = path.resolve().parent
     try:
         cfg = ArchitectureConfig.model_validate(raw)
