@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -81,7 +83,8 @@ def alive(pid: int) -> bool:
 
 
 @linux_only
-def test_kill_9_ends_workers_and_fork_server_and_leaves_no_data(tmp_path: Path) -> None:
+def test_kill_9_ends_workers_and_fork_server_and_leaves_no_data(tmp_path: Path,
+                                                                request) -> None:
     (tmp_path / "slowplug.py").write_text(textwrap.dedent(SLOW))
     (tmp_path / "reg.json").write_text(json.dumps(
         {"risk_measure": {"SlowBlocks": {"class": "slowplug.SlowBlocks"}}}))
@@ -89,8 +92,9 @@ def test_kill_9_ends_workers_and_fork_server_and_leaves_no_data(tmp_path: Path) 
     (tmp_path / "c.json").write_text(json.dumps(
         {"original": {"path": "d.csv"}, "anonymized": {"path": "d.csv"},
          "measures": ["SlowBlocks"]}))
-    temp = tmp_path / "tmp"
-    temp.mkdir()
+    # a short temporary folder: the fork server's socket lives there (AF_UNIX paths are short)
+    temp = Path(tempfile.mkdtemp(prefix="ae", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(tmp_path), os.environ.get("PYTHONPATH", "")]), "TMPDIR": str(temp)}
     cli = subprocess.Popen(
