@@ -200,7 +200,8 @@ class Registry:
             raise PluginError(f"{source}: cannot read: {exc}") from exc
         if not isinstance(data, dict):
             raise PluginError(f"{source}: expected an object of kinds")
-        self._read.append((source, path))
+        self._read.append((source if source.startswith("registry file") else
+                           f"registry file of {source}", path))
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue

@@ -189,6 +189,10 @@ def test_an_output_on_a_registry_file_or_plugin_source(workdir: Path, capsys) ->
     (workdir / "r.json").unlink()
     refused([*args, "-o", "reg.json"], capsys, workdir, "reg.json", "registry file")
     refused([*args, "--html", "myplug.py"], capsys, workdir, "myplug.py", "source of")
+    import _toy_plugins
+
+    refused(["run", str(cfg), "-o", _toy_plugins.__file__], capsys, workdir,
+            "source of plugin 'ShareBelowK'")
 
 
 def test_an_output_inside_a_dataset_folder_or_glob(workdir: Path, capsys) -> None:
@@ -235,3 +239,17 @@ def test_a_250_character_output_name(workdir: Path, capsys) -> None:
         capsys.readouterr().err
     assert json.loads((workdir / name).read_text())["measures"][0]["value"] > 0
     assert not [p for p in workdir.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_architecture_outputs_on_a_registry_file_or_a_device(workdir: Path, capsys) -> None:
+    root = Path(__file__).resolve().parents[1]
+    raw = json.loads((root / "examples" / "architecture.json").read_text())
+    raw["data"] = str(root / "examples" / "data" / "mortgage_like.csv")
+    raw["output"] = {"released": "rel.csv", "report": "toys.json"}
+    (workdir / "a.json").write_text(json.dumps(raw))
+    refused(["architecture", "a.json", "--no-plots", "-q"], capsys, workdir, "output.report",
+            "registry file", "toys.json")
+    raw["output"] = {"released": os.devnull, "report": "."}
+    (workdir / "a.json").write_text(json.dumps(raw))
+    refused(["validate", "a.json"], capsys, workdir, "output.released", "character device",
+            "output.report", "is a folder")
