@@ -8,6 +8,7 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -45,6 +46,7 @@ from anoneval.core.files import read_json, read_text, regular_file
 from anoneval.core.hookspecs import hookimpl
 from anoneval.core.inputs import ControlUse, Inputs, released
 from anoneval.core.pairs import DELETED, align_ids, pair_datasets, row_count_error
+from anoneval.core.parampaths import ParamPath
 from anoneval.core.progress import progress_bar
 from anoneval.core.summary import (
     ClassSummary,
@@ -215,9 +217,13 @@ class Context:
         return self.block_runner.parallelism
 
     def path(self, value: str | Path) -> Path:
-        """A file path from a param, relative to the config file's folder when there is one."""
-        p = Path(value)
-        return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
+        """The absolute path of a :data:`ParamPath` param, relative to the config file's
+        folder when there is one (else the working folder); an absolute path is returned
+        unchanged, so resolving a path twice gives the same file."""
+        p = Path(value).expanduser()
+        if not p.is_absolute():
+            p = (self.base_dir if self.base_dir is not None else Path()) / p
+        return Path(os.path.abspath(p))
 
     def rng(self, *salt: int) -> np.random.Generator:
         """A generator seeded by the evaluation seed, plus optional non-zero integer salt for
@@ -510,6 +516,7 @@ __all__ = [
     "Measure",
     "MeasureResult",
     "Microdata",
+    "ParamPath",  # a param naming a file the plugin reads (relative to the config)
     "Params",
     "Plugin",
     "PluginError",

@@ -307,6 +307,9 @@ def _warnings_as_lines() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    from anoneval.core.lifecycle import remove_stale_dirs
+
+    remove_stale_dirs()  # temporary data of anoneval processes killed outright
     with _sigterm_as_interrupt(), _warnings_as_lines():
         try:
             registry = build_registry()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
 from anoneval.core.files import read_json
+from anoneval.core.parampaths import param_paths
 from anoneval.core.sources import locate
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -63,6 +65,14 @@ def _join(base: str, sub: str) -> str:
 
 def _context(info: ValidationInfo) -> dict[str, Any]:
     return info.context if isinstance(info.context, dict) else {}
+
+
+def _files_dir(info: ValidationInfo) -> Path | None:
+    """The folder path params are checked against, when the config checks files."""
+    ctx = _context(info)
+    if "base_dir" not in ctx or not ctx.get("check_files", True):
+        return None
+    return Path(ctx["base_dir"])
 
 
 def _registry(info: ValidationInfo) -> Registry:
@@ -194,7 +204,8 @@ class MeasureSpec(BaseModel):
         except PluginError as exc:
             _fail([("name", str(exc))])
         problems: list[Problem] = []
-        made = validate_params(cls, self.params, "params", registry, problems)
+        made = validate_params(cls, self.params, "params", registry, problems,
+                               _files_dir(info))
         if problems:
             _fail(problems)
         assert isinstance(made, Measure)
@@ -218,7 +229,8 @@ class SynthesizerSpec(BaseModel):
         except (UnknownPluginError, PluginError) as exc:
             _fail([("name", str(exc))])
         problems: list[Problem] = []
-        made = validate_params(cls, self.params, "params", registry, problems)
+        made = validate_params(cls, self.params, "params", registry, problems,
+                               _files_dir(info))
         if problems:
             _fail(problems)
         assert isinstance(made, Synthesizer)
@@ -663,15 +675,42 @@ def _pydantic_problems(exc: ValidationError, prefix: str, raw: Any,
     return list(dict.fromkeys(fitting or other))
 
 
+def file_problems(value: str, base_dir: Path) -> str | None:
+    """Why the file a path param names (relative to ``base_dir``) cannot be read, or None."""
+    file = Path(value).expanduser()
+    file = file if file.is_absolute() else base_dir / file
+    if any(c in value for c in "*?["):  # a glob: at least one match
+        return None if any(file.parent.glob(file.name)) else f"no file matches {str(file)!r}"
+    try:
+        mode = file.stat().st_mode
+    except OSError as exc:
+        return f"cannot read {str(file)!r}: {exc.strerror or exc} (paths are relative to the " \
+               "config file's folder)"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return f"{str(file)!r} is not a regular file (a device, FIFO or socket)"
+    return None
+
+
 def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registry,
-                    problems: list[tuple[str, str]]) -> Plugin | None:
-    """Validate params of ``cls`` (and nested plugin refs); return the instance or None."""
+                    problems: list[tuple[str, str]],
+                    base_dir: Path | None = None) -> Plugin | None:
+    """Validate params of ``cls`` (and nested plugin refs); return the instance or None.
+
+    With ``base_dir`` (the config file's folder), every :data:`ParamPath` param must name a
+    file that exists there.
+    """
     try:
         parsed = cls.Params.model_validate(params)
     except ValidationError as exc:
         problems.extend(_pydantic_problems(exc, path, params, cls.Params))
         return None
     ok = True
+    if base_dir is not None:
+        for where, value in param_paths(parsed):
+            why = file_problems(value, base_dir)
+            if why is not None:
+                problems.append((f"{path}.{where}", why))
+                ok = False
     for fname, finfo in cls.Params.model_fields.items():
         extra = finfo.json_schema_extra
         kind = extra.get("plugin_kind") if isinstance(extra, dict) else None
@@ -684,7 +723,8 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
             problems.append((f"{path}.{fname}.name", str(exc)))
             ok = False
             continue
-        sub = validate_params(sub_cls, ref.params, f"{path}.{fname}.params", registry, problems)
+        sub = validate_params(sub_cls, ref.params, f"{path}.{fname}.params", registry, problems,
+                              base_dir)
         if sub is None:
             ok = False
             continue

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from anoneval.core.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.config import EngineSpec
 from anoneval.core.errors import AnonevalError, ConfigError
+from anoneval.core.lifecycle import children_die_with_me, parent_environ, private_dir, watch_from
 
 if TYPE_CHECKING:
     from anoneval.core.config import PlannedMeasure
@@ -172,6 +173,7 @@ def _init_process(blob: bytes | None, environ: Mapping[str, str]) -> None:
     global _RECIPE
     os.environ.clear()
     os.environ.update(environ)
+    watch_from(environ)  # die with the process that started the pool
     mark_task_process()
     if blob is not None:
         _RECIPE = pickle.loads(blob)
@@ -218,7 +220,7 @@ class ProcessBlocks(Blocks):
         if len(blocks) < 2 * self.parallelism:
             return super().map(fn, blocks, shared)
         with tempfile.NamedTemporaryFile(prefix="anoneval-blocks-", suffix=".pkl",
-                                         delete=False) as f:
+                                         dir=private_dir(), delete=False) as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             return _while_starting(self.engine.starting(), [(b,) for b in blocks],
@@ -303,7 +305,7 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
         from multiprocessing import forkserver
 
         ctx.set_forkserver_preload(list(dict.fromkeys(["__main__", *PRELOAD, *modules])))
-        with _one_thread_env():
+        with _one_thread_env(), children_die_with_me():
             forkserver.ensure_running()
         _SERVER_STARTED = True
     return ctx
@@ -312,7 +314,7 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
 def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
     a recipe: its evaluator built and prepared)."""
-    environ = {**ONE_THREAD, **os.environ}
+    environ = {**ONE_THREAD, **os.environ, **parent_environ()}
     # a forked process has the fork server's native threads; a spawned one reads them at start
     spawned = ctx.get_start_method() == "spawn"
     pool = None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
 from typing import Any
 
+from anoneval.core.api import Context
 from anoneval.core.atomic import write_frame_atomic
 from anoneval.core.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.config import Input, Plan
@@ -15,6 +17,7 @@ from anoneval.core.errors import DataError
 from anoneval.core.evaluator import Evaluator
 from anoneval.core.memory import MEMORY_HINT, human_bytes
 from anoneval.core.outputs import check_outputs
+from anoneval.core.parampaths import param_paths
 from anoneval.core.partitioned import Partitioned
 from anoneval.core.report import MultiReport, Report
 from anoneval.core.sources import locate
@@ -32,13 +35,36 @@ def load_input(item: Input, lazy: bool = False) -> Dataset:
 
 
 def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
-    """The input files of a plan, named as in the config."""
+    """Every file a plan reads, named as in the config: the data, each plugin's path params
+    (hierarchies, populations, ...), the registry files and plugin sources, and the source
+    files of its plugins' classes (so no output can overwrite any of them)."""
     out = [("original.path", plan.original.path)] if plan.original else []
     if plan.control:
         out.append(("control.path", plan.control.path))
     for v in plan.anonymized:
         out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
+    plugins: list[tuple[str, Any]] = [
+        (f"measures[{i}] ({pm.label})", pm.measure) for i, pm in enumerate(plan.measures)]
+    if plan.synthesizer is not None:
+        plugins.append(("synthesizer", plan.synthesizer))
+    ctx = Context(base_dir=plan.base_dir)
+    for where, plugin in plugins:
+        for name, value in param_paths(plugin.params):
+            out.append((f"{where}.params.{name}", ctx.path(value)))
+        source = _source_file(type(plugin))
+        if source is not None:
+            out.append((f"source of plugin {plugin.name!r}", source))
+    if plan.registry is not None:
+        out.extend(plan.registry.read_paths())
     return out
+
+
+def _source_file(cls: type) -> Path | None:
+    try:
+        file = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
+    return Path(file) if file else None
 
 
 def plan_outputs(plan: Plan) -> list[tuple[str, Path]]:

@@ -157,6 +157,7 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {k: {} for k in PLUGIN_KINDS}
         self.load_errors: list[str] = []
+        self._read: list[tuple[str, Path]] = []  # registry files and the plugin sources they name
         self._section_modules: dict[str, str] = {}  # module path -> source
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
@@ -199,6 +200,8 @@ class Registry:
             raise PluginError(f"{source}: cannot read: {exc}") from None
         if not isinstance(data, dict):
             raise PluginError(f"{source}: expected an object of kinds")
+        self._read.append((source if source.startswith("registry file") else
+                           f"registry file of {source}", path))
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
@@ -216,6 +219,10 @@ class Registry:
                     raise PluginError(f"{source}: {kind}.{name} needs a \"class\" string")
                 self.add(Entry(kind, name, source, distribution, version, target,
                                base_dir=path.parent))
+                module = target.rpartition(":")[0]
+                if module.endswith(".py"):
+                    self._read.append((f"source of {kind} {name!r} ({source})",
+                                       path.parent / module))
 
     def _load_sections(self, modules: Any, source: str) -> None:
         """Note the listed report-section modules; :meth:`load_report_sections` imports them."""
@@ -294,6 +301,11 @@ class Registry:
             raise
 
     # -- looking up ----------------------------------------------------------------------------
+
+    def read_paths(self) -> list[tuple[str, Path]]:
+        """``(what, path)`` of every file this registry reads: its registry files and the
+        ``file.py`` plugin sources they name (outputs must never overwrite them)."""
+        return list(self._read)
 
     def names(self, kind: str) -> list[str]:
         return sorted(self._entries[kind])

@@ -41,3 +41,15 @@ def test_plugin_kind_and_data_kind_are_distinct_names(root: Path) -> None:
     config = json.loads((root / "config.json").read_text())
     kinds = [k for k in config if k not in ("description", "report_sections")]
     assert kinds == list(api.PLUGIN_KINDS)
+
+
+def test_context_path_resolves_once_relative_to_the_config(tmp_path, monkeypatch) -> None:
+    # issue 23: a relative config folder joined twice gave examples/examples/data/...
+    from anoneval.core.api import Context
+
+    monkeypatch.chdir(tmp_path)
+    ctx = Context(base_dir=Path("examples"))
+    once = ctx.path("data/h.csv")
+    assert once == tmp_path / "examples" / "data" / "h.csv"
+    assert ctx.path(once) == once and ctx.path(str(once)) == once
+    assert Context().path("h.csv") == tmp_path / "h.csv"

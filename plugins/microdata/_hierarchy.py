@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Microdata
+from anoneval.core.api import Context, DataError, Microdata, ParamPath
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,
@@ -70,7 +70,7 @@ class HierarchyPaths(QIParams):
     #: The params keyed by column.
     per_column: ClassVar[tuple[str, ...]] = ("hierarchies",)
 
-    hierarchies: dict[str, str] = Field(
+    hierarchies: dict[str, ParamPath] = Field(
         default_factory=dict,
         description="ARX hierarchy CSV path per quasi-identifier (relative to the config file).")
 

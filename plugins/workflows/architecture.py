@@ -224,13 +224,17 @@ def _resolve(base: Path, value: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None) -> None:
-    """Refuse outputs (released data, report, plots) that would overwrite the data, the config
-    or each other; the data file must exist."""
+def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None,
+                registry: Any = None) -> None:
+    """Refuse outputs (released data, report, plots) that would overwrite the data, the config,
+    a registry file or plugin source, or each other, or that are not regular files; the data
+    file must exist."""
     spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
     data = _resolve(base, spec.path)
     problems = [] if data.is_file() else [("data", f"file not found: {data}")]
     inputs = [("data", data)] + ([("config", config_path)] if config_path else [])
+    if registry is not None:
+        inputs += registry.read_paths()
     outputs = [("output.released", _resolve(base, cfg.output.released)),
                ("output.report", _resolve(base, cfg.output.report))]
     if cfg.output.plots is not None:
@@ -342,7 +346,7 @@ class Architecture:
                  show_progress: bool = False, plots: bool | None = None) -> None:
         from anoneval.registry import default_registry
 
-        check_paths(config, base_dir)
+        check_paths(config, base_dir, registry=registry)
         self.cfg = config
         self.base = base_dir
         self.registry = registry or default_registry()
@@ -838,7 +842,7 @@ def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
            config_path: Path | None) -> None:
     """``anoneval validate``: the paths and the synthesizer."""
     problems = []
-    for check in (lambda: check_paths(cfg, base, config_path),
+    for check in (lambda: check_paths(cfg, base, config_path, registry),
                   lambda: synthesizer_class(cfg.synthesizer, registry)):
         try:
             check()
