@@ -35,6 +35,14 @@ def registry_option(f: F) -> F:
                              "default $ANONEVAL_REGISTRY")(f)
 
 
+def remote_cluster_option(f: F) -> F:
+    """The ``--allow-remote-cluster`` option: a Dask scheduler not on this machine may be
+    used (refused by default: docs/security.md)."""
+    return click.option("--allow-remote-cluster", "allow_remote_cluster", is_flag=True,
+                        help="allow a Dask scheduler that is not on this machine (it receives "
+                             "the data and runs code here; see docs/security.md)")(f)
+
+
 def quiet_option(f: F) -> F:
     """The ``-q/--quiet`` option: no summary, no progress bar."""
     return click.option("-q", "--quiet", is_flag=True,
@@ -63,4 +71,4 @@ def command_registry(user_file: str | None = None) -> Registry:
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_MEASURE_FAILED", "EXIT_OK",
            "EXIT_TERMINATED", "EXIT_THRESHOLD_FAILED", "command_registry", "quiet_option",
-           "registry_option"]
+           "registry_option", "remote_cluster_option"]
