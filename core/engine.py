@@ -255,11 +255,32 @@ def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
 def run_task(fn: Callable[..., R], *args: Any) -> R:
     """``fn(*args)`` as an engine task (plugins inside use one thread and serial blocks)."""
     with as_task():
-        return fn(*args)
+        return _plain(fn)(*(_plain(a) for a in args))
 
 
 def _identity(value: Any) -> Any:
     return value
+
+
+@dataclass(frozen=True)
+class Pickled:
+    """A value pickled here and unpickled by the worker's task: a Dask scheduler unpickles
+    the task graph and cannot import the plugins of registry files, which workers load by
+    value (:func:`_ship_user_modules`)."""
+
+    blob: bytes
+
+
+def _opaque(value: Any) -> Any:
+    """``value``, as :class:`Pickled` when plugins of registry files are loaded here."""
+    if not _user_modules():
+        return value
+    return Pickled(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _plain(value: Any) -> Any:
+    """The value :func:`_opaque` wrapped."""
+    return pickle.loads(value.blob) if isinstance(value, Pickled) else value
 
 
 _RECIPE: Recipe | None = None
@@ -318,7 +339,7 @@ def _run_block_in_process(fn: Callable[[Any, Any], Any], path: str, block: Any) 
 
 def _run_block_task(fn: Callable[[Any, Any], Any], shared: Any, block: Any) -> Any:
     with as_task():
-        return fn(shared, block)
+        return _plain(fn)(shared, _plain(block))
 
 
 class ProcessBlocks(Blocks):
@@ -357,9 +378,10 @@ class DaskBlocks(Blocks):
         if len(blocks) <= 1:
             return super().map(fn, blocks, shared)
         client = self.engine.client
-        held = client.submit(_identity, shared, pure=False, retries=3)
-        futures = client.map(_run_block_task, [fn] * len(blocks), [held] * len(blocks),
-                             list(blocks), pure=False, retries=3)
+        held = client.submit(_plain, _opaque(shared), pure=False, retries=3)
+        futures = client.map(_run_block_task, [_opaque(fn)] * len(blocks),
+                             [held] * len(blocks), [_opaque(b) for b in blocks], pure=False,
+                             retries=3)
         return list(self.engine.gathered(futures, "the blocks of a measure"))
 
 
@@ -649,11 +671,14 @@ class DaskEngine(Engine):
 
     def gathered(self, futures: list[Any], what: str) -> list[Any]:
         """The futures' results; a lost cluster is an :class:`EngineError`."""
+        import distributed.client
         from distributed import KilledWorker
 
+        # a task cancelled because its inputs were lost (older Dask: no such error)
+        cancelled = getattr(distributed.client, "FutureCancelledError", KilledWorker)
         try:
             return list(self.client.gather(futures))
-        except KilledWorker as exc:
+        except (KilledWorker, cancelled) as exc:
             raise EngineError(f"the Dask cluster lost the workers running {what} "
                               f"({exc}); no report was written") from exc
         except OSError as exc:
@@ -663,14 +688,14 @@ class DaskEngine(Engine):
     def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
         if len(items) <= 1:
             return super().map(fn, items)
-        futures = self.client.map(run_task, [fn] * len(items), list(items), pure=False,
-                                  retries=3)
+        futures = self.client.map(run_task, [_opaque(fn)] * len(items),
+                                  [_opaque(i) for i in items], pure=False, retries=3)
         return self.gathered(futures, "the tasks")
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
         # a task (not scattered data) holds the recipe, so a lost worker's copy is recomputed
-        shared = self.client.submit(_identity, recipe, pure=False, retries=3)
+        shared = self.client.submit(_plain, _opaque(recipe), pure=False, retries=3)
         names = list(variants)
         futures = self.client.map(run_variant, [shared] * len(names), names,
                                   [variants[n] for n in names], pure=False, retries=3)
