@@ -102,17 +102,8 @@ def _refuse_workflow_config(config: str) -> None:
 @remote_cluster_option
 def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
             engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
-            registry: str | None, allow_remote_cluster: bool) -> int:
+            registry: str | None) -> int:
     """Evaluate a config and write the report."""
-    from anoneval.core.engine import remote_clusters_allowed
-
-    with remote_clusters_allowed(allow_remote_cluster):
-        return _run(config, output, html, strict, engine, scheduler, workers, quiet, registry)
-
-
-def _run(config: str, output: str | None, html: str | None, strict: bool,
-         engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
-         registry: str | None) -> int:
     from anoneval.core.config import load_config
     from anoneval.core.runner import plan_inputs, plan_outputs, run_plan
 
@@ -167,15 +158,8 @@ def _run(config: str, output: str | None, html: str | None, strict: bool,
 @click.argument("config")
 @registry_option
 @remote_cluster_option
-def cmd_validate(config: str, registry: str | None, allow_remote_cluster: bool) -> int:
+def cmd_validate(config: str, registry: str | None) -> int:
     """Validate a config (evaluation or workflow) without running it."""
-    from anoneval.core.engine import remote_clusters_allowed
-
-    with remote_clusters_allowed(allow_remote_cluster):
-        return _validate(config, registry)
-
-
-def _validate(config: str, registry: str | None) -> int:
     from anoneval.core.config import load_config
     from anoneval.core.runner import plan_inputs, plan_outputs
 

@@ -7,6 +7,7 @@ and return an exit code.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -36,11 +37,20 @@ def registry_option(f: F) -> F:
 
 
 def remote_cluster_option(f: F) -> F:
-    """The ``--allow-remote-cluster`` option: a Dask scheduler not on this machine may be
-    used (refused by default: docs/security.md)."""
+    """The ``--allow-remote-cluster`` option: while the command runs, a Dask scheduler not on
+    this machine may be used (refused by default: docs/security.md)."""
+
+    @functools.wraps(f)
+    def wrapped(*args: Any, allow_remote_cluster: bool = False, **kwargs: Any) -> Any:
+        from anoneval.core.engine import remote_clusters_allowed
+
+        with remote_clusters_allowed(allow_remote_cluster):
+            return f(*args, **kwargs)
+
     return click.option("--allow-remote-cluster", "allow_remote_cluster", is_flag=True,
                         help="allow a Dask scheduler that is not on this machine (it receives "
-                             "the data and runs code here; see docs/security.md)")(f)
+                             "the data and runs code here; see docs/security.md)")(
+        wrapped)  # type: ignore[return-value]
 
 
 def quiet_option(f: F) -> F:

@@ -592,15 +592,17 @@ class LocalEngine(Engine):
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
 
-    def starting(self) -> Future[ProcessPoolExecutor]:
-        """The engine's worker processes, started in the background at the first call."""
+    def starting(self, tasks: int | None = None) -> Future[ProcessPoolExecutor]:
+        """The engine's worker processes, started in the background at the first call (no
+        more than ``tasks`` when given)."""
         if self._pool is None:
-            self._pool = _start_in_background(self.workers, None)
+            n = self.workers if tasks is None else max(1, min(self.workers, tasks))
+            self._pool = _start_in_background(n, None)
         return self._pool
 
-    def pool(self) -> ProcessPoolExecutor:
+    def pool(self, tasks: int | None = None) -> ProcessPoolExecutor:
         """The engine's worker processes, started at the first use."""
-        return self.starting().result()
+        return self.starting(tasks).result()
 
     def blocks(self) -> Blocks:
         return ProcessBlocks(self) if self.workers > 1 else SERIAL_BLOCKS
@@ -609,7 +611,7 @@ class LocalEngine(Engine):
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
         refuse_main_objects([fn], "the function")
-        pool = self.pool()  # runs are heavy: this process takes none (no third run at once)
+        pool = self.pool(len(items))  # runs are heavy: this process takes none (no third run at once)
         futures = [pool.submit(fn, item) for item in items]
         return [f.result() for f in futures]
 

@@ -345,7 +345,9 @@ def test_remote_scheduler_refused_by_run_and_validate_before_reading(tmp_path: P
                         "connect_timeout": 1}
     (tmp_path / "c.json").write_text(json.dumps(config))
     env = {ALLOW_REMOTE_ENV: ""}
-    for command in (["validate", "c.json"], ["run", "c.json", "-o", "r.json"]):
+    for command in (["validate", "c.json"], ["run", "c.json", "-o", "r.json"],
+                    ["sweep", "c.json", "--param", "measures[0].params.k", "--values", "2,3",
+                     "--plot", "none", "-o", "sw"]):
         done = _cli(*command, cwd=tmp_path, env=env)
         assert done.returncode == 2, done.stdout + done.stderr
         assert "tcp://192.0.2.1:8786 is not on this machine" in done.stderr
@@ -357,6 +359,7 @@ def test_remote_scheduler_refused_by_run_and_validate_before_reading(tmp_path: P
     assert "cannot reach the Dask scheduler at tcp://192.0.2.1:8786 within 1 s" in done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert not (tmp_path / "r.json").exists()
+    assert not list(tmp_path.glob("sw*"))
 
 
 @pytest.mark.parametrize("address", ["tcp://alice:s3cret@127.0.0.1:8786",
@@ -450,3 +453,19 @@ def test_cli_without_stray_threads_exits_quietly(tmp_path: Path) -> None:
     done = _cli("run", "c.json", "--workers", "2", "-o", "r.json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "thread" not in done.stderr
+
+
+def _pid(_: object) -> int:
+    return os.getpid()
+
+
+def test_local_engine_starts_no_more_processes_than_tasks() -> None:
+    from anoneval.core.engine import LocalEngine
+
+    engine = LocalEngine(13)
+    try:
+        pids = engine.map(_pid, [0, 1, 2])
+        assert engine.pool()._max_workers == 3
+        assert len(pids) == 3 and os.getpid() not in pids
+    finally:
+        engine.close()
