@@ -575,10 +575,25 @@ def _while_starting(starting: Future[ProcessPoolExecutor], tasks: Sequence[tuple
         with as_task():
             results[i] = here(*tasks[i])
     if todo:
-        pool = starting.result()
-        futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
-        results.update((i, f.result()) for i, f in futures)
+        with _pool_errors():
+            pool = starting.result()
+            futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
+            results.update((i, f.result()) for i, f in futures)
     return [results[i] for i in range(len(tasks))]
+
+
+@contextlib.contextmanager
+def _pool_errors() -> Iterator[None]:
+    """A worker process that died (killed, out of memory, ``os._exit`` in a plugin, a failed
+    start) is an :class:`EngineError`, not a traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except BrokenProcessPool as exc:
+        raise EngineError(f"a worker process of the local engine died ({exc}); no report was "
+                          "written. Run with workers: 1 to see which measure ends the "
+                          "process") from exc
 
 
 class LocalEngine(Engine):
@@ -611,9 +626,10 @@ class LocalEngine(Engine):
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
         refuse_main_objects([fn], "the function")
-        pool = self.pool(len(items))  # runs are heavy: this process takes none (no third run at once)
-        futures = [pool.submit(fn, item) for item in items]
-        return [f.result() for f in futures]
+        with _pool_errors():
+            pool = self.pool(len(items))  # runs are heavy: this process takes none
+            futures = [pool.submit(fn, item) for item in items]
+            return [f.result() for f in futures]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:

@@ -469,3 +469,22 @@ def test_local_engine_starts_no_more_processes_than_tasks() -> None:
         assert len(pids) == 3 and os.getpid() not in pids
     finally:
         engine.close()
+
+
+def test_a_worker_process_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+    """A plugin that ends its worker process (``os._exit``, as an out-of-memory kill would):
+    an error naming what happened, not a BrokenProcessPool traceback."""
+    (tmp_path / "dies.py").write_text(PLUGIN.replace("PAUSE", "10.0").replace(
+        "        return MeasureResult(",
+        "        if process != 'MainProcess':\n            os._exit(3)\n"
+        "        return MeasureResult(")
+        .replace("import time", "import os\nimport time"))
+    (tmp_path / "reg.json").write_text(json.dumps(
+        {"risk_measure": {"RowShare": {"class": "dies.py:RowShare"}}}))
+    config = _inputs(tmp_path)
+    done = _cli("run", str(config), "--registry", "reg.json", "--workers", "2", "-o", "r.json",
+                cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: a worker process of the local engine died" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "r.json").exists()
