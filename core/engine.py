@@ -10,7 +10,9 @@ measures and seed, and measures draw randomness only from the seed.
 The local engine's processes are fresh for each engine: forked from multiprocessing's fork
 server, a process started once per Python process that imports anoneval, pandas and the run's
 plugins and does nothing else (no state of a run reaches it), or spawned where there is no fork
-server (Windows). While they start, this process evaluates variants and blocks itself.
+server (Windows). A main script without an ``if __name__ == "__main__":`` guard is not run again
+in them (:func:`unguarded_main`); plugins of registry files are loaded in them by value.
+While they start, this process evaluates variants and blocks itself.
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
@@ -68,7 +70,8 @@ WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
 #: ``workers`` processes on as many cores do not oversubscribe them.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 #: What the fork server imports once for all the local engine's processes, besides the main
-#: module and the first run's built-in measures' modules (one not installed is skipped).
+#: module (when guarded) and the first run's built-in measures' modules (one not installed is
+#: skipped).
 PRELOAD = ("anoneval.core.engine", "anoneval.registry", "anoneval.plugins.workflows.architecture",
            "anoneval.plugins.workflows.sweep", "pyarrow.parquet", "pyarrow.dataset")
 S = TypeVar("S")
