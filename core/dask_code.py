@@ -18,7 +18,9 @@ class UserModules(WorkerPlugin):
         self.modules = modules
 
     def setup(self, worker: Any) -> None:
-        from anoneval.registry import load_user_source
+        import logging
 
-        for name, (path, source) in self.modules.items():
-            load_user_source(name, path, source)
+        from anoneval.registry import load_user_sources
+
+        for problem in load_user_sources(self.modules):
+            logging.getLogger("anoneval").warning("cannot load the registry file %s", problem)

@@ -296,15 +296,14 @@ def _user_modules() -> dict[str, tuple[str, str]]:
     return user_modules()
 
 
-def _load_user_modules(modules: Mapping[str, tuple[str, str]]) -> None:
-    from anoneval.registry import load_user_source
+def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
+    from anoneval.registry import load_user_sources
 
-    for name, (path, source) in modules.items():
-        load_user_source(name, path, source)
+    load_user_sources(modules)  # one that fails here fails the task that needs it
 
 
 def _init_process(blob: bytes | None, environ: Mapping[str, str],
-                  modules: Mapping[str, tuple[str, str]]) -> None:
+                  modules: dict[str, tuple[str, str]]) -> None:
     """A worker process: the caller's environment (a forked process has the fork server's),
     the registry files' plugin modules, and with a recipe its evaluator, original-side work
     done (a failure there is the first task's to report)."""

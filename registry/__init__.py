@@ -126,6 +126,19 @@ def load_user_source(name: str, path: str, source: str) -> ModuleType:
     return module
 
 
+def load_user_sources(modules: dict[str, tuple[str, str]]) -> list[str]:
+    """Load the modules of :func:`user_modules` (in a worker process); one that fails is
+    skipped (it may belong to another run) and described in the returned list: a task that
+    needs it then fails naming its module."""
+    failed = []
+    for name, (path, source) in modules.items():
+        try:
+            load_user_source(name, path, source)
+        except Exception as exc:  # reported; the other modules load
+            failed.append(f"{path}: {type(exc).__name__}: {exc}")
+    return failed
+
+
 def import_class(path: str, base_dir: Path | None = None) -> type:
     """Import ``pkg.mod.Class``, ``pkg.mod:Class`` or ``file.py:Class`` (file relative to
     ``base_dir``)."""

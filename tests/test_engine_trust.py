@@ -488,3 +488,25 @@ def test_a_worker_process_that_dies_is_a_clear_error(tmp_path: Path) -> None:
     assert "error: a worker process of the local engine died" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_registry_file_the_workers_cannot_load_does_not_break_other_runs(
+        real_cluster_address, tmp_path: Path, monkeypatch) -> None:
+    """A plugin file loaded earlier in this process imports a module only this process can
+    import: the workers skip it (the module belongs to another run) and this run works."""
+    (tmp_path / "here").mkdir()  # not the workers' folder
+    (tmp_path / "here" / "only_here.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "here"))
+    (tmp_path / "needs.py").write_text("import only_here\n")
+    from anoneval.registry import load_user_module
+
+    load_user_module(tmp_path / "needs.py")
+    from anoneval.core import evaluate_many
+
+    frame = pd.DataFrame({"a": [1, 2, 3, 1] * 5})
+    report = evaluate_many(frame, {"x": frame, "y": frame}, [KANON],
+                           engine={"name": "dask", "address": real_cluster_address})
+    serial = evaluate_many(frame, {"x": frame, "y": frame}, [KANON])
+    assert [v["KAnonymity"].value for v in report.variants] == \
+        [v["KAnonymity"].value for v in serial.variants]
+    assert all(v["KAnonymity"].error is None for v in report.variants)
