@@ -13,12 +13,14 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -33,6 +35,7 @@ from anoneval.core.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.memory import MEMORY_HINT
@@ -98,6 +101,7 @@ def _refuse_workflow_config(config: str) -> None:
               help="worker processes (local) or LocalCluster workers (dask)")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
             engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
             registry: str | None) -> int:
@@ -155,6 +159,7 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
 @cli.command("validate")
 @click.argument("config")
 @registry_option
+@remote_cluster_option
 def cmd_validate(config: str, registry: str | None) -> int:
     """Validate a config (evaluation or workflow) without running it."""
     from anoneval.core.config import load_config
@@ -170,6 +175,10 @@ def cmd_validate(config: str, registry: str | None) -> int:
     if plan.output is not None:
         outputs.insert(0, ("output", plan.output))
     check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
+    if plan.config.engine is not None:
+        from anoneval.core.engine import check_engine
+
+        check_engine(plan.config.engine)
     n_variants = max(len(plan.anonymized), 1)
     print(f"{config}: valid ({len(plan.measures)} measures, {n_variants} anonymized "
           f"input{'s' if n_variants > 1 else ''})")
@@ -345,7 +354,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
-__all__ = ["build_cli", "cli", "main"]
+#: Seconds the ``anoneval`` command waits for threads still running after the run.
+THREAD_GRACE = 2.0
+
+
+def entry() -> NoReturn:
+    """The ``anoneval`` command: :func:`main`, then exit even when a plugin left a non-daemon
+    thread running (Python would wait for it forever after the report was written)."""
+    exit_despite_threads(main())
+
+
+def exit_despite_threads(code: int) -> NoReturn:
+    """Exit with ``code``; threads that are not daemons and still run after
+    :data:`THREAD_GRACE` seconds are named in a warning, and the process ends without them
+    (output flushed, exit handlers run)."""
+    deadline = time.monotonic() + THREAD_GRACE
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+    stray = [t.name for t in threading.enumerate()
+             if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if not stray:
+        sys.exit(code)
+    print(f"warning: a plugin left {len(stray)} thread(s) running after the run "
+          f"({', '.join(stray)}); exiting without them", file=sys.stderr)
+    import atexit
+
+    atexit._run_exitfuncs()  # what Python runs at exit, minus waiting for the threads
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+__all__ = ["build_cli", "cli", "entry", "exit_despite_threads", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

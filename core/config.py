@@ -342,6 +342,18 @@ _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
 _MEMORY = re.compile(r"^(auto|\d+(\.\d+)?\s*([kMGT]i?B|[KMGT]B|B)?)$", re.IGNORECASE)
 
 
+def _parses(address: str) -> bool:
+    """Whether a scheduler address has a host and a valid port (if any)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return False
+    return parts.scheme == "inproc" or bool(parts.hostname)
+
+
 class EngineSpec(BaseModel):
     """The ``engine`` section of a config: where the run's tasks are computed."""
 
@@ -372,8 +384,14 @@ class EngineSpec(BaseModel):
     @field_validator("address")
     @classmethod
     def _address(cls, value: str | None) -> str | None:
-        if value is not None and not _ADDRESS.match(value):
-            raise ValueError(f"{value!r} is not a scheduler address; expected e.g. "
+        if value is not None and "@" in value.split("//", 1)[-1].split("/", 1)[0]:
+            raise ValueError("credentials (user:password@) in a scheduler address are not "
+                             "supported (Dask's comms authenticate with TLS certificates: "
+                             "'tls://' and the distributed.comm.tls settings); the address is "
+                             "not shown")
+        if value is not None and not (_ADDRESS.match(value) and _parses(value)):
+            shown = re.sub(r"//[^/@\s]*@", "//***@", value)  # never print credentials
+            raise ValueError(f"{shown!r} is not a scheduler address; expected e.g. "
                              "tcp://127.0.0.1:8786")
         return value
 

@@ -462,7 +462,7 @@ class Evaluator:
         variants = _named_variants(variants)
         from anoneval.core.engine import new_recipe, open_engine
 
-        with open_engine(engine) as eng:
+        with open_engine(engine, tasks=len(variants) if len(variants) > 1 else None) as eng:
             client = getattr(eng, "client", None)
             scaled = client is not None and (self._partitioned(None) or isinstance(
                 self.control, Partitioned) or any(isinstance(v, Partitioned)

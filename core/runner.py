@@ -96,6 +96,10 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
     spec = engine if engine is not None else plan.config.engine
+    if spec is not None:
+        from anoneval.core.engine import check_engine
+
+        check_engine(spec)  # Dask installed, scheduler allowed: before any input is read
     try:
         if spec is None or _many(plan) or _lazy(plan, spec):
             return _run(plan, show_progress, datasets, engine)

@@ -61,6 +61,7 @@ from anoneval.core.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
 from anoneval.core.data import unify_kinds
 from anoneval.core.files import read_json
@@ -857,6 +858,7 @@ def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
 @click.option("--no-plots", is_flag=True, help="skip the Figure 2-5 PNGs")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
     """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
     release it only when all six inspections pass."""

@@ -15,6 +15,7 @@ from anoneval.core.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
 from anoneval.core.hookspecs import hookimpl
 
@@ -38,6 +39,7 @@ from anoneval.core.hookspecs import hookimpl
                    "swept one")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def sweep_command(config: str, param: str, values: str, output: str | None, plot: str,
                   overlay: bool, all_measures: bool, quiet: bool, registry: str | None) -> int:
     """Evaluate a config over a grid of one param and plot the curves."""
