@@ -70,7 +70,7 @@ def dense_lp(frame: pd.DataFrame, hier, nonneg=True) -> pd.DataFrame:
                 row = np.zeros(len(pos))
                 row[i] = 1
                 for k in kids:
-                    row[pos[cell[:d] + (k,) + cell[d + 1:]]] = -1
+                    row[pos[(*cell[:d], k, *cell[d + 1:])]] = -1
                 rows.append(row)
     a = np.array(rows)
     sup = (frame["status"] != "s").to_numpy()
