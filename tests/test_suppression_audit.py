@@ -55,7 +55,10 @@ def audit(frame, hier, **params):
 
 
 def cells_of(res) -> pd.DataFrame:
-    return pd.DataFrame(res.details["cells"])
+    """The suppressed and primary cells of an audit (details list every cell)."""
+    c = pd.DataFrame(res.details["cells"])
+    assert len(c) == res.details["n_cells"]
+    return c[c["status"] != "published"].reset_index(drop=True)
 
 
 def dense_lp(frame: pd.DataFrame, hier, nonneg=True) -> pd.DataFrame:

@@ -140,6 +140,7 @@ class SuppressionAudit(RiskMeasure):
     name = "SuppressionAudit"
     description = "Exact LP intervals of suppressed cells and tau-Argus protection checks."
     unit = "share"
+    accepts = ("microdata", "table")
 
     class Params(TableParams):
         rules: Rules = Field(default_factory=Rules, description="Sensitivity rules setting the "
@@ -209,7 +210,7 @@ class SuppressionAudit(RiskMeasure):
         passed = primary & ok & ~exact
         failed = primary & ~passed
         n_primary = int(primary.sum())
-        shown = np.flatnonzero(primary | (roles != "published"))
+        shown = np.arange(size)  # every cell: the report draws the whole pattern
         codes = cell_codes(shown, dims)
         cells = pd.DataFrame(codes)
         cells["role"] = [("primary" if primary[i] else roles[i]) for i in shown]
@@ -229,6 +230,7 @@ class SuppressionAudit(RiskMeasure):
         cells["status"] = np.select(
             [failed[shown], passed[shown], exact[shown]],
             ["failed", "protected", "disclosed"], default="suppressed")
+        cells.loc[(roles[shown] == "published") & ~primary[shown], "status"] = "published"
         records = [{k: (None if isinstance(v, float) and np.isnan(v) else v)
                     for k, v in r.items()} for r in cells.to_dict("records")]
         value = float(failed.sum()) / n_primary if n_primary else 0.0
@@ -242,7 +244,7 @@ class SuppressionAudit(RiskMeasure):
             "n_components": iv.n_components,
             "constraints": sorted(set(labels)),
             "failed": [r for r in records if r["status"] == "failed"],
-            "cells": records,
+            "cells": records,  # every cell; status published/suppressed/protected/failed/disclosed
             "compat": ("sdcTable attack(): suppressed cells capped at the largest cell value"
                        if p.compat == "sdctable" else None),
         })

@@ -21,6 +21,7 @@ class SuppressionLoss(LossMeasure):
     name = "SuppressionLoss"
     description = "Share of the inner-cell total suppressed, with counts of suppressed cells."
     unit = "share"
+    accepts = ("microdata", "table")
     inputs = "either"
 
     class Params(TableParams):
