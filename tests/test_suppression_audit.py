@@ -103,6 +103,7 @@ def test_lone_suppressed_cell_in_a_row_is_exact():
     c = cells_of(res)
     assert c.loc[0, "lower"] == pytest.approx(10) and c.loc[0, "upper"] == pytest.approx(10)
     assert c.loc[0, "exact"] and res.value == 1.0 and res.details["n_failed"] == 1
+    assert c.loc[0, "alone_in"].startswith("d")
 
 
 def test_two_cells_in_one_row_and_no_column_partner_are_exact():
@@ -145,6 +146,9 @@ def test_suppressed_subtotal_with_published_parts_is_exact():
     c = cells_of(audit(t, [HIER_G, {"Tot": ["X", "Y"]}]))
     assert c["exact"].all()
     np.testing.assert_allclose(c["lower"], [5 + 11, 7 + 13])
+    # the reason is named: the subtotal is the only suppressed cell of a constraint of d0
+    # (Tot = G1 + G2 and G1 = a + b both qualify)
+    assert all(r in ("d0: Tot = G1 + G2", "d0: G1 = a + b") for r in c["alone_in"])
 
 
 def test_published_subtotal_breaks_a_leaf_rectangle():
@@ -274,3 +278,46 @@ def test_suppression_loss_hand_values():
     assert d["sum_suppressed"] == 10 + 20 + 40 + 50 and d["sum_secondary"] == 20 + 40
     assert res.value == pytest.approx(120 / 455)
     assert d["share_inner_suppressed"] == pytest.approx(4 / 9)
+
+
+def test_custom_status_codes_apriori_columns_and_row_order():
+    hier = [FLAT3, FLAT3B]
+    t = suppress(full_table(INNER33, hier), [("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y")],
+                 "P")
+    t.loc[t.status == "s", "status"] = "ok"
+    t["lo"], t["hi"] = t["value"] - 5, t["value"] + 100
+    res = audit(t.sample(frac=1, random_state=3), hier, status_codes={"ok": "published",
+                                                                      "P": "primary"},
+                apriori={"lower_column": "lo", "upper_column": "hi"})
+    c = cells_of(res).set_index(["d0", "d1"])
+    # AX = t in [5, 15] from its own columns; AY = 30 - t >= 15 ... BX = 50 - t >= 25;
+    # BY = 40 + t >= 45 -> t >= 5: t in [5, 15]
+    assert c.loc[("A", "X"), ["lower", "upper"]].tolist() == pytest.approx([5, 15])
+    assert res.details["n_primary"] == 4
+
+
+def test_original_cell_table_gives_the_same_levels_as_microdata():
+    micro = _micro()
+    inner = micro.groupby(["d0", "d1"])["x"].sum().to_dict()
+    hier = [{"Tot": ["A", "B"]}, {"Tot": ["X", "Y"]}]
+    t = suppress(full_table(inner, hier), [("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y")])
+    rules = {"dominance": [{"n": 1, "k": 50}], "p_percent": {"p": 50}}
+    dims = {"d0": "flat", "d1": "flat"}
+    from_micro = SuppressionAudit(dimensions=dims, magnitude="x", rules=rules).compute(
+        Microdata(micro), Table(t), CTX)
+    cells = t[["d0", "d1", "value"]].copy()
+    cells["n"] = [3 if (r, c) == ("A", "X") else (13 if "Tot" in (r, c) else 10)
+                  for r, c in zip(cells.d0, cells.d1, strict=True)]
+    cells.loc[cells.d0.eq("Tot") & cells.d1.eq("Tot"), "n"] = 33
+    cells["x1"] = [60.0 if "A" in r + c or r + c == "TotTot" or (r, c) in
+                   [("Tot", "X")] else 10.0 for r, c in zip(cells.d0, cells.d1, strict=True)]
+    cells.loc[cells.d0.eq("A") & ~cells.d1.isin(["X", "Tot"]), "x1"] = 10.0
+    cells["x2"] = np.where(cells["x1"] == 60, 30.0, 10.0)
+    cells["x3"] = 10.0
+    from_table = SuppressionAudit(dimensions=dims, magnitude="value", count_column="n",
+                                  contribution_columns=["x1", "x2", "x3"], rules=rules).compute(
+        Table(cells), Table(t), CTX)
+    a = pd.DataFrame(from_micro.details["cells"])
+    b = pd.DataFrame(from_table.details["cells"])
+    pd.testing.assert_series_equal(a["protection_level"], b["protection_level"])
+    assert a.loc[(a.d0 == "A") & (a.d1 == "X"), "protection_level"].item() == pytest.approx(20)

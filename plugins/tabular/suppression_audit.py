@@ -194,6 +194,7 @@ class SuppressionAudit(RiskMeasure):
         if p.compat == "sdctable":
             ub = np.minimum(ub, np.nanmax(true))
         iv = audit_intervals(a, np.nan_to_num(values), sup, lb, ub, ctx)
+        alone = _alone_in(a, sup, labels, size)
         lower = np.full(size, np.nan)
         upper = np.full(size, np.nan)
         lower[sup], upper[sup] = iv.lower, iv.upper
@@ -226,6 +227,7 @@ class SuppressionAudit(RiskMeasure):
         cells["margin_lower"] = true[shown] - lower[shown]
         cells["margin_upper"] = np.where(np.isinf(upper[shown]), np.nan,
                                          upper[shown] - true[shown])
+        cells["alone_in"] = [alone.get(int(i)) for i in shown]
         cells["pass"] = np.where(primary[shown], passed[shown], None)
         cells["status"] = np.select(
             [failed[shown], passed[shown], exact[shown]],
@@ -248,6 +250,22 @@ class SuppressionAudit(RiskMeasure):
             "compat": ("sdcTable attack(): suppressed cells capped at the largest cell value"
                        if p.compat == "sdctable" else None),
         })
+
+
+def _alone_in(a, sup: np.ndarray, labels: list[str], size: int) -> dict[int, str]:
+    """Suppressed cells that are the only suppressed cell of some constraint (a suppressed
+    total whose parts are all published, a lone cell in a row): exact by that constraint alone,
+    named so the user sees why."""
+    is_sup = np.zeros(size)
+    is_sup[sup] = 1.0
+    a = a.tocsr()
+    per_row = np.abs(a) @ is_sup
+    out: dict[int, str] = {}
+    for r in np.flatnonzero(per_row == 1):
+        cols = a.indices[a.indptr[r]:a.indptr[r + 1]]
+        cell = int(cols[is_sup[cols] == 1][0])
+        out.setdefault(cell, labels[r])
+    return out
 
 
 def _where(i: int, dims) -> str:
