@@ -13,6 +13,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from anoneval.core.api import Context, DataError, Microdata, Table
@@ -321,3 +323,20 @@ def test_original_cell_table_gives_the_same_levels_as_microdata():
     b = pd.DataFrame(from_table.details["cells"])
     pd.testing.assert_series_equal(a["protection_level"], b["protection_level"])
     assert a.loc[(a.d0 == "A") & (a.d1 == "X"), "protection_level"].item() == pytest.approx(20)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=9, max_size=9),
+       st.sets(st.integers(0, 15), min_size=1, max_size=8))
+def test_interval_contains_the_true_value_and_ignores_row_order(values, picked):
+    hier = [FLAT3, FLAT3B]
+    inner = {cell: float(v) for cell, v in zip(itertools.product("ABC", "XYZ"), values,
+                                                strict=True)}
+    t = full_table(inner, hier)
+    t.loc[sorted(picked), "status"] = "x"
+    c = cells_of(audit(t, hier)).set_index(["d0", "d1"]).sort_index()
+    upper = c["upper"].fillna(np.inf)
+    assert (c["lower"] <= c["value"] + 1e-7).all() and (c["value"] <= upper + 1e-7).all()
+    assert (c["lower"] >= -1e-9).all()
+    shuffled = cells_of(audit(t.iloc[::-1], hier)).set_index(["d0", "d1"]).sort_index()
+    np.testing.assert_allclose(shuffled["lower"], c["lower"], atol=1e-7)
