@@ -131,6 +131,10 @@ class SuppressionAudit(RiskMeasure):
     combined level is the largest magnitude-rule level, else the frequency level, else
     ``manual_safety``·X, at least ``min_level``. Levels are symmetric (LPL = UPL). A primary cell
     passes when L <= X − LPL + tol and U >= X + UPL − tol (all comparisons with the tolerance).
+    The frequency rule follows sdcTable (unsafe iff 0 < n <= ``n``; tau-Argus's minFreq is n + 1).
+    Without an original side no rule runs and every level is ``min_level`` (sdcTable's default
+    LPL = UPL = 1). Each cell lists ``alone_in``, a constraint in which it is the only
+    suppressed cell (a suppressed total whose parts are all published), which makes it exact.
     value: failing primary cells / primary cells. ``compat="sdctable"`` caps every suppressed
     cell at the largest cell value as sdcTable's ``attack()`` does (it hides unbounded intervals
     and uses knowledge an outsider lacks; off by default). The LP audit is an outsider attack:
