@@ -106,8 +106,33 @@ class Instances:
     drawn: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per user
 
 
+@dataclass
+class Plan:
+    """How an attack draws instances: from ``rows``, k at a time, in ``mode`` (see
+    :func:`enumerate_instances`), sampled from ``sample_rows`` in multiset mode."""
+
+    rows: Rows
+    k: int
+    mode: str
+    sample_rows: Rows | None = None
+
+    def bound(self, max_instances: int) -> np.ndarray:
+        """Instances each user will get at most (for batching)."""
+        multiset = self.mode == "multiset"
+        total = _n_instances(self.rows.sizes(), self.k, multiset)
+        if multiset and self.sample_rows is not None:
+            total = np.where(self.sample_rows.sizes() <= self.k, 1.0, total)
+        return np.minimum(total, max_instances)
+
+    def enumerate(self, max_instances: int, rng: np.random.Generator,
+                  users: np.ndarray | None = None) -> Instances:
+        return enumerate_instances(self.rows, self.k, self.mode, max_instances, rng,
+                                   self.sample_rows, users)
+
+
 def enumerate_instances(rows: Rows, k: int, mode: str, max_instances: int,
-                        rng: np.random.Generator, sample_rows: Rows | None = None) -> Instances:
+                        rng: np.random.Generator, sample_rows: Rows | None = None,
+                        users: np.ndarray | None = None) -> Instances:
     """Every user's instances, deduplicated per user.
 
     ``mode``: ``"combo"`` k-combinations of the rows (value = the row's value); ``"sequence"``
@@ -124,7 +149,8 @@ def enumerate_instances(rows: Rows, k: int, mode: str, max_instances: int,
         total = np.where(visits.sizes() <= k, 1.0, total)
     sampled = total > max_instances
     owners, locs, vals = [], [], []
-    exact = np.flatnonzero(~sampled & (sizes > 0))
+    chosen = np.arange(len(sizes)) if users is None else np.asarray(users, dtype=np.int64)
+    exact = chosen[~sampled[chosen] & (sizes[chosen] > 0)]
     if multiset:  # a user with at most k visits: the one instance of all its visits
         few = exact[visits.sizes()[exact] <= k]
         exact = exact[visits.sizes()[exact] > k]
@@ -161,7 +187,7 @@ def enumerate_instances(rows: Rows, k: int, mode: str, max_instances: int,
         owners.append(owner)
         locs.append(loc)
         vals.append(val)
-    big = np.flatnonzero(sampled)
+    big = chosen[sampled[chosen]]
     if len(big):
         src = visits
         n = src.sizes()[big]
@@ -343,19 +369,8 @@ class Positions:
         return ok
 
 
-def user_risks(inst: Instances, n_users: int, counts: np.ndarray,
-               hits: np.ndarray | None = None) -> np.ndarray:
-    """Per user code: max over its instances of hit/#matches (hit = 1 within one dataset)."""
-    num = np.ones(len(counts)) if hits is None else hits.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(counts > 0, num / np.maximum(counts, 1), 0.0)
-    risk = np.zeros(n_users)
-    np.maximum.at(risk, inst.owner, r)
-    return risk
-
-
 def lower_bound_note(drawn: np.ndarray) -> float:
-    """With 95 % confidence, at most this share of a user's instances beats its sampled maximum
-    (1 − 0.05^(1/s) for s distinct sampled instances; the smallest s over sampled users)."""
+    """With 95 % confidence, at most this share of a user's k-combinations beats its sampled
+    maximum: 1 − 0.05^(1/s) for s independent uniform draws (the fewest over sampled users)."""
     s = int(drawn.min()) if len(drawn) else 0
     return 1.0 if s == 0 else 1 - math.pow(0.05, 1 / s)

@@ -30,12 +30,13 @@ from anoneval.core.api import (
     Trajectories,
 )
 from anoneval.plugins.mobility._attacks import (
-    Instances,
+    Lookup,
+    Plan,
+    Predicate,
     Rows,
     count_matches,
     lower_bound_note,
     row_groups,
-    user_risks,
 )
 from anoneval.plugins.mobility._tiles import (
     Grid,
@@ -78,9 +79,9 @@ class MobilityAttack(RiskMeasure):
         """The location each visit is matched on (the tile; with time for LocationTimeAttack)."""
         return table.tile
 
-    def attack(self, know: Rows, pop: Rows, n_loc: int, tie: np.ndarray,
-               rng: np.random.Generator) -> tuple[Instances, Any, Any]:
-        """(instances of the knowledge users, population structure, predicate)."""
+    def attack(self, know: Rows, pop: Rows, n_loc: int,
+               tie: np.ndarray) -> tuple[Plan, Lookup, Predicate]:
+        """(how instances are drawn, the population's lookup, the match predicate)."""
         raise NotImplementedError
 
     def extra_details(self) -> dict[str, Any]:
@@ -111,33 +112,29 @@ class MobilityAttack(RiskMeasure):
         know = Rows(know_table.starts, code_k, np.ones(len(code_k)))
         pop = Rows(pop_table.starts, code_p, np.ones(len(code_p)))
         tie = _tie_rank(grid, uniq, self.tile_of_key)
-        inst, structure, predicate = self.attack(know, pop, len(uniq), tie, ctx.rng())
-        # count each distinct instance once, whoever holds it
-        k = inst.loc.shape[1]
-        gid = row_groups(*[inst.loc[:, j] for j in range(k)],
-                          *[inst.value[:, j] for j in range(k)])
-        _, first, back = np.unique(gid, return_index=True, return_inverse=True)
-        counts = count_matches(structure, inst.loc[first], inst.value[first], predicate)[back]
-        hits = None
-        n_know = len(know_table.users)
-        if cross:
-            true = user_codes(pop_table, know_table.users)[inst.owner]
-            hits = np.zeros(len(inst.owner), dtype=bool)
-            there = np.flatnonzero(true >= 0)
-            hits[there] = predicate(true[there], inst.loc[there], inst.value[there])
-        risk = user_risks(inst, n_know, counts, hits)
+        plan, look, predicate = self.attack(know, pop, len(uniq), tie)
+        true = user_codes(pop_table, know_table.users) if cross else None
+        risk, inst_count, drawn, sampled = _assess(plan, look, predicate, p.max_instances,
+                                                   ctx.rng(), true)
         has = know_table.starts[1:] > know_table.starts[:-1]
-        return self._result(know_table, pop_table, risk, has, inst, cross, grid)
+        result = self._result(know_table, pop_table, risk, has, inst_count, drawn, sampled,
+                              cross, grid)
+        sides = {"anonymized" if anonymized is not None else "original": pop_table}
+        if original is not None and anonymized is not None:
+            sides["original"] = visit_table(original, grid, p.visits)
+        result.details["tile_visits"] = tile_counts(grid, sides)
+        return result
 
     def tile_of_key(self, keys: np.ndarray) -> np.ndarray:
         return keys
 
     def _result(self, know: VisitTable, pop: VisitTable, risk: np.ndarray, has: np.ndarray,
-                inst: Instances, cross: bool, grid: Grid) -> MeasureResult:
+                n_instances: int, drawn: np.ndarray, sampled: np.ndarray, cross: bool,
+                grid: Grid) -> MeasureResult:
         p = self.params
         users = know.users[has]
         r = risk[has]
-        sampled = inst.sampled & has
+        sampled = sampled & has
         counts, edges = np.histogram(r, bins=20, range=(0.0, 1.0))
         details: dict[str, Any] = {
             "users": int(has.sum()),
@@ -152,7 +149,7 @@ class MobilityAttack(RiskMeasure):
                 "original": know.dropped, "anonymized": pop.dropped},
             "tiles": {"nx": grid.nx, "ny": grid.ny, "size": grid.size,
                       "projection": grid.projection},
-            "instances": len(inst.owner),
+            "instances": n_instances,
             "sampled_users": int(sampled.sum()),
             "per_user": {str(u): float(v) for u, v in zip(users, r, strict=True)},
         }
@@ -165,13 +162,80 @@ class MobilityAttack(RiskMeasure):
                 f"{int(sampled.sum())} users have more than max_instances={p.max_instances} "
                 "instances: their risk is the maximum over a seeded sample of k-combinations, a "
                 "lower bound of the exact value; with 95 % confidence at most "
-                f"{lower_bound_note(inst.drawn[sampled]):.4f} of any such user's instances "
-                "beat its sampled maximum.")
+                f"{lower_bound_note(drawn[sampled]):.4f} of any such user's k-combinations "
+                "of rows (by skmob's weighting) give a higher risk than its sampled maximum.")
             # exact users give the exact risk; sampled users lie in [sampled risk, 1]
             details["interval"] = [float(r.mean()),
                                    float(np.where(sampled[has], 1.0, r).mean())]
         details.update(self.extra_details())
         return MeasureResult(value=float(r.mean()), details=details)
+
+
+BATCH_INSTANCES = 1 << 20  # instances enumerated at once: bounds memory (~100 MB)
+ROUNDS = (0, 4, 64)  # a user's instances by rarity: the first 4, the next 60, the rest
+
+
+def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
+            rng: np.random.Generator, true: np.ndarray | None
+            ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
+    """Per-user risk, number of instances, instances drawn per user and sampled flags.
+
+    Users are processed in batches of about BATCH_INSTANCES instances. Within a user, instances
+    are tried rarest first (by the fewest users having one of their locations) in rounds; a
+    user whose risk reached 1 skips the later rounds (skmob stops there too), so the result is
+    the exact maximum. Identical instances of a round are counted once.
+    """
+    n_users = plan.rows.n_users
+    risk = np.zeros(n_users)
+    drawn = np.zeros(n_users, dtype=np.int64)
+    sampled = np.zeros(n_users, dtype=bool)
+    bound = plan.bound(max_instances)
+    ends = np.cumsum(bound)
+    total = 0
+    start = 0
+    while start < n_users:
+        stop = int(np.searchsorted(ends, (ends[start - 1] if start else 0) + BATCH_INSTANCES,
+                                   side="right"))
+        stop = max(stop, start + 1)
+        inst = plan.enumerate(max_instances, rng, np.arange(start, stop))
+        sampled |= inst.sampled & (np.arange(n_users) >= start) & (np.arange(n_users) < stop)
+        drawn += inst.drawn if len(inst.drawn) else 0
+        total += len(inst.owner)
+        k = inst.loc.shape[1]
+        rarity = np.min(np.stack([look.n_users_with(inst.loc[:, j]) for j in range(k)], 1), 1)
+        order = np.lexsort((rarity, inst.owner))
+        owner = inst.owner[order]
+        first = np.searchsorted(owner, owner)
+        rank = np.arange(len(owner)) - first
+        for lo, hi in zip(ROUNDS, (*ROUNDS[1:], None), strict=True):
+            sel = order[(rank >= lo) & ((rank < hi) if hi is not None else True)]
+            sel = sel[risk[inst.owner[sel]] < 1.0]
+            if not len(sel):
+                continue
+            loc, val, own = inst.loc[sel], inst.value[sel], inst.owner[sel]
+            gid = row_groups(*[loc[:, j] for j in range(k)], *[val[:, j] for j in range(k)])
+            _, uniq, back = np.unique(gid, return_index=True, return_inverse=True)
+            counts = count_matches(look, loc[uniq], val[uniq], predicate)[back]
+            if true is None:
+                r = 1.0 / np.maximum(counts, 1)
+            else:
+                t = true[own]
+                hit = np.zeros(len(own), dtype=bool)
+                there = np.flatnonzero(t >= 0)
+                hit[there] = predicate(t[there], loc[there], val[there])
+                r = np.where(hit & (counts > 0), 1.0 / np.maximum(counts, 1), 0.0)
+            np.maximum.at(risk, own, r)
+        start = stop
+    return risk, total, drawn, sampled
+
+
+def tile_counts(grid: Grid, tables: dict[str, VisitTable]) -> dict[str, Any]:
+    """Visits per tile of each side, for the report's heat map: ``[[tile, count], ...]``."""
+    out: dict[str, Any] = {"nx": grid.nx, "ny": grid.ny}
+    for side, table in tables.items():
+        tiles, counts = np.unique(table.tile, return_counts=True)
+        out[side] = [[int(t), int(c)] for t, c in zip(tiles, counts, strict=True)]
+    return out
 
 
 def _tie_rank(grid: Grid, keys: np.ndarray, tile_of_key: Any) -> np.ndarray:

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from anoneval.plugins.mobility._attacks import (
     Lookup,
+    Plan,
     Rows,
     atleast,
-    enumerate_instances,
     frequency_rows,
 )
 from anoneval.plugins.mobility._risk import AttackParams, MobilityAttack
@@ -45,12 +45,12 @@ class HomeWorkAttack(MobilityAttack):
         compat: Literal["skmob"] | None = Field(None, description=(
             "skmob: its two least frequent locations (ascending sort) instead of the most."))
 
-    def attack(self, know, pop, n_loc, tie, rng):  # type: ignore[no-untyped-def]
+    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
         order = "ascending" if self.params.compat == "skmob" else "descending"
         hk = first_two(frequency_rows(know.starts, know.loc, order, tie))
-        inst = enumerate_instances(hk, 2, "combo", 1, rng)
+        plan = Plan(hk, 2, "combo")
         look = Lookup(first_two(frequency_rows(pop.starts, pop.loc, order, tie)), n_loc)
-        return inst, look, atleast(look)
+        return plan, look, atleast(look)
 
     def extra_details(self) -> dict[str, Any]:
         return {"compat": self.params.compat}

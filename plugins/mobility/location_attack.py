@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.mobility._attacks import Lookup, atleast, enumerate_instances, frequency_rows
+from anoneval.plugins.mobility._attacks import Lookup, Plan, atleast, frequency_rows
 from anoneval.plugins.mobility._risk import MobilityAttack
 
 
@@ -22,9 +22,9 @@ class LocationAttack(MobilityAttack):
     name = "LocationAttack"
     description = "Location attack: the intruder knows k visited locations (with repeats)."
 
-    def attack(self, know, pop, n_loc, tie, rng):
+    def attack(self, know, pop, n_loc, tie):
         fk = frequency_rows(know.starts, know.loc)
-        inst = enumerate_instances(fk, self.params.knowledge_length, "multiset",
-                                   self.params.max_instances, rng, sample_rows=know)
+        plan = Plan(fk, self.params.knowledge_length, "multiset",
+                                   sample_rows=know)
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, atleast(look)
+        return plan, look, atleast(look)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.mobility._attacks import Lookup, enumerate_instances, frequency_rows, within
+from anoneval.plugins.mobility._attacks import Lookup, Plan, frequency_rows, within
 from anoneval.plugins.mobility._frequency import ToleranceParams
 from anoneval.plugins.mobility._risk import MobilityAttack
 
@@ -21,9 +21,8 @@ class LocationFrequencyAttack(MobilityAttack):
     description = "Location frequency attack: k known locations with their visit counts."
     Params = ToleranceParams
 
-    def attack(self, know, pop, n_loc, tie, rng):  # type: ignore[no-untyped-def]
-        inst = enumerate_instances(frequency_rows(know.starts, know.loc),
-                                   self.params.knowledge_length, "combo",
-                                   self.params.max_instances, rng)
+    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
+        plan = Plan(frequency_rows(know.starts, know.loc),
+                                   self.params.knowledge_length, "combo")
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, within(look, self.params.tolerance)
+        return plan, look, within(look, self.params.tolerance)

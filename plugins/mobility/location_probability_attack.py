@@ -6,8 +6,8 @@ import numpy as np
 
 from anoneval.plugins.mobility._attacks import (
     Lookup,
+    Plan,
     Rows,
-    enumerate_instances,
     frequency_rows,
     within,
 )
@@ -38,8 +38,7 @@ class LocationProbabilityAttack(MobilityAttack):
     description = "Location probability attack: k known locations with their visit shares."
     Params = ToleranceParams
 
-    def attack(self, know, pop, n_loc, tie, rng):  # type: ignore[no-untyped-def]
-        inst = enumerate_instances(probability_rows(know), self.params.knowledge_length,
-                                   "combo", self.params.max_instances, rng)
+    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
+        plan = Plan(probability_rows(know), self.params.knowledge_length, "combo")
         look = Lookup(probability_rows(pop), n_loc)
-        return inst, look, within(look, self.params.tolerance)
+        return plan, look, within(look, self.params.tolerance)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from anoneval.plugins.mobility._attacks import (
     Lookup,
-    enumerate_instances,
+    Plan,
     frequency_rows,
     proportion,
 )
@@ -27,9 +27,8 @@ class LocationProportionAttack(MobilityAttack):
     description = "Location proportion attack: k known locations with their proportions."
     Params = ToleranceParams
 
-    def attack(self, know, pop, n_loc, tie, rng):  # type: ignore[no-untyped-def]
-        inst = enumerate_instances(frequency_rows(know.starts, know.loc),
-                                   self.params.knowledge_length, "combo",
-                                   self.params.max_instances, rng)
+    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
+        plan = Plan(frequency_rows(know.starts, know.loc),
+                                   self.params.knowledge_length, "combo")
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, proportion(look, self.params.tolerance)
+        return plan, look, proportion(look, self.params.tolerance)

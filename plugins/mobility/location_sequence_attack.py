@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from anoneval.plugins.mobility._attacks import (
     Lookup,
+    Plan,
     Positions,
-    enumerate_instances,
     frequency_rows,
 )
 from anoneval.plugins.mobility._risk import MobilityAttack
@@ -26,8 +26,7 @@ class LocationSequenceAttack(MobilityAttack):
     name = "LocationSequenceAttack"
     description = "Location sequence attack: the intruder knows k visited locations in time order."
 
-    def attack(self, know, pop, n_loc, tie, rng):
-        inst = enumerate_instances(know, self.params.knowledge_length, "sequence",
-                                   self.params.max_instances, rng)
+    def attack(self, know, pop, n_loc, tie):
+        plan = Plan(know, self.params.knowledge_length, "sequence")
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, Positions(pop, n_loc).predicate
+        return plan, look, Positions(pop, n_loc).predicate

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.plugins.mobility._attacks import Lookup, atleast, enumerate_instances, frequency_rows
+from anoneval.plugins.mobility._attacks import Lookup, Plan, atleast, frequency_rows
 from anoneval.plugins.mobility._risk import AttackParams, MobilityAttack
 from anoneval.plugins.mobility._tiles import VisitTable
 
@@ -72,12 +72,12 @@ class LocationTimeAttack(MobilityAttack):
     def tile_of_key(self, keys: np.ndarray) -> np.ndarray:
         return keys[:, 0]
 
-    def attack(self, know, pop, n_loc, tie, rng):  # type: ignore[no-untyped-def]
+    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
         fk = frequency_rows(know.starts, know.loc)
-        inst = enumerate_instances(fk, self.params.knowledge_length, "multiset",
-                                   self.params.max_instances, rng, sample_rows=know)
+        plan = Plan(fk, self.params.knowledge_length, "multiset",
+                                   sample_rows=know)
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, atleast(look)
+        return plan, look, atleast(look)
 
     def extra_details(self) -> dict[str, Any]:
         return {"time_precision": self.params.time_precision, "compat": self.params.compat}

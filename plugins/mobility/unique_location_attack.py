@@ -6,9 +6,9 @@ import numpy as np
 
 from anoneval.plugins.mobility._attacks import (
     Lookup,
+    Plan,
     Rows,
     atleast,
-    enumerate_instances,
     frequency_rows,
 )
 from anoneval.plugins.mobility._risk import MobilityAttack
@@ -27,10 +27,9 @@ class UniqueLocationAttack(MobilityAttack):
     name = "UniqueLocationAttack"
     description = "Unique location attack: the intruder knows k distinct visited locations."
 
-    def attack(self, know, pop, n_loc, tie, rng):
+    def attack(self, know, pop, n_loc, tie):
         fk = frequency_rows(know.starts, know.loc)
         fk = Rows(fk.starts, fk.loc, np.ones(len(fk.loc)))
-        inst = enumerate_instances(fk, self.params.knowledge_length, "combo",
-                                   self.params.max_instances, rng)
+        plan = Plan(fk, self.params.knowledge_length, "combo")
         look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return inst, look, atleast(look)
+        return plan, look, atleast(look)
