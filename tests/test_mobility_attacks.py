@@ -502,3 +502,65 @@ def test_no_visit_in_the_grid_is_an_error():
     entry = evaluate(None, data, [{"name": "LocationAttack", "params": {
         "tiles": {"bbox": [10.0, 40.0, 10.1, 40.1]}}}]).measures[0]
     assert entry.error and "grid" in entry.error
+
+
+# -- unicity -------------------------------------------------------------------------------------
+
+# points (tile, hour): a = (A, h0), b = (B, h0), c = (C, h1), d = (D, h1)
+# u1 {a, b, c}, u2 {a, b}, u3 {c, d}
+UNI = [("u1", "A", T0), ("u1", "B", T0 + 60), ("u1", "C", T0 + H),
+       ("u2", "A", T0 + 120), ("u2", "B", T0 + 180),
+       ("u3", "C", T0 + H + 60), ("u3", "D", T0 + H + 120)]
+
+
+@pytest.mark.parametrize("points, expected", [
+    # p=2: u1 {a,b} in u2 → not unique, {a,c} {b,c} unique → 2/3; u2 {a,b} in u1 → 0; u3 → 1
+    (2, [2 / 3, 0.0, 1.0]),
+    # p=1: u1 a, b in u2, c in u3 → 0; u2 → 0; u3 c in u1, d unique → 1/2
+    (1, [0.0, 0.0, 0.5]),
+])
+def test_unicity_hand_worked(points, expected):
+    entry = run(None, trajectories(UNI), "Unicity", points=points, method="exact")
+    assert risks(entry) == pytest.approx(expected)
+    assert entry.value == pytest.approx(np.mean(expected))
+
+
+def test_unicity_users_with_fewer_points_are_left_out():
+    entry = run(None, trajectories(UNI), "Unicity", points=3, method="exact")
+    # only u1 has 3 points: its one subset {a,b,c} is unique
+    assert entry.details["per_user"] == {"u1": 1.0}
+    assert entry.details["users_with_fewer_points"] == 2
+
+
+def brute_unicity(visits, p):
+    sets = {u: {(loc, t // 3600) for loc, t in vs} for u, vs in visits.items()}
+    out = {}
+    for u, s in sets.items():
+        if len(s) < p:
+            continue
+        subs = list(itertools.combinations(sorted(s), p))
+        out[u] = sum(not any(set(c) <= sets[v] for v in sets if v != u) for c in subs) / len(subs)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(visits=visit_sets(max_users=6, max_visits=7), p=st.integers(1, 3))
+def test_unicity_exact_matches_brute_force(visits, p):
+    expected = brute_unicity(visits, p)
+    if not expected:
+        return
+    entry = run(None, as_trajectories(visits), "Unicity", points=p, method="exact")
+    assert entry.details["per_user"] == pytest.approx(expected)
+
+
+def test_unicity_monte_carlo_is_within_its_interval():
+    rng = np.random.default_rng(3)
+    visits = {f"u{u}": [(LATTICE[int(rng.integers(0, 9))], T0 + int(h) * 3600)
+                        for h in rng.choice(12, 8, replace=False)] for u in range(30)}
+    data = as_trajectories(visits)
+    exact = run(None, data, "Unicity", points=2, method="exact")
+    mc = run(None, data, "Unicity", points=2, method="monte_carlo", samples=400)
+    se = mc.details["standard_error"]
+    assert 0 < se < 0.05 and abs(mc.value - exact.value) < 4 * se + 1e-9
+    assert run(None, data, "Unicity", points=2, method="monte_carlo",
+               samples=400).value == mc.value  # seeded
