@@ -473,8 +473,8 @@ def test_coarser_tiles_never_lower_matches(visits, k):
 
 def test_sampling_is_seeded_and_a_lower_bound():
     rng = np.random.default_rng(1)
-    rows = [(f"u{u}", (48.8 + rng.integers(0, 3) * 0.02, 2.25 + rng.integers(0, 3) * 0.03),
-             T0 + i * H) for u in range(6) for i in range(12)]
+    rows = [(f"u{u}", (48.8 + rng.integers(0, 2) * 0.02, 2.25), T0 + i * H)
+            for u in range(6) for i in range(12)]  # two places: sequences are shared
     data = Trajectories.from_frame(pd.DataFrame({
         "user_id": [r[0] for r in rows], "trajectory_id": np.arange(len(rows)),
         "timestamp": [r[2] for r in rows], "lon": [r[1][1] for r in rows],
@@ -482,7 +482,9 @@ def test_sampling_is_seeded_and_a_lower_bound():
     exact = run(None, data, "LocationSequenceAttack", knowledge_length=3)
     a = run(None, data, "LocationSequenceAttack", knowledge_length=3, max_instances=5)
     b = run(None, data, "LocationSequenceAttack", knowledge_length=3, max_instances=5)
-    assert a.details["sampled_users"] == 6 and "sampled_note" in a.details
+    # a sampled user who reached risk 1 has its exact risk; the others are lower bounds
+    below = sum(r < 1 for r in a.details["per_user"].values())
+    assert a.details["sampled_users"] == below > 0 and "sampled_note" in a.details
     assert a.details["per_user"] == b.details["per_user"]  # seeded
     for u, r in a.details["per_user"].items():
         assert r <= exact.details["per_user"][u] + 1e-12

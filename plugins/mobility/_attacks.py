@@ -124,15 +124,23 @@ class Plan:
             total = np.where(self.sample_rows.sizes() <= self.k, 1.0, total)
         return np.minimum(total, max_instances)
 
+    def sampled(self, max_instances: int) -> np.ndarray:
+        """Users with more than ``max_instances`` instances (their instances are sampled)."""
+        multiset = self.mode == "multiset"
+        total = _n_instances(self.rows.sizes(), self.k, multiset)
+        if multiset and self.sample_rows is not None:
+            total = np.where(self.sample_rows.sizes() <= self.k, 1.0, total)
+        return total > max_instances
+
     def enumerate(self, max_instances: int, rng: np.random.Generator,
-                  users: np.ndarray | None = None) -> Instances:
+                  users: np.ndarray | None = None, draws: int | None = None) -> Instances:
         return enumerate_instances(self.rows, self.k, self.mode, max_instances, rng,
-                                   self.sample_rows, users)
+                                   self.sample_rows, users, draws)
 
 
 def enumerate_instances(rows: Rows, k: int, mode: str, max_instances: int,
                         rng: np.random.Generator, sample_rows: Rows | None = None,
-                        users: np.ndarray | None = None) -> Instances:
+                        users: np.ndarray | None = None, draws: int | None = None) -> Instances:
     """Every user's instances, deduplicated per user.
 
     ``mode``: ``"combo"`` k-combinations of the rows (value = the row's value); ``"sequence"``
@@ -191,15 +199,16 @@ def enumerate_instances(rows: Rows, k: int, mode: str, max_instances: int,
     if len(big):
         src = visits
         n = src.sizes()[big]
-        idx = _random_subsets(n, k, max_instances, rng)
-        pos = np.repeat(src.starts[big], max_instances)[:, None] + idx
+        s_draws = max_instances if draws is None else draws
+        idx = _random_subsets(n, k, s_draws, rng)
+        pos = np.repeat(src.starts[big], s_draws)[:, None] + idx
         loc = src.loc[pos]
         if multiset:
             loc = np.sort(loc, axis=1)
             val = _required(loc).astype(np.float64)
         else:
             val = src.value[pos]
-        owners.append(np.repeat(big, max_instances))
+        owners.append(np.repeat(big, s_draws))
         locs.append(loc)
         vals.append(val)
     if not owners:

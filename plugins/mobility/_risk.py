@@ -172,61 +172,77 @@ class MobilityAttack(RiskMeasure):
 
 
 BATCH_INSTANCES = 1 << 20  # instances enumerated at once: bounds memory (~100 MB)
-ROUNDS = (0, 4, 64)  # a user's instances by rarity: the first 4, the next 60, the rest
+ROUNDS = (0, 4, 64)  # a user's exact instances by rarity: the first 4, the next 60, the rest
 
 
 def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
             rng: np.random.Generator, true: np.ndarray | None
             ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
-    """Per-user risk, number of instances, instances drawn per user and sampled flags.
+    """Per-user risk, number of instances, draws per sampled user and sampled flags.
 
-    Users are processed in batches of about BATCH_INSTANCES instances. Within a user, instances
+    Users are processed in batches of about BATCH_INSTANCES instances. A user's exact instances
     are tried rarest first (by the fewest users having one of their locations) in rounds; a
-    user whose risk reached 1 skips the later rounds (skmob stops there too), so the result is
+    sampled user's are drawn in rounds of 4, 60, then the rest. A user whose risk reached 1
+    skips the later rounds (skmob stops there too), so the result is unchanged: exact users get
     the exact maximum. Identical instances of a round are counted once.
     """
     n_users = plan.rows.n_users
     risk = np.zeros(n_users)
     drawn = np.zeros(n_users, dtype=np.int64)
-    sampled = np.zeros(n_users, dtype=bool)
-    bound = plan.bound(max_instances)
-    ends = np.cumsum(bound)
+    sampled = plan.sampled(max_instances)
+    ends = np.cumsum(plan.bound(max_instances))
     total = 0
     start = 0
+
+    def score(loc: np.ndarray, val: np.ndarray, own: np.ndarray) -> None:
+        k = loc.shape[1]
+        gid = row_groups(*[loc[:, j] for j in range(k)], *[val[:, j] for j in range(k)])
+        _, uniq, back = np.unique(gid, return_index=True, return_inverse=True)
+        counts = count_matches(look, loc[uniq], val[uniq], predicate)[back]
+        if true is None:
+            r = 1.0 / np.maximum(counts, 1)
+        else:
+            t = true[own]
+            hit = np.zeros(len(own), dtype=bool)
+            there = np.flatnonzero(t >= 0)
+            hit[there] = predicate(t[there], loc[there], val[there])
+            r = np.where(hit & (counts > 0), 1.0 / np.maximum(counts, 1), 0.0)
+        np.maximum.at(risk, own, r)
+
     while start < n_users:
         stop = int(np.searchsorted(ends, (ends[start - 1] if start else 0) + BATCH_INSTANCES,
                                    side="right"))
         stop = max(stop, start + 1)
-        inst = plan.enumerate(max_instances, rng, np.arange(start, stop))
-        sampled |= inst.sampled & (np.arange(n_users) >= start) & (np.arange(n_users) < stop)
-        drawn += inst.drawn if len(inst.drawn) else 0
-        total += len(inst.owner)
-        k = inst.loc.shape[1]
-        rarity = np.min(np.stack([look.n_users_with(inst.loc[:, j]) for j in range(k)], 1), 1)
-        order = np.lexsort((rarity, inst.owner))
-        owner = inst.owner[order]
-        first = np.searchsorted(owner, owner)
-        rank = np.arange(len(owner)) - first
-        for lo, hi in zip(ROUNDS, (*ROUNDS[1:], None), strict=True):
-            sel = order[(rank >= lo) & ((rank < hi) if hi is not None else True)]
-            sel = sel[risk[inst.owner[sel]] < 1.0]
-            if not len(sel):
-                continue
-            loc, val, own = inst.loc[sel], inst.value[sel], inst.owner[sel]
-            gid = row_groups(*[loc[:, j] for j in range(k)], *[val[:, j] for j in range(k)])
-            _, uniq, back = np.unique(gid, return_index=True, return_inverse=True)
-            counts = count_matches(look, loc[uniq], val[uniq], predicate)[back]
-            if true is None:
-                r = 1.0 / np.maximum(counts, 1)
-            else:
-                t = true[own]
-                hit = np.zeros(len(own), dtype=bool)
-                there = np.flatnonzero(t >= 0)
-                hit[there] = predicate(t[there], loc[there], val[there])
-                r = np.where(hit & (counts > 0), 1.0 / np.maximum(counts, 1), 0.0)
-            np.maximum.at(risk, own, r)
+        batch = np.arange(start, stop)
+        exact = batch[~sampled[batch]]
+        if len(exact):
+            inst = plan.enumerate(max_instances, rng, exact)
+            total += len(inst.owner)
+            k = inst.loc.shape[1]
+            rarity = np.min(np.stack([look.n_users_with(inst.loc[:, j]) for j in range(k)], 1),
+                            1)
+            order = np.lexsort((rarity, inst.owner))
+            owner = inst.owner[order]
+            rank = np.arange(len(owner)) - np.searchsorted(owner, owner)
+            for lo, hi in zip(ROUNDS, (*ROUNDS[1:], None), strict=True):
+                sel = order[(rank >= lo) & ((rank < hi) if hi is not None else True)]
+                sel = sel[risk[inst.owner[sel]] < 1.0]
+                if len(sel):
+                    score(inst.loc[sel], inst.value[sel], inst.owner[sel])
+        left = max_instances
+        for step in (4, 60, max_instances):
+            active = batch[sampled[batch]]
+            active = active[risk[active] < 1.0]
+            if not len(active) or left <= 0:
+                break
+            step = min(step, left)
+            inst = plan.enumerate(max_instances, rng, active, draws=step)
+            drawn[active] += step
+            total += len(inst.owner)
+            score(inst.loc, inst.value, inst.owner)
+            left -= step
         start = stop
-    return risk, total, drawn, sampled
+    return risk, total, drawn, sampled & (risk < 1.0)
 
 
 def tile_counts(grid: Grid, tables: dict[str, VisitTable]) -> dict[str, Any]:
