@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -288,8 +289,6 @@ def test_skmob_docstring_risks(mobility_fixtures):
 
 @pytest.fixture(scope="module")
 def mobility_fixtures():
-    from pathlib import Path
-
     return Path(__file__).parent / "data" / "mobility"
 
 
@@ -566,3 +565,22 @@ def test_unicity_monte_carlo_is_within_its_interval():
     assert 0 < se < 0.05 and abs(mc.value - exact.value) < 4 * se + 1e-9
     assert run(None, data, "Unicity", points=2, method="monte_carlo",
                samples=400).value == mc.value  # seeded
+
+
+def test_html_report_draws_heat_maps_and_histogram(tmp_path):
+    import json
+
+    from anoneval.core.cli import main
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    config = json.loads((root / "mobility_attacks.json").read_text())
+    for side in ("original", "anonymized"):
+        config[side]["path"] = str(root / config[side]["path"])
+    config["measures"] = config["measures"][:2]
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    html = tmp_path / "r.html"
+    assert main(["run", str(tmp_path / "c.json"), "-q", "-o", str(tmp_path / "r.json"),
+                 "--html", str(html)]) == 0
+    text = html.read_text()
+    assert text.count("visits per tile") >= 2 and text.count("per-user risk") >= 2
+    assert text.count("data:image/png") >= 4
