@@ -30,6 +30,7 @@ from anoneval.core.api import (
     Trajectories,
 )
 from anoneval.plugins.mobility._attacks import (
+    Instances,
     Lookup,
     Plan,
     Predicate,
@@ -172,7 +173,8 @@ class MobilityAttack(RiskMeasure):
 
 
 BATCH_INSTANCES = 1 << 20  # instances enumerated at once: bounds memory (~100 MB)
-ROUNDS = (0, 4, 64)  # a user's exact instances by rarity: the first 4, the next 60, the rest
+ROUNDS = (0, 4, 64)  # a user's instances by rarity: the first 4, the next 60, the rest
+FIRST_DRAWS = 256  # a sampled user's first draws (then 1024 at a time while its risk is < 1)
 
 
 def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
@@ -180,11 +182,11 @@ def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
             ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray]:
     """Per-user risk, number of instances, draws per sampled user and sampled flags.
 
-    Users are processed in batches of about BATCH_INSTANCES instances. A user's exact instances
-    are tried rarest first (by the fewest users having one of their locations) in rounds; a
-    sampled user's are drawn in rounds of 4, 60, then the rest. A user whose risk reached 1
-    skips the later rounds (skmob stops there too), so the result is unchanged: exact users get
-    the exact maximum. Identical instances of a round are counted once.
+    Users are processed in batches of about BATCH_INSTANCES instances. A user's instances are
+    tried rarest first (by the fewest users having one of their locations) in rounds of 4, 60
+    and the rest; a sampled user's are drawn FIRST_DRAWS at a time. A user whose risk reached 1
+    skips the later rounds and draws (skmob stops there too), so exact users get the exact
+    maximum. Identical instances of a round are counted once.
     """
     n_users = plan.rows.n_users
     risk = np.zeros(n_users)
@@ -209,6 +211,18 @@ def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
             r = np.where(hit & (counts > 0), 1.0 / np.maximum(counts, 1), 0.0)
         np.maximum.at(risk, own, r)
 
+    def rarest_first(inst: Instances) -> None:
+        k = inst.loc.shape[1]
+        rarity = np.min(np.stack([look.n_users_with(inst.loc[:, j]) for j in range(k)], 1), 1)
+        order = np.lexsort((rarity, inst.owner))
+        owner = inst.owner[order]
+        rank = np.arange(len(owner)) - np.searchsorted(owner, owner)
+        for lo, hi in zip(ROUNDS, (*ROUNDS[1:], None), strict=True):
+            sel = order[(rank >= lo) & ((rank < hi) if hi is not None else True)]
+            sel = sel[risk[inst.owner[sel]] < 1.0]
+            if len(sel):
+                score(inst.loc[sel], inst.value[sel], inst.owner[sel])
+
     while start < n_users:
         stop = int(np.searchsorted(ends, (ends[start - 1] if start else 0) + BATCH_INSTANCES,
                                    side="right"))
@@ -218,29 +232,18 @@ def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
         if len(exact):
             inst = plan.enumerate(max_instances, rng, exact)
             total += len(inst.owner)
-            k = inst.loc.shape[1]
-            rarity = np.min(np.stack([look.n_users_with(inst.loc[:, j]) for j in range(k)], 1),
-                            1)
-            order = np.lexsort((rarity, inst.owner))
-            owner = inst.owner[order]
-            rank = np.arange(len(owner)) - np.searchsorted(owner, owner)
-            for lo, hi in zip(ROUNDS, (*ROUNDS[1:], None), strict=True):
-                sel = order[(rank >= lo) & ((rank < hi) if hi is not None else True)]
-                sel = sel[risk[inst.owner[sel]] < 1.0]
-                if len(sel):
-                    score(inst.loc[sel], inst.value[sel], inst.owner[sel])
+            rarest_first(inst)
+        active = batch[sampled[batch]]
         left = max_instances
-        for step in (4, 60, max_instances):
-            active = batch[sampled[batch]]
-            active = active[risk[active] < 1.0]
-            if not len(active) or left <= 0:
-                break
-            step = min(step, left)
+        step = min(FIRST_DRAWS, max_instances)
+        while len(active) and left > 0:
             inst = plan.enumerate(max_instances, rng, active, draws=step)
             drawn[active] += step
             total += len(inst.owner)
-            score(inst.loc, inst.value, inst.owner)
+            rarest_first(inst)
             left -= step
+            step = min(left, FIRST_DRAWS * 4)
+            active = active[risk[active] < 1.0]
         start = stop
     return risk, total, drawn, sampled & (risk < 1.0)
 
