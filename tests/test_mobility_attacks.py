@@ -584,3 +584,82 @@ def test_html_report_draws_heat_maps_and_histogram(tmp_path):
     text = html.read_text()
     assert text.count("visits per tile") >= 2 and text.count("per-user risk") >= 2
     assert text.count("data:image/png") >= 4
+
+
+# -- collective utility measures ------------------------------------------------------------------
+
+ORIG_C = seq("u1", "AB") + seq("u2", "AABC") + seq("u3", "BC")  # A3 B3 C2
+ANON_C = seq("u1", "AC") + seq("u2", "AB") + seq("u3", "BAC")  # A3 B2 C2
+
+
+def test_visits_per_location_hand_worked():
+    from scipy.spatial.distance import jensenshannon
+    from scipy.stats import pearsonr
+
+    o, a = trajectories(ORIG_C), trajectories(ANON_C)
+    entry = run(o, a, "VisitsPerLocation")
+    assert entry.value == pytest.approx(2 * (3 + 2 + 2) / (8 + 7))  # cpc
+    d = entry.details
+    assert d["rmse"] == pytest.approx(np.sqrt(1 / 3))
+    assert d["pearson"] == pytest.approx(pearsonr([3, 3, 2], [3, 2, 2]).statistic)
+    assert d["jsd"] == pytest.approx(jensenshannon([3, 3, 2], [3, 2, 2], base=2) ** 2)
+    assert run(o, a, "VisitsPerLocation", metric="jsd").value == pytest.approx(d["jsd"])
+    assert entry.direction == "higher = less loss"
+    assert run(o, a, "VisitsPerLocation", metric="rmse").direction == "higher = more loss"
+
+
+def test_homes_per_location_hand_worked():
+    # every visit is between 00:00 and 03:00 (night). Original homes: u1 {A1 B1} tie → A
+    # (smaller lat), u2 → A, u3 {B1 C1} → B: A2 B1. Anonymized: u1 {A,C} → A, u2 → A,
+    # u3 {B,A,C} → A: A3. cpc = 2·(2 + 0) / (3 + 3)
+    entry = run(trajectories(ORIG_C), trajectories(ANON_C), "HomesPerLocation")
+    assert entry.value == pytest.approx(2 / 3)
+    assert entry.details["totals"] == {"original": 3.0, "anonymized": 3.0}
+
+
+def test_home_is_the_night_location():
+    from anoneval.plugins.mobility._collective import home_tiles
+
+    # u: A at 12:00, 13:00, 14:00 and B at 23:00 → home B; v: only day visits → its most
+    # frequent, C; 07:00:00 and 22:00:00 count as night (both ends included)
+    rows = [("u", "A", T0 + 12 * H), ("u", "A", T0 + 13 * H), ("u", "A", T0 + 14 * H),
+            ("u", "B", T0 + 23 * H), ("v", "C", T0 + 12 * H), ("v", "C", T0 + 13 * H),
+            ("v", "D", T0 + 14 * H), ("w", "A", T0 + 12 * H), ("w", "D", T0 + 7 * H),
+            ("w", "A", T0 + 13 * H), ("w", "C", T0 + 22 * H)]
+    data = trajectories(rows)
+    grid = make_grid(TileSpec(), data)
+    table = visit_table(data, grid)
+    users, home = home_tiles(table, grid)
+    tile = {p: int(grid.tile_of(np.array([PLACES[p][0]]), np.array([PLACES[p][1]]))[0])
+            for p in "ABCD"}
+    got = dict(zip(table.users[users], home, strict=True))
+    # w: night visits D (07:00) and C (22:00), tie → smaller lat: D (48.83) before C (48.90)
+    assert got == {"u": tile["B"], "v": tile["C"], "w": tile["D"]}
+
+
+def test_od_flows_hand_worked():
+    def trips(spec):
+        rows = []
+        for tid, (o, d) in enumerate(spec):
+            for i, p in enumerate((o, d)):
+                rows.append({"user_id": f"u{tid}", "trajectory_id": tid,
+                             "timestamp": T0 + i * 60, "lon": PLACES[p][0],
+                             "lat": PLACES[p][1]})
+        return Trajectories.from_frame(pd.DataFrame(rows))
+
+    # original A→B ×2, B→C; anonymized A→B, B→C ×2: cpc = 2·(1 + 1)/(3 + 3) = 2/3
+    o = trips([("A", "B"), ("A", "B"), ("B", "C")])
+    a = trips([("A", "B"), ("B", "C"), ("B", "C")])
+    entry = run(o, a, "ODFlows")
+    assert entry.value == pytest.approx(2 / 3)
+    assert entry.details["keys"] == {"original": 2, "anonymized": 2, "common": 2}
+    assert entry.details["top_original"][0][1] == 2.0
+
+
+def test_tile_coverage_hand_worked():
+    o = trajectories(seq("u1", "AB") + seq("u2", "C"))
+    a = trajectories(seq("u1", "AB") + seq("u2", "D"))
+    entry = run(o, a, "TileCoverage", tiles={"bbox": [2.2, 48.8, 2.45, 48.92]})
+    assert entry.value == pytest.approx(2 / 3)  # A, B of A, B, C
+    assert entry.details["jaccard"] == pytest.approx(2 / 4)
+    assert entry.details["share_tiles_covered"]["original"] == pytest.approx(3 / 2296)
