@@ -17,7 +17,8 @@ instances of a subset of users IN THE SAME RUN and extrapolated linearly to all 
 users. It is an estimate of skmob's cost, not skmob itself. ``--quick`` runs 500 users × 50
 visits in a few seconds.
 
-Utility measures (VisitsPerLocation, HomesPerLocation, ODFlows, TileCoverage) on 10^6 points
+Utility measures (VisitsPerLocation, HomesPerLocation, ODFlows, TileCoverage,
+IndividualMobility with its default radius_of_gyration) on 10^6 points
 (5,000 users × 200 points, every point a visit) against a noisy copy: target < 10 s each, the
 visit tables built inside the timing (no peer: skmob's collective measures were not run).
 """
@@ -94,7 +95,8 @@ def naive_location_attack_seconds(data: Trajectories, k: int, users: int,
     return (time.perf_counter() - start) / done
 
 
-UTILITY = ["VisitsPerLocation", "HomesPerLocation", "ODFlows", "TileCoverage"]
+UTILITY = ["VisitsPerLocation", "HomesPerLocation", "ODFlows", "TileCoverage",
+           "IndividualMobility"]
 
 
 def utility(users: int, visits: int) -> None:

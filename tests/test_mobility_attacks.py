@@ -663,3 +663,78 @@ def test_tile_coverage_hand_worked():
     assert entry.value == pytest.approx(2 / 3)  # A, B of A, B, C
     assert entry.details["jaccard"] == pytest.approx(2 / 4)
     assert entry.details["share_tiles_covered"]["original"] == pytest.approx(3 / 2296)
+
+
+# -- individual mobility ---------------------------------------------------------------------------
+
+def _hav(p, q):
+    """Haversine in km with R = 6371.0, written with math (skmob's gislib form)."""
+    import math
+
+    (la1, lo1), (la2, lo2) = p, q
+    a = (math.sin(math.radians(la2 - la1) / 2) ** 2 + math.cos(math.radians(la1))
+         * math.cos(math.radians(la2)) * math.sin(math.radians(lo2 - lo1) / 2) ** 2)
+    return 6371.0 * 2 * math.atan2(math.sqrt(a), math.sqrt(1 - a))
+
+
+def test_lz_entropy_hand_worked():
+    from anoneval.plugins.mobility.individual_mobility import lz_entropy
+
+    # A B A B: S = 3 + 1 (i=1: "B" not in "A") + 3 (i=2: "AB" runs to the end, j = n+1) = 7
+    assert lz_entropy(np.array([0, 1, 0, 1])) == pytest.approx(4 * 2 / 7)
+
+
+@pytest.mark.parametrize("measure, expected", [
+    ("number_of_visits", [3.0, 2.0]),
+    ("number_of_locations", [2.0, 2.0]),
+    ("random_entropy", [1.0, 1.0]),
+    # u1 visits A, A, B: p = (2/3, 1/3)
+    ("uncorrelated_entropy", [-(2 / 3) * np.log2(2 / 3) - (1 / 3) * np.log2(1 / 3), 1.0]),
+])
+def test_individual_counts_hand_worked(measure, expected):
+    data = trajectories(seq("u1", "AAB") + seq("u2", "CD"))
+    entry = run(data, data, "IndividualMobility", measure=measure)
+    assert [entry.details["per_user"][u][0] for u in ("u1", "u2")] == pytest.approx(expected)
+    assert entry.value == 0.0  # the same data on both sides
+
+
+def test_individual_distances_against_math():
+    # two-visit user A → B: one jump between the tile centres; radius of gyration around the
+    # midpoint in degrees; distance_straight_line = maximum_distance = the jump
+    data = trajectories(seq("u1", "AB") + seq("u2", "CCD"))
+    grid = make_grid(TileSpec(), data)
+    table = visit_table(data, grid)
+    lng, lat = grid.centroid(table.tile)
+    a, b = (lat[0], lng[0]), (lat[1], lng[1])
+    centre = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+    rg = np.sqrt((_hav(a, centre) ** 2 + _hav(b, centre) ** 2) / 2)
+    for measure, want in [("radius_of_gyration", rg), ("distance_straight_line", _hav(a, b)),
+                          ("maximum_distance", _hav(a, b))]:
+        entry = run(data, data, "IndividualMobility", measure=measure)
+        assert entry.details["per_user"]["u1"][0] == pytest.approx(want, rel=1e-9)
+    # u2: C, C, D: k=1 radius of the most visited location alone is 0; k=2 weights C twice
+    c, d = (lat[2], lng[2]), (lat[4], lng[4])
+    wc = ((2 * c[0] + d[0]) / 3, (2 * c[1] + d[1]) / 3)
+    k2 = np.sqrt((2 * _hav(c, wc) ** 2 + _hav(d, wc) ** 2) / 3)
+    e1 = run(data, data, "IndividualMobility", measure="k_radius_of_gyration", k=1)
+    e2 = run(data, data, "IndividualMobility", measure="k_radius_of_gyration", k=2)
+    assert e1.details["per_user"]["u2"][0] == 0.0
+    assert e2.details["per_user"]["u2"][0] == pytest.approx(k2, rel=1e-9)
+
+
+def test_individual_comparisons():
+    from scipy import stats
+
+    o = trajectories(seq("u1", "AB") + seq("u2", "ABC") + seq("u3", "A"))
+    a = trajectories(seq("u1", "AB") + seq("u2", "A") + seq("u3", "ABCD"))
+    # number_of_locations: o (2, 3, 1), a (2, 1, 4)
+    def value(compare):
+        return run(o, a, "IndividualMobility", measure="number_of_locations",
+                   compare=compare).value
+    assert value("mean_abs_diff") == pytest.approx((0 + 2 + 3) / 3)
+    assert value("mean_rel_diff") == pytest.approx((0 + 2 / 3 + 3) / 3)
+    assert value("ks") == pytest.approx(stats.ks_2samp([2, 3, 1], [2, 1, 4]).statistic)
+    assert value("wasserstein") == pytest.approx(stats.wasserstein_distance([2, 3, 1],
+                                                                            [2, 1, 4]))
+    jumps = run(o, a, "IndividualMobility", measure="waiting_times")
+    assert jumps.details["per_user"]["u2"] == [[3600.0, 3600.0], []]
