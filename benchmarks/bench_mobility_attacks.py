@@ -18,7 +18,7 @@ users. It is an estimate of skmob's cost, not skmob itself. ``--quick`` runs 500
 visits in a few seconds.
 
 Utility measures (VisitsPerLocation, HomesPerLocation, ODFlows, TileCoverage,
-IndividualMobility with its default radius_of_gyration) on 10^6 points
+IndividualMobility with its default radius_of_gyration, TripDistribution) on 10^6 points
 (5,000 users × 200 points, every point a visit) against a noisy copy: target < 10 s each, the
 visit tables built inside the timing (no peer: skmob's collective measures were not run).
 """
@@ -96,7 +96,7 @@ def naive_location_attack_seconds(data: Trajectories, k: int, users: int,
 
 
 UTILITY = ["VisitsPerLocation", "HomesPerLocation", "ODFlows", "TileCoverage",
-           "IndividualMobility"]
+           "IndividualMobility", "TripDistribution"]
 
 
 def utility(users: int, visits: int) -> None:
@@ -108,9 +108,11 @@ def utility(users: int, visits: int) -> None:
     print(f"utility on {orig.n_points:,} points; target < 10 s each")
     for name in UTILITY:
         cls = default_registry().get("loss_measure", name)
-        params = {"tiles": {"bbox": BBOX}}
-        if name != "TileCoverage":
+        params: dict = {"tiles": {"bbox": BBOX}}
+        if name not in ("TileCoverage", "TripDistribution"):
             params["visits"] = "points"
+        if name == "TripDistribution":
+            params = {}
         measure = cls(cls.Params(**params))
         o = Trajectories(orig.trajectory_id, orig.user_id, orig.offsets, orig.lon, orig.lat,
                          orig.t)  # fresh objects: no cached visit table

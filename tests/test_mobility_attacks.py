@@ -738,3 +738,33 @@ def test_individual_comparisons():
                                                                             [2, 1, 4]))
     jumps = run(o, a, "IndividualMobility", measure="waiting_times")
     assert jumps.details["per_user"]["u2"] == [[3600.0, 3600.0], []]
+
+
+# -- trip distributions --------------------------------------------------------------------------
+
+def test_trip_distribution_against_scipy_and_by_hand():
+    from scipy.spatial.distance import jensenshannon
+
+    from anoneval.plugins.mobility.trip_distribution import trip_features
+
+    def trips(spec):
+        rows = []
+        for tid, (places, dt) in enumerate(spec):
+            for i, p in enumerate(places):
+                rows.append({"user_id": "u", "trajectory_id": tid, "timestamp": T0 + i * dt,
+                             "lon": PLACES[p][0], "lat": PLACES[p][1]})
+        return Trajectories.from_frame(pd.DataFrame(rows))
+
+    o = trips([("AB", 60), ("ABA", 60), ("C", 60)])
+    a = trips([("AB", 600), ("AC", 60)])
+    f = trip_features(o)
+    ab = _hav(PLACES["A"][::-1], PLACES["B"][::-1]) * 1000 * 6371008.8 / 6371000.0
+    # lengths AB, ABA = 2·AB, C = 0; diameters AB, AB, 0; durations 60, 120, 0
+    assert f["length"] == pytest.approx([ab, 2 * ab, 0.0])
+    assert f["diameter"] == pytest.approx([ab, ab, 0.0])
+    assert f["duration"].tolist() == [60.0, 120.0, 0.0]
+    entry = run(o, a, "TripDistribution", attribute="duration", bins=4)
+    # durations o (60, 120, 0), a (600, 60) on 4 bins of [0, 600]: o (3, 0, 0, 0), a (1, 0, 0, 1)
+    assert entry.value == pytest.approx(jensenshannon([3, 0, 0, 0], [1, 0, 0, 1], base=2) ** 2)
+    same = run(o, o, "TripDistribution")
+    assert same.details == {"bins": 20, "length": 0.0, "duration": 0.0, "diameter": 0.0}
