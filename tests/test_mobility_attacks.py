@@ -768,3 +768,17 @@ def test_trip_distribution_against_scipy_and_by_hand():
     assert entry.value == pytest.approx(jensenshannon([3, 0, 0, 0], [1, 0, 0, 1], base=2) ** 2)
     same = run(o, o, "TripDistribution")
     assert same.details == {"bins": 20, "length": 0.0, "duration": 0.0, "diameter": 0.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.floats(2.2, 2.5), st.floats(48.7, 49.0)), min_size=1,
+                         max_size=8), min_size=1, max_size=5))
+def test_trip_diameter_is_the_largest_pairwise_haversine(paths):
+    from anoneval.plugins.mobility.trip_distribution import diameters
+
+    rows = [{"user_id": "u", "trajectory_id": i, "timestamp": T0 + j, "lon": lon, "lat": lat}
+            for i, path in enumerate(paths) for j, (lon, lat) in enumerate(path)]
+    data = Trajectories.from_frame(pd.DataFrame(rows))
+    want = [max((_hav((la1, lo1), (la2, lo2)) for lo1, la1 in p for lo2, la2 in p), default=0)
+            * 1000 * 6371008.8 / 6371000.0 for p in paths]
+    assert diameters(data) == pytest.approx(want, rel=1e-7, abs=1e-6)

@@ -41,11 +41,31 @@ def trip_features(data: Trajectories) -> dict[str, np.ndarray]:
     length = np.where(data.lengths > 0, length, 0.0)
     last = np.maximum(off[1:] - 1, off[:-1])
     duration = np.where(data.lengths > 0, (data.t[last] - data.t[off[:-1]]).astype(float), 0.0)
-    diameter = np.zeros(n)
-    for i in np.flatnonzero(data.lengths > 1):  # all point pairs of each trajectory
-        lo, la = data.lon[off[i]:off[i + 1]], data.lat[off[i]:off[i + 1]]
-        diameter[i] = _hav_m(la[:, None], lo[:, None], la[None, :], lo[None, :]).max()
-    return {"length": length, "duration": duration, "diameter": diameter}
+    return {"length": length, "duration": duration, "diameter": diameters(data)}
+
+
+def diameters(data: Trajectories) -> np.ndarray:
+    """Largest great-circle distance over all point pairs of each trajectory (m).
+
+    The haversine distance grows with the chord between unit vectors, so the farthest pair is
+    the one with the smallest dot product: per trajectory, the minimum of X·Xᵀ (batched
+    matrix products over trajectories of one length, in blocks of ≤ 2^24 entries), then
+    d = 2R·asin(chord/2) — the haversine value up to rounding (~1e-12 relative).
+    """
+    lam, phi = np.radians(data.lon), np.radians(data.lat)
+    xyz = np.stack([np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)], 1)
+    out = np.zeros(len(data))
+    lengths = data.lengths
+    for m in np.unique(lengths[lengths > 1]):
+        trips = np.flatnonzero(lengths == m)
+        per = max(1, (1 << 24) // int(m * m))
+        for i in range(0, len(trips), per):
+            t = trips[i:i + per]
+            x = xyz[data.offsets[t][:, None] + np.arange(m)[None, :]]  # (g, m, 3)
+            dot = np.clip(np.matmul(x, x.transpose(0, 2, 1)).min(axis=(1, 2)), -1.0, 1.0)
+            chord = np.sqrt(np.maximum(2 - 2 * dot, 0.0))
+            out[t] = 2 * R_M * np.arcsin(np.minimum(chord / 2, 1.0))
+    return out
 
 
 class TripDistribution(LossMeasure):
