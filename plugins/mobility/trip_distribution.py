@@ -48,9 +48,10 @@ def diameters(data: Trajectories) -> np.ndarray:
     """Largest great-circle distance over all point pairs of each trajectory (m).
 
     The haversine distance grows with the chord between unit vectors, so the farthest pair is
-    the one with the smallest dot product: per trajectory, the minimum of X·Xᵀ (batched
-    matrix products over trajectories of one length, in blocks of ≤ 2^24 entries), then
-    d = 2R·asin(chord/2) — the haversine value up to rounding (~1e-12 relative).
+    the one with the smallest dot product: per trajectory, the argmin of X·Xᵀ (batched matrix
+    products over trajectories of one length, in blocks of ≤ 2^24 entries); the value is the
+    haversine distance of that pair. Rounding of the dot products can pick a pair shorter than
+    the farthest by at most ~0.1 m (√(2ε)·R).
     """
     lam, phi = np.radians(data.lon), np.radians(data.lat)
     xyz = np.stack([np.cos(phi) * np.cos(lam), np.cos(phi) * np.sin(lam), np.sin(phi)], 1)
@@ -61,10 +62,12 @@ def diameters(data: Trajectories) -> np.ndarray:
         per = max(1, (1 << 24) // int(m * m))
         for i in range(0, len(trips), per):
             t = trips[i:i + per]
-            x = xyz[data.offsets[t][:, None] + np.arange(m)[None, :]]  # (g, m, 3)
-            dot = np.clip(np.matmul(x, x.transpose(0, 2, 1)).min(axis=(1, 2)), -1.0, 1.0)
-            chord = np.sqrt(np.maximum(2 - 2 * dot, 0.0))
-            out[t] = 2 * R_M * np.arcsin(np.minimum(chord / 2, 1.0))
+            pos = data.offsets[t][:, None] + np.arange(m)[None, :]
+            x = xyz[pos]  # (g, m, 3)
+            flat = np.matmul(x, x.transpose(0, 2, 1)).reshape(len(t), -1).argmin(axis=1)
+            a = pos[np.arange(len(t)), flat // m]
+            b = pos[np.arange(len(t)), flat % m]
+            out[t] = _hav_m(data.lat[a], data.lon[a], data.lat[b], data.lon[b])
     return out
 
 
