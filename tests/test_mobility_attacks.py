@@ -782,3 +782,38 @@ def test_trip_diameter_is_the_largest_pairwise_haversine(paths):
     want = [max((_hav((la1, lo1), (la2, lo2)) for lo1, la1 in p for lo2, la2 in p), default=0)
             * 1000 * 6371008.8 / 6371000.0 for p in paths]
     assert diameters(data) == pytest.approx(want, rel=1e-9, abs=0.1)  # ≤ 0.1 m: see diameters
+
+
+# skmob/measures/tests/test_individual.py (scikit-mobility), class TestIndividualMetrics: the
+# same 20 visits of 6 users as the privacy fixture above, on the raw (lat, lng); the values its
+# tests assert, re-stated (per uid 1..6; math.isclose there, to the digits given)
+SKMOB_INDIVIDUAL = {
+    ("radius_of_gyration", 2): [31.964885737, 14.988909726, 31.964885737, 35.241089869,
+                                30.727237693, 18.146860183],
+    ("k_radius_of_gyration", 2): [18.14686018, 8.0811433, 9.64969996, 9.64969996,
+                                  34.07360735, 18.14686018],
+    ("k_radius_of_gyration", 1): [0.0] * 6,
+    ("random_entropy", 2): [2, 1.5849625, 2, 1.5849625, 1.5849625, 1],
+    ("uncorrelated_entropy", 2): [2, 1.5, 2, 1.5849625, 1.5849625, 1],
+    ("real_entropy", 2): [1.6, 1.14285714285, 1.6, 1.1887218755, 1.1887218755, 0.6666666666],
+    ("maximum_distance", 2): [68.14698568, 36.29370121, 59.66188292, 78.4910639, 68.14698568,
+                              36.29370121],
+    ("distance_straight_line", 2): [123.74008488, 70.57908362, 96.10397212, 97.79046189,
+                                    127.8088686, 36.29370121],
+    ("number_of_locations", 2): [4, 3, 4, 3, 3, 2],
+}
+
+
+@pytest.mark.parametrize("which, k", list(SKMOB_INDIVIDUAL))
+def test_skmob_individual_fixture(which, k):
+    from anoneval.plugins.mobility.individual_mobility import user_values
+
+    visits = skmob_visits()
+    users = sorted(visits, key=int)
+    lat = np.array([ll[0] for u in users for ll, _ in visits[u]])
+    lng = np.array([ll[1] for u in users for ll, _ in visits[u]])
+    t = np.array([tt for u in users for _, tt in visits[u]])
+    loc = pd.factorize(pd.Series(list(zip(lat, lng, strict=True))))[0]
+    starts = np.r_[0, np.cumsum([len(visits[u]) for u in users])]
+    got = user_values(which, starts, lat, lng, t, loc, k)
+    assert got == pytest.approx(SKMOB_INDIVIDUAL[(which, k)], rel=1e-7, abs=1e-7)

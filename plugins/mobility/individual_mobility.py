@@ -64,27 +64,40 @@ def lz_entropy(codes: np.ndarray) -> float:
 
 
 def per_user(which: str, table: VisitTable, grid: Grid, k: int) -> list[Any]:
-    """The measure for every user code of ``table`` (NaN, or [] for lists, without visits)."""
+    """The measure for every user code of ``table``, on the tile centres of its visits."""
     lng, lat = grid.centroid(table.tile)
-    out: list[Any] = []
     home = None
     if which == "max_distance_from_home":
         users, tiles = home_tiles(table, grid)
-        home = dict(zip(users.tolist(), tiles.tolist(), strict=True))
-    # per-user vectorised pieces that need no loop
-    starts = table.starts
-    same = np.r_[False, table.uid[1:] == table.uid[:-1]]
-    jumps = np.full(len(table), np.nan)
-    jumps[same] = haversine_km(lat[:-1], lng[:-1], lat[1:], lng[1:])[same[1:]]
-    waits = np.full(len(table), np.nan)
-    waits[same] = np.diff(table.t)[same[1:]]
-    for u in range(len(table.users)):
+        hlng, hlat = grid.centroid(tiles)
+        home = np.full((len(table.users), 2), np.nan)
+        home[users] = np.stack([hlat, hlng], 1)
+    return user_values(which, table.starts, lat, lng, table.t, table.tile, k, home)
+
+
+def user_values(which: str, starts: np.ndarray, lat: np.ndarray, lng: np.ndarray,
+                t: np.ndarray, loc: np.ndarray, k: int = 2,
+                home: np.ndarray | None = None) -> list[Any]:
+    """skmob's ``which`` per user: rows sorted by (user, time), user u in
+    ``starts[u]:starts[u+1]``, locations ``loc`` (equal code = same place) at (lat, lng);
+    ``home`` (lat, lng) per user for max_distance_from_home. NaN ([] for lists) without rows.
+    """
+    out: list[Any] = []
+    n_rows = len(loc)
+    uid = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    same = np.r_[False, uid[1:] == uid[:-1]] if n_rows else np.zeros(0, bool)
+    jumps = np.full(n_rows, np.nan)
+    waits = np.full(n_rows, np.nan)
+    if n_rows > 1:
+        jumps[same] = haversine_km(lat[:-1], lng[:-1], lat[1:], lng[1:])[same[1:]]
+        waits[same] = np.diff(t)[same[1:]]
+    for u in range(len(starts) - 1):
         s = slice(starts[u], starts[u + 1])
         n = starts[u + 1] - starts[u]
         if n == 0:
             out.append([] if which in LISTS else float("nan"))
             continue
-        tiles = table.tile[s]
+        tiles = loc[s]
         if which == "number_of_visits":
             out.append(float(n))
         elif which == "number_of_locations":
@@ -117,8 +130,7 @@ def per_user(which: str, table: VisitTable, grid: Grid, k: int) -> list[Any]:
             out.append(lz_entropy(tiles))
         elif which == "max_distance_from_home":
             assert home is not None
-            hl, ht = grid.centroid(np.array([home[u]]))
-            out.append(float(np.max(haversine_km(lat[s], lng[s], ht[0], hl[0]))))
+            out.append(float(np.max(haversine_km(lat[s], lng[s], home[u, 0], home[u, 1]))))
     return out
 
 
