@@ -817,3 +817,31 @@ def test_skmob_individual_fixture(which, k):
     starts = np.r_[0, np.cumsum([len(visits[u]) for u in users])]
     got = user_values(which, starts, lat, lng, t, loc, k)
     assert got == pytest.approx(SKMOB_INDIVIDUAL[(which, k)], rel=1e-7, abs=1e-7)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.dictionaries(st.integers(0, 6), st.integers(1, 9), min_size=1),
+       st.dictionaries(st.integers(0, 6), st.integers(1, 9), min_size=1))
+def test_comparison_bounds_and_symmetry(a, b):
+    from anoneval.plugins.mobility._collective import compare
+
+    for metric in ("cpc", "jsd", "rmse"):
+        x, y = compare(a, b, metric), compare(b, a, metric)
+        assert x == pytest.approx(y, abs=1e-12)
+        assert x >= -1e-12 and (metric == "rmse" or x <= 1 + 1e-12)
+    assert compare(a, a, "cpc") == pytest.approx(1.0) and compare(a, a, "jsd") == 0.0
+
+
+@settings(max_examples=10, deadline=None)
+@given(visits=visit_sets(), seed=st.integers(0, 99))
+def test_measures_invariant_to_trajectory_order(visits, seed):
+    data = as_trajectories(visits)
+    perm = np.random.default_rng(seed).permutation(len(data))
+    shuffled = data.subset(perm)
+    for name, params in [("LocationAttack", {"knowledge_length": 2}),
+                         ("VisitsPerLocation", {}), ("Unicity", {"points": 1})]:
+        first = run(data, data, name, **params).details["per_user" if name != "VisitsPerLocation"
+                                                        else "cpc"]
+        again = run(shuffled, shuffled, name, **params).details[
+            "per_user" if name != "VisitsPerLocation" else "cpc"]
+        assert first == again
