@@ -845,3 +845,66 @@ def test_measures_invariant_to_trajectory_order(visits, seed):
         again = run(shuffled, shuffled, name, **params).details[
             "per_user" if name != "VisitsPerLocation" else "cpc"]
         assert first == again
+
+
+# -- values computed by scikit-mobility 1.3.1 itself ----------------------------------------------
+# tests/data/mobility/skmob_random_values.json: generated with skmob 1.3.1 in a pinned Python 3.9
+# venv (pandas 1.5.3, numpy 1.23.5; never a dependency) on skmob_random.csv (see its _note)
+
+def _skmob_random():
+    import json
+
+    folder = Path(__file__).parent / "data" / "mobility"
+    raw = pd.read_csv(folder / "skmob_random.csv")
+    values = json.loads((folder / "skmob_random_values.json").read_text())
+    return raw, values
+
+
+def test_attacks_equal_skmob_on_random_data():
+    raw, values = _skmob_random()
+    data = Trajectories.from_frame(pd.DataFrame({
+        "user_id": raw["uid"], "trajectory_id": np.arange(len(raw)),
+        "timestamp": pd.to_datetime(raw["datetime"]), "lon": raw["lng"], "lat": raw["lat"]}))
+    for case in values["attacks"]:
+        params = dict(case["params"])
+        if case["attack"] == "LocationTimeAttack":
+            params["time_precision"] = params["time_precision"].lower()
+            params["compat"] = "skmob"
+        if case["attack"] == "HomeWorkAttack":
+            params["compat"] = "skmob"
+        entry = run(None, data, case["attack"], **params)
+        assert entry.details["per_user"] == pytest.approx(case["risk"]), case
+
+
+def test_individual_measures_equal_skmob_on_random_data():
+    from anoneval.plugins.mobility.individual_mobility import user_values
+
+    raw, values = _skmob_random()
+    raw = raw.assign(t=pd.to_datetime(raw["datetime"]).astype("int64") // 10**9)
+    raw = raw.sort_values(["uid", "t"], kind="stable")
+    users = sorted(raw["uid"].unique())
+    starts = np.r_[0, np.cumsum(raw.groupby("uid").size().loc[users].to_numpy())]
+    lat, lng, t = raw["lat"].to_numpy(), raw["lng"].to_numpy(), raw["t"].to_numpy()
+    loc = pd.factorize(pd.Series(list(zip(lat, lng, strict=True))))[0]
+    home = np.array([values["individual"]["home_location"][str(u)] for u in users])
+    for which, expected in values["individual"].items():
+        if which == "home_location":
+            continue
+        got = user_values(which, starts, lat, lng, t, loc, 2, home)
+        want = [expected[str(u)] for u in users]
+        assert [None if np.isnan(g) else g for g in got] == pytest.approx(want, rel=1e-9), which
+
+
+def test_home_equals_skmob_on_random_data():
+    from anoneval.plugins.mobility._collective import home_tiles
+
+    raw, values = _skmob_random()
+    data = Trajectories.from_frame(pd.DataFrame({
+        "user_id": raw["uid"], "trajectory_id": np.arange(len(raw)),
+        "timestamp": pd.to_datetime(raw["datetime"]), "lon": raw["lng"], "lat": raw["lat"]}))
+    grid = make_grid(TileSpec(), data)
+    table = visit_table(data, grid)
+    users, home = home_tiles(table, grid)
+    for u, h in zip(table.users[users], home, strict=True):
+        lat, lng = values["individual"]["home_location"][str(u)]
+        assert grid.tile_of(np.array([lng]), np.array([lat]))[0] == h, u
