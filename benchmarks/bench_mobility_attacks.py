@@ -10,12 +10,15 @@ Data: a synthetic city of 4,000 tiles with Zipf popularity; each user has 5–40
 places (drawn by popularity) and 200 visits over 30 days, drawn from them with Zipf weights, so
 that popular places are shared and users have a long tail (every point is a visit).
 
-Peer: scikit-mobility 1.3.1 needs Python 3.9, which this machine lacks, so it is not run. The
-peer is a NAIVE RE-IMPLEMENTATION of skmob's loop for LocationAttack written here (one pandas
-group-by and merge per (instance, user), as ``skmob/privacy/attacks.py`` does), timed on a few
-instances of a subset of users IN THE SAME RUN and extrapolated linearly to all instances ×
-users. It is an estimate of skmob's cost, not skmob itself. ``--quick`` runs 500 users × 50
-visits in a few seconds.
+Peer: scikit-mobility 1.3.1 needs Python 3.9 and numpy < 1.24; it installs in a throwaway
+pyenv 3.9.18 venv (where the test values of tests/data/mobility/skmob_random_values.json were
+made), but not in anoneval's environment, so this script cannot call it. There, its
+LocationAttack (k = 2) for 2 target users of 100 users × 20 visits did not finish within 5
+minutes. The peer timed here is a NAIVE RE-IMPLEMENTATION of skmob's loop for LocationAttack
+(one pandas group-by and merge per (instance, user), as ``skmob/privacy/attacks.py`` does),
+timed on a few instances of a subset of users IN THE SAME RUN and extrapolated linearly to all
+instances × users. It is an estimate of skmob's cost, not skmob itself. ``--quick`` runs 500
+users × 50 visits in a few seconds.
 
 Utility measures (VisitsPerLocation, HomesPerLocation, ODFlows, TileCoverage,
 IndividualMobility with its default radius_of_gyration, TripDistribution) on 10^6 points
