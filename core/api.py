@@ -8,6 +8,7 @@ distances and synthesizers. Plugins receive data kinds (:class:`Microdata`, :cla
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
 from anoneval.core.data.duplicates import distinct, repeated
+from anoneval.core.data.files import read_json, read_text, regular_file
 from anoneval.core.data.inputs import ControlUse, Inputs, released
 from anoneval.core.data.kinds import (
     DATA_KINDS,
@@ -32,9 +34,11 @@ from anoneval.core.data.kinds import (
     data_row,
     load,
     refuse_infinite,
+    separators_fitting,
     sniff_separator,
 )
 from anoneval.core.data.pairs import DELETED, align_ids, pair_datasets, row_count_error
+from anoneval.core.data.parampaths import ParamPath
 from anoneval.core.data.progress import progress_bar
 from anoneval.core.data.summary import (
     ClassSummary,
@@ -219,9 +223,13 @@ class Context:
         return self.block_runner.parallelism
 
     def path(self, value: str | Path) -> Path:
-        """A file path from a param, relative to the config file's folder when there is one."""
-        p = Path(value)
-        return p if p.is_absolute() or self.base_dir is None else self.base_dir / p
+        """The absolute path of a :data:`ParamPath` param, relative to the config file's
+        folder when there is one (else the working folder); an absolute path is returned
+        unchanged, so resolving a path twice gives the same file."""
+        p = Path(value).expanduser()
+        if not p.is_absolute():
+            p = (self.base_dir if self.base_dir is not None else Path()) / p
+        return Path(os.path.abspath(p))
 
     def rng(self, *salt: int) -> np.random.Generator:
         """A generator seeded by the evaluation seed, plus optional non-zero integer salt for
@@ -514,6 +522,7 @@ __all__ = [
     "Measure",
     "MeasureResult",
     "Microdata",
+    "ParamPath",  # a param naming a file the plugin reads (relative to the config)
     "Params",
     "Plugin",
     "PluginError",
@@ -537,10 +546,14 @@ __all__ = [
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "pair_datasets",  # helper: the paired frame of two in-memory datasets
     "plugin_ref",
+    "read_json",  # helper: a plugin's own JSON file, read strictly (no repeated keys)
+    "read_text",  # helper: a plugin's own text file (regular files only, UTF-8, no BOM)
     "refuse_infinite",  # helper: the error for ±inf in a column that needs finite numbers
+    "regular_file",  # helper: refuse a FIFO, a device or a folder where a file is expected
     "released",
     "repeated",  # helper: values listed twice
     "row_count_error",  # helper: the error for sides of different lengths paired by order
+    "separators_fitting",  # helper: every separator that splits a file's lines alike
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
     "spans",  # helper: block bounds for Context.map_blocks
     "task_threads",  # helper: threads a plugin may use where it runs

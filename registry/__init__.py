@@ -22,6 +22,7 @@ part of the HTML report, imported only when a report is rendered.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -32,13 +33,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pluggy
 
 from anoneval.core import hookspecs
 from anoneval.core.api import PLUGIN_KINDS, Context, Measure, MeasureResult, Plugin
-from anoneval.core.errors import PluginError, UnknownPluginError
+from anoneval.core.data.files import read_json
+from anoneval.core.errors import DataError, PluginError, UnknownPluginError
 
 ENTRY_POINT_GROUP = "anoneval"
 ENV_REGISTRY = "ANONEVAL_REGISTRY"
@@ -86,6 +89,58 @@ class Entry:
         return self._cls
 
 
+#: Modules loaded from registry files (``file.py:Class``): module name → (path, source). The
+#: engines load the same source in their worker processes, which cannot import such a file by
+#: name (:func:`user_modules`, :func:`load_user_source`).
+_USER_MODULES: dict[str, tuple[str, str]] = {}
+
+
+def user_modules() -> dict[str, tuple[str, str]]:
+    """The modules loaded from registry files in this process: name → (path, source)."""
+    return dict(_USER_MODULES)
+
+
+def load_user_module(file: Path) -> ModuleType:
+    """The module of a registry file's ``file.py``, loaded once per process under a name fixed
+    by its resolved path (the same in every process)."""
+    resolved = str(file.resolve())
+    name = "anoneval_user_" + hashlib.sha256(resolved.encode()).hexdigest()[:16]
+    if name in sys.modules:
+        return sys.modules[name]
+    return load_user_source(name, resolved, importlib.util.decode_source(file.read_bytes()))
+
+
+def load_user_source(name: str, path: str, source: str) -> ModuleType:
+    """Module ``name`` from ``source`` (read from ``path``), unless already loaded: how a
+    worker process gets the plugins of a registry file, by value."""
+    if name in sys.modules:
+        return sys.modules[name]
+    module = importlib.util.module_from_spec(
+        importlib.util.spec_from_loader(name, loader=None, origin=path))
+    module.__file__ = path
+    sys.modules[name] = module
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)  # the plugin file, as python runs it
+    except BaseException:
+        del sys.modules[name]
+        raise
+    _USER_MODULES[name] = (path, source)
+    return module
+
+
+def load_user_sources(modules: dict[str, tuple[str, str]]) -> list[str]:
+    """Load the modules of :func:`user_modules` (in a worker process); one that fails is
+    skipped (it may belong to another run) and described in the returned list: a task that
+    needs it then fails naming its module."""
+    failed = []
+    for name, (path, source) in modules.items():
+        try:
+            load_user_source(name, path, source)
+        except Exception as exc:  # reported; the other modules load
+            failed.append(f"{path}: {type(exc).__name__}: {exc}")
+    return failed
+
+
 def import_class(path: str, base_dir: Path | None = None) -> type:
     """Import ``pkg.mod.Class``, ``pkg.mod:Class`` or ``file.py:Class`` (file relative to
     ``base_dir``)."""
@@ -103,14 +158,7 @@ def import_class(path: str, base_dir: Path | None = None) -> type:
                 file = base_dir / file
             if not file.is_file():
                 raise PluginError(f"class path {path!r}: file {file} not found")
-            mod_name = f"anoneval_user_{abs(hash(str(file.resolve())))}"
-            module = sys.modules.get(mod_name)
-            if module is None:
-                spec = importlib.util.spec_from_file_location(mod_name, file)
-                assert spec is not None and spec.loader is not None
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[mod_name] = module
-                spec.loader.exec_module(module)
+            module = load_user_module(file)
         else:
             module = importlib.import_module(module_name)
     except PluginError:
@@ -158,6 +206,7 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, dict[str, Entry]] = {k: {} for k in PLUGIN_KINDS}
         self.load_errors: list[str] = []
+        self._read: list[tuple[str, Path]] = []  # registry files and the plugin sources they name
         self._section_modules: dict[str, str] = {}  # module path -> source
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
@@ -195,11 +244,13 @@ class Registry:
         path = Path(path)
         source = source or f"registry file {path}"
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise PluginError(f"{source}: cannot read: {exc}") from exc
+            data = read_json(path, "registry file")
+        except DataError as exc:
+            raise PluginError(f"{source}: cannot read: {exc}") from None
         if not isinstance(data, dict):
             raise PluginError(f"{source}: expected an object of kinds")
+        self._read.append((source if source.startswith("registry file") else
+                           f"registry file of {source}", path))
         for kind, items in data.items():
             if kind.startswith("$") or kind == "description":
                 continue
@@ -219,6 +270,10 @@ class Registry:
                     raise PluginError(f"{source}: {kind}.{name} needs a \"class\" string")
                 self.add(Entry(kind, name, source, distribution, version, target,
                                base_dir=path.parent))
+                module = target.rpartition(":")[0]
+                if module.endswith(".py"):
+                    self._read.append((f"source of {kind} {name!r} ({source})",
+                                       path.parent / module))
 
     def _load_sections(self, modules: Any, source: str) -> None:
         """Note the listed report-section modules; :meth:`load_report_sections` imports them."""
@@ -297,6 +352,11 @@ class Registry:
             raise
 
     # -- looking up ----------------------------------------------------------------------------
+
+    def read_paths(self) -> list[tuple[str, Path]]:
+        """``(what, path)`` of every file this registry reads: its registry files and the
+        ``file.py`` plugin sources they name (outputs must never overwrite them)."""
+        return list(self._read)
 
     def names(self, kind: str) -> list[str]:
         return sorted(self._entries[kind])

@@ -56,6 +56,17 @@ class Boom(LossMeasure):
         raise RuntimeError("kaput")
 
 
+class NotANumber(RiskMeasure):
+    """Returns NaN with a warning: a threshold on no value must FAIL, the warning must show."""
+
+    name = "NotANumber"
+    description = "Returns NaN on purpose."
+
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        return MeasureResult(value=float("nan"), warnings=["578 records could not be linked"])
+
+
 class CountingPrepare(LossMeasure):
     """Counts how often ``prepare`` runs (original-side work must run once per evaluator)."""
 
@@ -126,7 +137,7 @@ class Analytic(RiskMeasure):
                              details={"draw": float(ctx.rng().random())})
 
 
-TOYS = (ShareBelowK, Boom, CountingPrepare, RowDistance, NearestMatch, Analytic)
+TOYS = (ShareBelowK, Boom, NotANumber, CountingPrepare, RowDistance, NearestMatch, Analytic)
 
 
 def toy_measure(name: str, value: Callable[[Any, Dataset | None, Dataset | None, Context], float],

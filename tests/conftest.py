@@ -32,7 +32,7 @@ def cluster():
     by the tests that need a real cluster but not a fresh one."""
     distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cl, \
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0") as cl, \
             distributed.Client(cl, set_as_default=False) as client:
         yield client
 

@@ -1,7 +1,5 @@
 """``python -m anoneval`` is the ``anoneval`` command."""
 
-import sys
+from anoneval.core.cli import entry
 
-from anoneval.core.cli.main import main
-
-sys.exit(main())
+entry()

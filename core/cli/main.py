@@ -13,11 +13,14 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -27,10 +30,12 @@ from anoneval.core.cli.plugin_docs import (
     plugin_reference,
     plugins_markdown,
 )
+from anoneval.core.data.memory import MEMORY_HINT
 from anoneval.core.data.progress import progress_wanted
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.report.atomic import remove_live
 from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.commands import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
@@ -41,8 +46,8 @@ from anoneval.core.run.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
-from anoneval.core.run.outputs import check_outputs
 from anoneval.core.run.workflows import load_workflow_config, workflow_name, workflows
 from anoneval.registry import Registry, build_registry, own_version, plugin_info
 
@@ -96,6 +101,7 @@ def _refuse_workflow_config(config: str) -> None:
               help="worker processes (local) or LocalCluster workers (dask)")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
             engine: str | None, scheduler: str | None, workers: int | None, quiet: bool,
             registry: str | None) -> int:
@@ -153,6 +159,7 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
 @cli.command("validate")
 @click.argument("config")
 @registry_option
+@remote_cluster_option
 def cmd_validate(config: str, registry: str | None) -> int:
     """Validate a config (evaluation or workflow) without running it."""
     from anoneval.core.run.config import load_config
@@ -168,6 +175,10 @@ def cmd_validate(config: str, registry: str | None) -> int:
     if plan.output is not None:
         outputs.insert(0, ("output", plan.output))
     check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
+    if plan.config.engine is not None:
+        from anoneval.core.run.engine import check_engine
+
+        check_engine(plan.config.engine)
     n_variants = max(len(plan.anonymized), 1)
     print(f"{config}: valid ({len(plan.measures)} measures, {n_variants} anonymized "
           f"input{'s' if n_variants > 1 else ''})")
@@ -282,10 +293,33 @@ def build_cli(registry: Registry) -> click.Group:
     return group
 
 
+def _warning_line(message: Warning | str, category: type[Warning], *args: object,
+                  **kwargs: object) -> str:
+    """A warning on the command line as one line (e.g. which separator was sniffed), without
+    the source line Python shows by default."""
+    kind = "" if category is UserWarning else f" ({category.__name__})"
+    return f"warning{kind}: {message}\n"
+
+
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Show warnings as :func:`_warning_line` while the CLI runs (restored afterwards: tests
+    and scripts call :func:`main` in their own process)."""
+    before = warnings.formatwarning
+    warnings.formatwarning = _warning_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = before
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    with _sigterm_as_interrupt():
+    from anoneval.core.run.lifecycle import remove_stale_dirs
+
+    remove_stale_dirs()  # temporary data of anoneval processes killed outright
+    with _sigterm_as_interrupt(), _warnings_as_lines():
         try:
             registry = build_registry()
             group = build_cli(registry)
@@ -305,6 +339,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return EXIT_OK
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INPUT
+        except MemoryError as exc:  # the last resort: inputs and measures catch their own
+            remove_live()
+            print(f"error: out of memory{f' ({exc})' if str(exc) else ''}; {MEMORY_HINT}",
+                  file=sys.stderr)
+            return EXIT_INPUT
         except click.Abort:
             print("interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -315,7 +354,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
-__all__ = ["build_cli", "cli", "main"]
+#: Seconds the ``anoneval`` command waits for threads still running after the run.
+THREAD_GRACE = 2.0
+
+
+def entry() -> NoReturn:
+    """The ``anoneval`` command: :func:`main`, then exit even when a plugin left a non-daemon
+    thread running (Python would wait for it forever after the report was written)."""
+    exit_despite_threads(main())
+
+
+def exit_despite_threads(code: int) -> NoReturn:
+    """Exit with ``code``; threads that are not daemons and still run after
+    :data:`THREAD_GRACE` seconds are named in a warning, and the process ends without them
+    (output flushed, exit handlers run)."""
+    deadline = time.monotonic() + THREAD_GRACE
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+    stray = [t.name for t in threading.enumerate()
+             if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if not stray:
+        sys.exit(code)
+    print(f"warning: a plugin left {len(stray)} thread(s) running after the run "
+          f"({', '.join(stray)}); exiting without them", file=sys.stderr)
+    import atexit
+
+    atexit._run_exitfuncs()  # what Python runs at exit, minus waiting for the threads
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+__all__ = ["build_cli", "cli", "entry", "exit_despite_threads", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -12,7 +12,10 @@ import codecs
 import copy
 import csv
 import hashlib
+import io
+import itertools
 import json
+import warnings
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +26,8 @@ import pandas as pd
 from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from anoneval.core.data.duplicates import repeated
+from anoneval.core.data.memory import MEMORY_HINT, available_memory, human_bytes
 from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
 
@@ -32,9 +37,11 @@ FORMATS = ("csv", "parquet", "jsonl")
 DataKind = Literal["microdata", "table", "trajectories"]
 DATA_KINDS: tuple[DataKind, ...] = ("microdata", "table", "trajectories")
 DEFAULT_TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S"
-SEPARATORS = (",", ";", "\t", "|")
+SEPARATORS = (",", ";", "\t", "|", "/")
 DTYPE_HINT = ("; an anonymized side takes the original's dtype unless its own options set "
               '"dtype" (null for none)')
+#: Columns listed at most in an error naming a missing one (a wide file has thousands).
+LIST_COLUMNS = 100
 TRAJECTORY_ROLES = ("user_id", "trajectory_id", "timestamp", "lon", "lat")
 #: Epoch seconds a timestamp may take: the range of pandas' nanosecond timestamps.
 EPOCH_RANGE = (-(2**63 - 1) // 10**9 + 1, (2**63 - 1) // 10**9)
@@ -137,10 +144,12 @@ def require_columns(data: Dataset, present: Collection[Any], columns: Collection
     missing = [c for c in columns if c not in present]
     if missing:
         what = role if len(missing) == 1 else role + "s"
+        shown = [str(c) for c in itertools.islice(present, LIST_COLUMNS)]
+        more = len(present) - len(shown)
         raise DataError(
             f"{what} {', '.join(map(repr, missing))} not in the {data.data_kind}"
             f"{f' ({data.source})' if data.source else ''}; its columns are: "
-            f"{', '.join(map(str, present))}"
+            f"{', '.join(shown)}{f' and {more:,} more' if more > 0 else ''}"
         )
 
 
@@ -182,7 +191,11 @@ class FrameData(Dataset):
         return self._frame
 
     def value_kinds(self) -> dict[str, str]:
-        return {c: _kind(self, c) for c in self._frame.columns}
+        # a plain numpy numeric or boolean column is told by its dtype, without a Series per
+        # column (a wide file has thousands)
+        return {c: _DTYPE_KINDS[dtype.kind] if isinstance(dtype, np.dtype)
+                and dtype.kind in _DTYPE_KINDS else _kind(self, c)
+                for c, dtype in zip(self._frame.columns, self._frame.dtypes, strict=True)}
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
         return {c: self.cached(("value_survey", c),
@@ -268,9 +281,29 @@ class FrameData(Dataset):
         head = repr([(str(c), str(t)) for c, t in zip(f.columns, f.dtypes, strict=False)]).encode()
         if not len(f):
             return [head, b""]
-        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached
-        values = combine_hash_arrays((self._column_hash(c) for c in f.columns), len(f.columns))
+        # pandas.util.hash_pandas_object(f, index=False), reusing the codes measures cached;
+        # numeric columns hashed a dtype at a time (a wide frame has thousands of them)
+        numeric = self._numeric_hashes()
+        values = combine_hash_arrays(
+            (numeric[i] if i in numeric else self._column_hash(c)
+             for i, c in enumerate(f.columns)), len(f.columns))
         return [head, values.tobytes()]
+
+    def _numeric_hashes(self) -> dict[int, np.ndarray]:
+        """pandas' hash of the values of every plain numpy numeric or boolean column, by
+        position: one :func:`pandas.util.hash_array` call per dtype (elementwise for these
+        dtypes, so hashing the columns together gives each column's own hashes)."""
+        f = self._frame
+        by_dtype: dict[np.dtype, list[int]] = {}
+        for i, dtype in enumerate(f.dtypes):
+            if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+                by_dtype.setdefault(dtype, []).append(i)
+        out: dict[int, np.ndarray] = {}
+        for dtype, positions in by_dtype.items():
+            block = np.ascontiguousarray(f.iloc[:, positions].to_numpy(dtype=dtype).T)
+            hashed = pd.util.hash_array(block.ravel(), categorize=False).reshape(block.shape)
+            out.update(zip(positions, hashed, strict=True))
+        return out
 
     def _column_hash(self, column: str) -> np.ndarray:
         """pandas' hash of each value of ``column``; an object column whose codes are cached is
@@ -658,24 +691,43 @@ def _sample_lines(path: Path, encoding: str, min_chars: int = 65536,
     return lines
 
 
-def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
-    """The CSV separator among , ; tab | (comma when none fits).
-
-    A candidate fits when it splits every sampled line (whole lines, however long) into the
-    same number of fields, more than one; the one giving the most fields wins.
-    """
-    lines = [ln for ln in _sample_lines(path, encoding) if ln.strip()]
+def separators_fitting(lines: Sequence[str]) -> dict[str, int]:
+    """Each separator among :data:`SEPARATORS` that splits every non-blank line of ``lines``
+    into the same number of fields, more than one, with that number (most fields first)."""
+    lines = [ln for ln in lines if ln.strip()]
     if len(lines) > 1 and not lines[-1].endswith(("\n", "\r")):
         lines = lines[:-1]  # the sample may end inside a quoted field
-    best, best_fields = ",", 1
+    fits: dict[str, int] = {}
     for sep in SEPARATORS:
         try:
             counts = {len(row) for row in csv.reader(lines, delimiter=sep)}
         except csv.Error:
             continue
-        if len(counts) == 1 and (n := counts.pop()) > best_fields:
-            best, best_fields = sep, n
-    return best
+        if len(counts) == 1 and (n := counts.pop()) > 1:
+            fits[sep] = n
+    return dict(sorted(fits.items(), key=lambda kv: -kv[1]))  # stable: ties keep the order
+
+
+def sniff_separator(path: Path, encoding: str = "utf-8") -> str:
+    """The CSV separator among , ; tab | / (comma when none fits).
+
+    A candidate fits when it splits every sampled line (whole lines, however long) into the
+    same number of fields, more than one; the one giving the most fields wins (ties: in the
+    order above). :func:`separators_fitting` lists every candidate that fits.
+    """
+    return next(iter(separators_fitting(_sample_lines(path, encoding))), ",")
+
+
+def _sniffed(path: Path, encoding: str) -> str:
+    """:func:`sniff_separator`, with a warning naming the file when several separators fit."""
+    fits = separators_fitting(_sample_lines(path, encoding))
+    sep = next(iter(fits), ",")
+    if len(fits) > 1:
+        others = ", ".join(f"{c!r} ({n} fields)" for c, n in list(fits.items())[1:])
+        warnings.warn(f"{path}: read with separator {sep!r} ({fits[sep]} fields), sniffed from "
+                      f"the file; {others} would also split every line alike: set "
+                      '"options": {"sep": ...} if that is the one', UserWarning, stacklevel=2)
+    return sep
 
 
 class _DuplicateKey(Exception):
@@ -711,6 +763,8 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
             except json.JSONDecodeError as exc:
                 raise DataError(f"line {lineno}, column {exc.colno}: invalid JSON: "
                                 f"{exc.msg}") from None
+            except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+                raise DataError(f"line {lineno}: {exc}") from None
             if not isinstance(obj, dict):
                 raise DataError(f"line {lineno}: expected one JSON object per line, got "
                                 f"{type(obj).__name__}")
@@ -736,7 +790,7 @@ def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFr
     from pyarrow import types
 
     schema = pq.read_schema(path)
-    dup = sorted({n for n in schema.names if schema.names.count(n) > 1})
+    dup = repeated(schema.names)
     if dup:
         raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
                         f"{', '.join(map(repr, dup))}; every column needs a distinct name")
@@ -748,9 +802,9 @@ def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pd.DataFr
 
 def _csv_header(path: Path, sep: str, encoding: str) -> list[str]:
     """The header's names as written (pandas renames repeated ones to ``age.1``)."""
-    head = pd.read_csv(path, sep=sep, encoding=encoding, header=None, nrows=1, dtype=str,
-                       keep_default_na=False)
-    return [str(v) for v in head.iloc[0]] if len(head) else []
+    with open(path, encoding=encoding, newline="") as fh:
+        names = next(csv.reader(fh, delimiter=sep), [])
+    return [names[0].lstrip("\ufeff"), *names[1:]] if names else []
 
 
 def _refuse_nul(path: Path, encoding: str) -> None:
@@ -771,14 +825,14 @@ def _refuse_nul(path: Path, encoding: str) -> None:
 def _read_csv(path: Path, opts: ReadOptions, dtype: Any) -> pd.DataFrame:
     _refuse_nul(path, opts.encoding)
     sniffed = opts.sep is None
-    sep = opts.sep or sniff_separator(path, opts.encoding)
+    sep = opts.sep or _sniffed(path, opts.encoding)
     how = (f"separator {sep!r} (sniffed from the file)" if sniffed
            else f"separator {sep!r} (options.sep)")
     hint = ('set "options": {"sep": ...} to the separator of the file, one of '
             f"{', '.join(map(repr, SEPARATORS))}")
     try:
         header = _csv_header(path, sep, opts.encoding)
-        dup = sorted({n for n in header if n and header.count(n) > 1})
+        dup = repeated(n for n in header if n)
         if dup:
             raise DataError(f"duplicate column name{'s' if len(dup) > 1 else ''} "
                             f"{', '.join(map(repr, dup))} in the header (read with {how}); "
@@ -809,14 +863,15 @@ def read_frame(path: Path, fmt: str, opts: ReadOptions,
     """Read a file (only ``columns`` of it, in the file's order, when given) into a DataFrame;
     never writes to it."""
     dtype: Any = str if opts.dtype == "str" else opts.dtype
+    wanted = set(columns or ())
     if fmt == "csv":
         frame = _read_csv(path, opts, dtype)
-        return frame if columns is None else frame[[c for c in frame.columns if c in columns]]
+        return frame if columns is None else frame[[c for c in frame.columns if c in wanted]]
     if fmt == "parquet":
         frame = _read_parquet(path, columns)
     elif fmt == "jsonl":
         frame = _read_jsonl(path, opts.encoding)
-        frame = frame if columns is None else frame[[c for c in frame.columns if c in columns]]
+        frame = frame if columns is None else frame[[c for c in frame.columns if c in wanted]]
     else:
         raise DataError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
     if isinstance(dtype, dict) and columns is not None:
@@ -888,6 +943,76 @@ def read_file(file: Path, fmt: str, opts: ReadOptions,
         raise DataError(f"{file}: cannot read as {fmt}: {exc}") from exc
 
 
+#: Files up to this size are read without estimating their memory first.
+ESTIMATE_ABOVE = 8 * 2**20
+#: Bytes of text sampled from a CSV or JSON lines file to estimate its size in memory.
+SAMPLE_BYTES = 2**20
+
+
+def _parquet_bytes(file: Path) -> tuple[int, int, int]:
+    """At least the bytes a Parquet file's columns take in memory: rows × each column's width
+    (8 bytes for a text or other variable-width cell, which pandas holds as a pointer); also
+    the rows and columns."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(file).metadata
+    widths = 0
+    for field in meta.schema.to_arrow_schema():
+        try:
+            widths += max(field.type.bit_width // 8, 1)
+        except ValueError:  # variable width
+            widths += 8
+    return meta.num_rows * widths, meta.num_rows, meta.num_columns
+
+
+def _text_ratio(file: Path, fmt: str, opts: ReadOptions) -> float:
+    """Bytes in memory per byte of text of a CSV or JSON lines file, measured on its first
+    :data:`SAMPLE_BYTES` (whole lines)."""
+    lines = _sample_lines(file, opts.encoding, min_chars=SAMPLE_BYTES, max_lines=1 << 30)
+    text = "".join(lines[:-1] if len(lines) > 2 else lines)
+    sample_bytes = len(text.encode(opts.encoding, errors="replace"))
+    if fmt == "csv":
+        sep = opts.sep or next(iter(separators_fitting(lines)), ",")
+        frame = pd.read_csv(io.StringIO(text), sep=sep, na_values=opts.na_values,
+                            dtype=str if opts.dtype == "str" else opts.dtype)
+    else:
+        frame = pd.DataFrame.from_records([json.loads(ln) for ln in text.splitlines()
+                                           if ln.strip()])
+    return float(frame.memory_usage(deep=True, index=False).sum()) / max(sample_bytes, 1)
+
+
+def check_fits(source: Source, fmt: str, opts: ReadOptions) -> None:
+    """Refuse, before reading, an input whose records would not fit in the memory this process
+    may still take (see :func:`anoneval.core.data.memory.available_memory`), naming its size.
+
+    Parquet: rows × column widths from each file's metadata (a lower bound). CSV and JSON
+    lines: the files' total size times the memory per byte of a sample of the largest file.
+    Estimates that cannot be made (an unreadable file) refuse nothing: the reader says why.
+    """
+    sizes = {file: file.stat().st_size for file in source.files}
+    total = sum(sizes.values())
+    if total <= ESTIMATE_ABOVE and fmt != "parquet":
+        return
+    room = available_memory()
+    if room is None:
+        return
+    try:
+        if fmt == "parquet":
+            parts = [_parquet_bytes(file) for file in sizes]
+            need = sum(n for n, _, _ in parts)
+            shown = f"{sum(r for _, r, _ in parts):,} rows × {parts[0][2]:,} columns"
+        else:
+            need = int(_text_ratio(max(sizes, key=sizes.__getitem__), fmt, opts) * total)
+            shown = f"{human_bytes(total)} of {fmt.upper()}"
+    except Exception:  # unreadable here: the reader says why
+        return
+    if len(sizes) > 1:
+        shown += f" in {len(sizes):,} files"
+    if need > room[0]:
+        raise DataError(f"{source.given} ({shown}) needs about {human_bytes(need)} in memory, "
+                        f"more than the {human_bytes(room[0])} {room[1]}; {MEMORY_HINT}")
+
+
 def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
          options: dict[str, Any] | ReadOptions | None = None) -> Dataset:
     """Load a dataset of ``kind`` from CSV, Parquet or JSON lines: one file, a folder (a Parquet
@@ -896,18 +1021,26 @@ def load(path: str | Path, kind: str = "microdata", fmt: str | None = None,
     source = locate(path)
     fmt = source_format(source, fmt)
     opts = read_options(path, kind, options)
-    parts = [with_partitions(read_file(file, fmt, opts), source, file) for file in source.files]
-    if len(parts) == 1:
-        frame = parts[0]
-    else:
-        first = list(parts[0].columns)
-        for file, part in zip(source.files, parts, strict=True):
-            if list(part.columns) != first:
-                raise DataError(f"{file}: its columns {list(part.columns)} differ from those "
-                                f"of {source.files[0]} ({first})")
-        frame = type_partitions(pd.concat(parts, ignore_index=True),
-                                list(source.partitions(source.files[0])))
-    return from_frame(frame, kind, opts, source=str(path))
+    check_fits(source, fmt, opts)
+    try:
+        parts = [with_partitions(read_file(file, fmt, opts), source, file)
+                 for file in source.files]
+        if len(parts) == 1:
+            frame = parts[0]
+        else:
+            first = list(parts[0].columns)
+            for file, part in zip(source.files, parts, strict=True):
+                if list(part.columns) != first:
+                    raise DataError(f"{file}: its columns {list(part.columns)} differ from "
+                                    f"those of {source.files[0]} ({first})")
+            frame = type_partitions(pd.concat(parts, ignore_index=True),
+                                    list(source.partitions(source.files[0])))
+        return from_frame(frame, kind, opts, source=str(path))
+    except MemoryError:
+        parts = []  # free what was read
+        size = sum(file.stat().st_size for file in source.files)
+        raise DataError(f"{path} ({human_bytes(size)} of {fmt}) does not fit in memory: "
+                        f"reading it ran out; {MEMORY_HINT}") from None
 
 
 def as_dataset(obj: Any, kind: str | None = None, side: str | None = None) -> Dataset | None:
@@ -958,9 +1091,10 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
     if not isinstance(data, FrameData):
         return
     frame = data.frame
-    for column in frame.columns:
-        values = frame[column]
-        if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+    for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
+        column = frame.columns[position]
+        values = frame.iloc[:, position]
+        if pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
             continue
         scalar = values.map(pd.api.types.is_scalar).to_numpy(dtype=bool)
         if not scalar.all():
@@ -1067,6 +1201,10 @@ class Conversion:
 
 
 TEXT = Conversion("text")
+
+
+#: The value kind of a numpy dtype's values (what :func:`_value_kind` infers for them).
+_DTYPE_KINDS = {"i": "number", "u": "number", "f": "number", "b": "bool"}
 
 
 def _kind(data: FrameData, col: Any) -> str:

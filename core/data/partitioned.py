@@ -43,7 +43,7 @@ from anoneval.core.data.kinds import (
     require_columns,
     source_format,
 )
-from anoneval.core.data.sources import Source, locate
+from anoneval.core.data.sources import Source, integer_partition, locate
 from anoneval.core.data.summary import ClassSummary, SummarySpec
 from anoneval.core.errors import DataError
 
@@ -182,14 +182,11 @@ def _scan_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
 
 
 def _hive_values(source: Source) -> list[dict[str, Any]]:
-    """Each file's hive partition values, integers when every value of a key is one."""
+    """Each file's hive partition values, integers when every value of a key is an integer's
+    canonical text (as the local reader, :func:`anoneval.core.sources.type_partitions`)."""
     raw = [source.partitions(f) for f in source.files]
     keys = list(raw[0]) if raw else []
-    typed: dict[str, bool] = {}
-    for key in keys:
-        values = pd.Series([r.get(key) for r in raw], dtype=object)
-        as_int = pd.to_numeric(values, errors="coerce")
-        typed[key] = bool(as_int.notna().all() and (as_int == as_int.round()).all())
+    typed = {key: integer_partition(r.get(key) for r in raw) for key in keys}
     return [{k: int(v) if typed.get(k) else v for k, v in r.items()} for r in raw]
 
 
@@ -248,6 +245,9 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
     else:
         frame = read_file(file, fmt, opts)
         head, rows = frame.iloc[:1], len(frame)
+    clash = sorted(set(hive) & {str(c) for c in head.columns})
+    if clash:  # as the local reader says (a projection may not read the column)
+        raise DataError(f"{file}: partition key(s) {clash} are also columns of the file")
     if hive:
         head = head.assign(**{k: pd.Series([v] * len(head), index=head.index,
                                            dtype=np.int64 if isinstance(v, int) else object)

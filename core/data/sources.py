@@ -4,18 +4,21 @@ A folder or a glob is read as its data files in sorted path order (hidden files 
 name starts with ``_``, such as Spark's ``_SUCCESS``, are skipped); its format comes from the
 files' extensions and must be one. Folders named ``key=value`` on the way from the folder given
 to a file are hive partitions: ``key`` becomes a column holding ``value`` (integers when every
-value of the key is one, else text), as pyarrow reads hive-partitioned datasets.
+value of the key is an integer's canonical text, else text: ``007`` stays ``"007"``, unlike
+pyarrow, which reads it as 7); a key that is also a column of a file is an error.
 """
 
 from __future__ import annotations
 
 import glob
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from anoneval.core.data.files import regular_file
 from anoneval.core.errors import DataError
 
 _GLOB = re.compile(r"[*?\[]")
@@ -54,7 +57,12 @@ class Source:
 
 
 def _data_files(paths: list[Path]) -> list[Path]:
-    return sorted(p for p in paths if p.is_file() and not p.name.startswith((".", "_")))
+    """The data files among ``paths`` (hidden ones and folders left out); a FIFO, a device or
+    a socket among them is refused, naming it (reading one would block or never end)."""
+    files = sorted(p for p in paths if not p.name.startswith((".", "_")) and not p.is_dir())
+    for p in files:
+        regular_file(p, "data file")
+    return files
 
 
 def locate(path: str | Path) -> Source:
@@ -70,8 +78,9 @@ def locate(path: str | Path) -> Source:
         if not files:
             raise DataError(f"folder {path} holds no data file")
         return Source(path, tuple(files), path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"file not found: {path}")
+    regular_file(path, "data file")  # a FIFO or a device (/dev/zero) would block or fill memory
     return Source(path, (path,), None)
 
 
@@ -90,11 +99,20 @@ def with_partitions(frame: pd.DataFrame, source: Source, file: Path) -> pd.DataF
     return frame.assign(**keys) if keys else frame
 
 
+#: The text of an integer as it reads back unchanged (no sign +, no leading zero, no space).
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]{0,17}")
+
+
+def integer_partition(values: Iterable[object]) -> bool:
+    """Whether a hive key's values are read as integers: every value is the canonical text of
+    an int64 (``7``, ``-12``). Otherwise they stay text, so ``zip=007`` and ``zip=7`` are two
+    values (pyarrow would read both as 7 and merge them)."""
+    return all(isinstance(v, str) and _CANONICAL_INT.fullmatch(v) for v in values)
+
+
 def type_partitions(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Partition columns as integers when every value is one (pyarrow's inference)."""
-    out = {}
-    for key in keys:
-        as_int = pd.to_numeric(frame[key], errors="coerce")
-        if as_int.notna().all() and (as_int == as_int.round()).all():
-            out[key] = as_int.astype("int64")
+    """Partition columns as integers when every value is the canonical text of one
+    (:func:`integer_partition`), else text."""
+    out = {key: frame[key].astype("int64") for key in keys
+           if integer_partition(frame[key].unique())}
     return frame.assign(**out) if out else frame

@@ -1,11 +1,14 @@
 """Atomic file writes: a named temporary beside the target, moved over it in one rename.
 
 Readers never see a half-written file, and on failure the old file (if any) survives. A
-temporary is named ``.<target name>.anoneval-<pid>-<random>.tmp``: when a process is killed
-in a way it cannot clean up after (``kill -9``, power loss), the next write into the same
-folder removes the temporaries of processes that no longer exist. Temporaries of running
-processes (another anoneval writing there now) are left alone. An interrupted write
-(Ctrl-C, SIGTERM turned into an exception by the CLI) removes its own temporary.
+target that exists and is not a regular file (a folder, device node, FIFO, socket) is
+refused: the rename would replace it. A temporary is named
+``.<start of the target name>.anoneval-<pid>-<random>.tmp`` (at most 40 characters of the
+name, so a target name up to the file system's limit still has a temporary): when a
+process is killed in a way it cannot clean up after (``kill -9``, power loss), the next write
+into the same folder removes the temporaries of processes that no longer exist. Temporaries
+of running processes (another anoneval writing there now) are left alone. An interrupted
+write (Ctrl-C, SIGTERM turned into an exception by the CLI) removes its own temporary.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anoneval.core.errors import AnonevalError
+from anoneval.core.report.outputs import not_writable
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -28,9 +34,15 @@ TEMP_PATTERN = re.compile(r"^\..+\.anoneval-(\d+)-[0-9a-f]{8}\.tmp$")
 _LIVE: set[Path] = set()
 
 
+#: How much of the target's name a temporary keeps (names are limited to 255 bytes).
+_NAME_KEPT = 40
+
+
 def temp_name(target: Path) -> Path:
-    """A fresh temporary path for ``target``, in its folder, recognisable by its name."""
-    return target.with_name(f".{target.name}.anoneval-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    """A fresh temporary path for ``target``, in its folder, recognisable by its name and
+    short whatever the target's name."""
+    return target.with_name(f".{target.name[:_NAME_KEPT]}.anoneval-{os.getpid()}-"
+                            f"{secrets.token_hex(4)}.tmp")
 
 
 def pid_alive(pid: int) -> bool:
@@ -93,6 +105,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     same folder are removed first.
     """
     path = Path(path)
+    why = not_writable(path)
+    if why is not None:
+        raise AnonevalError(why)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(path.parent)
     tmp = temp_name(path)

@@ -2,8 +2,9 @@
 
 Rendered from the jinja2 templates in ``core/report/templates`` with autoescaping, so every string
 that comes from a config, the data, a label, a variant name or a plugin's details is shown as
-text. The page carries a Content-Security-Policy that allows no script at all, as a second
-line of defence for the HTML fragments ``report_section`` plugins return.
+text. The HTML fragments ``report_section`` plugins return are filtered to harmless markup
+(:mod:`anoneval.core.report.sanitize`), and the page carries a Content-Security-Policy that
+allows no script, no form submission and no navigation, as a second line of defence.
 
 Layout: a summary table (each measure's value with its unit, direction and pass/fail against
 the config's thresholds; one row per variant for many variants), the risk–utility table and
@@ -36,6 +37,7 @@ from anoneval.core.report.plots import (
     synthesis_figures,
     variants_figure,
 )
+from anoneval.core.report.sanitize import sanitize_fragment
 from anoneval.core.report.templating import Markup, render
 
 if TYPE_CHECKING:
@@ -176,7 +178,9 @@ def plugin_fragments(registry: Registry, measure: dict[str, Any],
     order; a failing plugin gives an error note instead of stopping the report.
 
     A fragment is HTML written by the plugin (code the user installed); it must escape what it
-    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.report.plots.note`.
+    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.plots.note`. What it lets
+    through is filtered to harmless markup (:mod:`anoneval.core.report.sanitize`: no script, no
+    ``<meta>`` refresh, no ``<base>``, no form).
     """
     out: list[dict[str, Any]] = []
     args = {"measure": measure, "report": report}
@@ -188,7 +192,8 @@ def plugin_fragments(registry: Registry, measure: dict[str, Any],
                         "error": f"{type(exc).__name__}: {exc}"})
             continue
         if isinstance(fragment, str) and fragment:
-            out.append({"plugin": impl.plugin_name, "html": Markup(fragment), "error": None})
+            out.append({"plugin": impl.plugin_name, "html": Markup(sanitize_fragment(fragment)),
+                        "error": None})
     return out
 
 

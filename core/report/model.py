@@ -101,7 +101,8 @@ class Report(_Reports):
     def summary(self, registry: Registry | None = None) -> str:
         """The measures as a fixed-width table, values with their units (see
         :func:`format_summary`)."""
-        return format_summary(self.to_frame(), units_by_label(self.measures, registry))
+        return format_summary(self.to_frame(), units_by_label(self.measures, registry),
+                              [m.warnings for m in self.measures])
 
     def _repr_html_(self) -> str:
         return frame_html(self.to_frame(), units_by_label(self.measures))
@@ -184,7 +185,8 @@ class MultiReport(_Reports):
     def summary(self, registry: Registry | None = None) -> str:
         """Every variant's measures as a fixed-width table, then the risk–utility table."""
         units = units_by_label(self.variants[0].measures if self.variants else [], registry)
-        text = format_summary(self.to_frame(), units)
+        text = format_summary(self.to_frame(), units,
+                              [m.warnings for r in self.variants for m in r.measures])
         if self.risk_utility is not None:
             text += "\n\n" + format_risk_utility(self.risk_utility, units)
         return text
@@ -219,34 +221,42 @@ def units_by_label(measures: Sequence[MeasureReport],
             for m in measures}
 
 
-def _status_text(error: Any, passed: Any) -> str:
-    return "ERROR" if error else {True: "pass", False: "FAIL"}.get(passed, "ok")
+def _status_text(error: Any, passed: Any, n_warnings: int = 0) -> str:
+    status = "ERROR" if error else {True: "pass", False: "FAIL"}.get(passed, "ok")
+    if n_warnings and not error:
+        status += f" ({n_warnings} warning{'s' if n_warnings > 1 else ''})"
+    return status
 
 
-def _summary_rows(frame: pd.DataFrame,
-                  units: Mapping[str, str | None]) -> tuple[list[str], list[dict[str, str]]]:
+def _summary_rows(frame: pd.DataFrame, units: Mapping[str, str | None],
+                  warnings: Sequence[Sequence[str]] | None = None
+                  ) -> tuple[list[str], list[dict[str, str]]]:
     cols = ["label", "kind", "value", "direction", "status"]
     if frame["variant"].notna().any():
         cols.insert(0, "variant")
     timed = bool((frame["seconds"] > 0).any())
     if timed:
         cols.append("seconds")
+    counts = [len(w) for w in warnings] if warnings is not None else [0] * len(frame)
     rows = []
-    for r in frame.itertuples(index=False):
+    for r, n_warn in zip(frame.itertuples(index=False), counts, strict=True):
         value = None if r.value is None or pd.isna(r.value) else float(r.value)
         rows.append({"variant": str(r.variant), "label": r.label,
                      "kind": str(r.kind).replace("_measure", ""),
                      "value": fmt_value(value, units.get(r.label)), "direction": r.direction,
-                     "status": _status_text(r.error, r.passed), "seconds": f"{r.seconds:.3f}"})
+                     "status": _status_text(r.error, r.passed, n_warn),
+                     "seconds": f"{r.seconds:.3f}"})
     return cols, rows
 
 
-def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None = None) -> str:
+def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None = None,
+                   warnings: Sequence[Sequence[str]] | None = None) -> str:
     """A readable fixed-width table of measures for the terminal: values with thousands
     separators and units (shares in %), round-off shown as 0 with a note, run times only when
-    recorded, then each error."""
+    recorded, a status "ok (N warnings)" when a measure warned (``warnings``: each row's
+    messages), then each error and each warning under the table."""
     units = units or {}
-    cols, rows = _summary_rows(frame, units)
+    cols, rows = _summary_rows(frame, units, warnings)
     right = {"value", "seconds"}
     widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
 
@@ -262,6 +272,13 @@ def format_summary(frame: pd.DataFrame, units: Mapping[str, str | None] | None =
     for r in frame[frame["error"].notna()].itertuples(index=False):
         where = f"[{r.variant}] " if multi else ""
         lines.append(f"error in {where}{r.label}: {r.error}")
+    grouped: dict[tuple[str, str], list[str]] = {}  # one line per warning, naming its measures
+    for r, notes in zip(frame.itertuples(index=False), warnings or [], strict=False):
+        where = f"[{r.variant}] " if multi else ""
+        for w in notes:
+            grouped.setdefault((where, w), []).append(str(r.label))
+    lines += [f"warning in {where}{', '.join(labels)}: {w}"
+              for (where, w), labels in grouped.items()]
     return "\n".join(lines)
 
 

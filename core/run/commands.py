@@ -7,6 +7,7 @@ and return an exit code.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -33,6 +34,23 @@ def registry_option(f: F) -> F:
     return click.option("--registry", metavar="FILE",
                         help="extra registry file (format of config.json); "
                              "default $ANONEVAL_REGISTRY")(f)
+
+
+def remote_cluster_option(f: F) -> F:
+    """The ``--allow-remote-cluster`` option: while the command runs, a Dask scheduler not on
+    this machine may be used (refused by default: docs/security.md)."""
+
+    @functools.wraps(f)
+    def wrapped(*args: Any, allow_remote_cluster: bool = False, **kwargs: Any) -> Any:
+        from anoneval.core.run.engine import remote_clusters_allowed
+
+        with remote_clusters_allowed(allow_remote_cluster):
+            return f(*args, **kwargs)
+
+    return click.option("--allow-remote-cluster", "allow_remote_cluster", is_flag=True,
+                        help="allow a Dask scheduler that is not on this machine (it receives "
+                             "the data and runs code here; see docs/security.md)")(
+        wrapped)  # type: ignore[return-value]
 
 
 def quiet_option(f: F) -> F:
@@ -63,4 +81,4 @@ def command_registry(user_file: str | None = None) -> Registry:
 
 __all__ = ["EXIT_INPUT", "EXIT_INTERRUPTED", "EXIT_MEASURE_FAILED", "EXIT_OK",
            "EXIT_TERMINATED", "EXIT_THRESHOLD_FAILED", "command_registry", "quiet_option",
-           "registry_option"]
+           "registry_option", "remote_cluster_option"]

@@ -10,8 +10,8 @@ resolve relative to its file.
 from __future__ import annotations
 
 import difflib
-import json
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,7 +32,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
+from anoneval.core.data.files import read_json
 from anoneval.core.data.kinds import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
+from anoneval.core.data.parampaths import param_paths
 from anoneval.core.data.sources import locate
 from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
 
@@ -63,6 +65,14 @@ def _join(base: str, sub: str) -> str:
 
 def _context(info: ValidationInfo) -> dict[str, Any]:
     return info.context if isinstance(info.context, dict) else {}
+
+
+def _files_dir(info: ValidationInfo) -> Path | None:
+    """The folder path params are checked against, when the config checks files."""
+    ctx = _context(info)
+    if "base_dir" not in ctx or not ctx.get("check_files", True):
+        return None
+    return Path(ctx["base_dir"])
 
 
 def _registry(info: ValidationInfo) -> Registry:
@@ -194,7 +204,8 @@ class MeasureSpec(BaseModel):
         except PluginError as exc:
             _fail([("name", str(exc))])
         problems: list[Problem] = []
-        made = validate_params(cls, self.params, "params", registry, problems)
+        made = validate_params(cls, self.params, "params", registry, problems,
+                               _files_dir(info))
         if problems:
             _fail(problems)
         assert isinstance(made, Measure)
@@ -218,7 +229,8 @@ class SynthesizerSpec(BaseModel):
         except (UnknownPluginError, PluginError) as exc:
             _fail([("name", str(exc))])
         problems: list[Problem] = []
-        made = validate_params(cls, self.params, "params", registry, problems)
+        made = validate_params(cls, self.params, "params", registry, problems,
+                               _files_dir(info))
         if problems:
             _fail(problems)
         assert isinstance(made, Synthesizer)
@@ -330,6 +342,18 @@ _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
 _MEMORY = re.compile(r"^(auto|\d+(\.\d+)?\s*([kMGT]i?B|[KMGT]B|B)?)$", re.IGNORECASE)
 
 
+def _parses(address: str) -> bool:
+    """Whether a scheduler address has a host and a valid port (if any)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return False
+    return parts.scheme == "inproc" or bool(parts.hostname)
+
+
 class EngineSpec(BaseModel):
     """The ``engine`` section of a config: where the run's tasks are computed."""
 
@@ -360,8 +384,14 @@ class EngineSpec(BaseModel):
     @field_validator("address")
     @classmethod
     def _address(cls, value: str | None) -> str | None:
-        if value is not None and not _ADDRESS.match(value):
-            raise ValueError(f"{value!r} is not a scheduler address; expected e.g. "
+        if value is not None and "@" in value.split("//", 1)[-1].split("/", 1)[0]:
+            raise ValueError("credentials (user:password@) in a scheduler address are not "
+                             "supported (Dask's comms authenticate with TLS certificates: "
+                             "'tls://' and the distributed.comm.tls settings); the address is "
+                             "not shown")
+        if value is not None and not (_ADDRESS.match(value) and _parses(value)):
+            shown = re.sub(r"//[^/@\s]*@", "//***@", value)  # never print credentials
+            raise ValueError(f"{shown!r} is not a scheduler address; expected e.g. "
                              "tcp://127.0.0.1:8786")
         return value
 
@@ -663,15 +693,42 @@ def _pydantic_problems(exc: ValidationError, prefix: str, raw: Any,
     return list(dict.fromkeys(fitting or other))
 
 
+def file_problems(value: str, base_dir: Path) -> str | None:
+    """Why the file a path param names (relative to ``base_dir``) cannot be read, or None."""
+    file = Path(value).expanduser()
+    file = file if file.is_absolute() else base_dir / file
+    if any(c in value for c in "*?["):  # a glob: at least one match
+        return None if any(file.parent.glob(file.name)) else f"no file matches {str(file)!r}"
+    try:
+        mode = file.stat().st_mode
+    except OSError as exc:
+        return f"cannot read {str(file)!r}: {exc.strerror or exc} (paths are relative to the " \
+               "config file's folder)"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return f"{str(file)!r} is not a regular file (a device, FIFO or socket)"
+    return None
+
+
 def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registry,
-                    problems: list[tuple[str, str]]) -> Plugin | None:
-    """Validate params of ``cls`` (and nested plugin refs); return the instance or None."""
+                    problems: list[tuple[str, str]],
+                    base_dir: Path | None = None) -> Plugin | None:
+    """Validate params of ``cls`` (and nested plugin refs); return the instance or None.
+
+    With ``base_dir`` (the config file's folder), every :data:`ParamPath` param must name a
+    file that exists there.
+    """
     try:
         parsed = cls.Params.model_validate(params)
     except ValidationError as exc:
         problems.extend(_pydantic_problems(exc, path, params, cls.Params))
         return None
     ok = True
+    if base_dir is not None:
+        for where, value in param_paths(parsed):
+            why = file_problems(value, base_dir)
+            if why is not None:
+                problems.append((f"{path}.{where}", why))
+                ok = False
     for fname, finfo in cls.Params.model_fields.items():
         extra = finfo.json_schema_extra
         kind = extra.get("plugin_kind") if isinstance(extra, dict) else None
@@ -684,7 +741,8 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
             problems.append((f"{path}.{fname}.name", str(exc)))
             ok = False
             continue
-        sub = validate_params(sub_cls, ref.params, f"{path}.{fname}.params", registry, problems)
+        sub = validate_params(sub_cls, ref.params, f"{path}.{fname}.params", registry, problems,
+                              base_dir)
         if sub is None:
             ok = False
             continue
@@ -787,19 +845,9 @@ def load_config(path: str | Path, registry: Registry | None = None) -> Plan:
     """Read and validate a config file."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise ConfigError([("", f"cannot read config {path}: {exc.strerror or exc}")]) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError([("", f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                                "save the config as UTF-8")]) from None
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError([("", f"{path}: invalid JSON at line {exc.lineno}, column "
-                                f"{exc.colno}: {exc.msg}")]) from exc
-    except RecursionError:
-        raise ConfigError([("", f"{path}: the JSON is nested too deeply")]) from None
+        raw = read_json(path, "config")
+    except DataError as exc:
+        raise ConfigError([("", str(exc))]) from None
     if _too_deep(raw):
         raise ConfigError([("", f"{path}: the JSON is nested too deeply (more than "
                                 f"{MAX_DEPTH} levels)")])

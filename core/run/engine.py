@@ -10,7 +10,9 @@ measures and seed, and measures draw randomness only from the seed.
 The local engine's processes are fresh for each engine: forked from multiprocessing's fork
 server, a process started once per Python process that imports anoneval, pandas and the run's
 plugins and does nothing else (no state of a run reaches it), or spawned where there is no fork
-server (Windows). While they start, this process evaluates variants and blocks itself.
+server (Windows). A main script without an ``if __name__ == "__main__":`` guard is not run again
+in them (:func:`unguarded_main`); plugins of registry files are loaded in them by value.
+While they start, this process evaluates variants and blocks itself.
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
@@ -21,10 +23,16 @@ nested pools); a run with one variant runs it here and spreads the blocks.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
+import importlib.util
+import inspect
+import ipaddress
 import multiprocessing
 import os
 import pickle
+import re
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -38,6 +46,12 @@ from urllib.parse import urlsplit
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.run.config import EngineSpec
+from anoneval.core.run.lifecycle import (
+    children_die_with_me,
+    parent_environ,
+    private_dir,
+    watch_from,
+)
 from anoneval.registry import BUILTIN_HOOK_PLUGINS
 
 if TYPE_CHECKING:
@@ -46,7 +60,12 @@ if TYPE_CHECKING:
     from anoneval.core.run.config import PlannedMeasure
 
 #: How to install what the dask engine needs.
-DASK_EXTRA = "pip install 'anoneval[dask]'"
+DASK_EXTRA = 'pip install "anoneval[dask]"'
+#: The environment variable that lets a run connect to a scheduler that is not on this machine
+#: (outside the measured config, so a config alone cannot send data to another host).
+ALLOW_REMOTE_ENV = "ANONEVAL_ALLOW_REMOTE_CLUSTER"
+#: Seconds to wait for a started LocalCluster's workers, and for a scheduler's first worker.
+WORKERS_TIMEOUT = 120.0
 #: Environment of the Dask workers anoneval starts. glibc's heap-trim threshold: Dask's 64 KiB
 #: default returns freed heap to the OS after every large numpy temporary, which slows numeric
 #: work; 128 MiB does not (arrays above 128 KiB are mapped, and unmapped when freed, either way).
@@ -58,7 +77,8 @@ WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
 #: ``workers`` processes on as many cores do not oversubscribe them.
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 #: What the fork server imports once for all the local engine's processes, besides the main
-#: module and the first run's built-in measures' modules (one not installed is skipped).
+#: module (when guarded) and the first run's built-in measures' modules (one not installed is
+#: skipped).
 PRELOAD = ("anoneval.core.run.engine", "anoneval.registry",
            *(path.partition(":")[0] for path in BUILTIN_HOOK_PLUGINS.values()),
            "pyarrow.parquet", "pyarrow.dataset")
@@ -103,12 +123,101 @@ def public_address(address: str | None) -> str | None:
     """The scheduler address without credentials (user:password@ never reaches a report)."""
     if address is None:
         return None
-    parts = urlsplit(address)
+    try:
+        parts = urlsplit(address)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return address.split("://", 1)[0] + "://***"
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
     port = f":{parts.port}" if parts.port else ""
     return f"{parts.scheme}://{host}{port}"
+
+
+def masked(text: str, address: str | None = None) -> str:
+    """``text`` with ``address`` and any ``scheme://user:password@`` in it shown without
+    credentials (messages, logs and reports never carry them)."""
+    if address:
+        text = text.replace(address, public_address(address) or "")
+        netloc = address.split("//", 1)[-1].split("/", 1)[0]
+        if "@" in netloc:
+            text = text.replace(netloc.rsplit("@", 1)[0] + "@", "***@")
+    return re.sub(r"(\b[a-z][a-z0-9+.-]*://)[^\s/@]*@", r"\1***@", text, flags=re.IGNORECASE)
+
+
+_ALLOW_REMOTE: contextvars.ContextVar[bool] = contextvars.ContextVar("allow_remote",
+                                                                     default=False)
+
+
+@contextlib.contextmanager
+def remote_clusters_allowed(allowed: bool = True) -> Iterator[None]:
+    """Within the block, a Dask scheduler not on this machine may be used (the CLI's
+    ``--allow-remote-cluster``); the environment variable :data:`ALLOW_REMOTE_ENV` = ``1``
+    allows it everywhere."""
+    token = _ALLOW_REMOTE.set(allowed)
+    try:
+        yield
+    finally:
+        _ALLOW_REMOTE.reset(token)
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a scheduler address is on this machine (``inproc://``, ``localhost``, a
+    loopback IP). A host name is not resolved: only ``localhost`` counts."""
+    try:
+        parts = urlsplit(address)
+    except ValueError:
+        return False
+    if parts.scheme == "inproc":
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_address(address: str | None) -> None:
+    """Refuse a scheduler address that is not on this machine unless allowed outside the
+    config: its workers would receive the data and could return pickles that run code here."""
+    if address is None or is_loopback(address):
+        return
+    if _ALLOW_REMOTE.get() or os.environ.get(ALLOW_REMOTE_ENV, "") == "1":
+        return
+    raise EngineError(
+        f"engine.address {public_address(address)} is not on this machine: a Dask cluster "
+        "receives the data and its workers send back results that run code in anoneval, so a "
+        "remote scheduler must be allowed outside the config: `anoneval run "
+        f"--allow-remote-cluster` or {ALLOW_REMOTE_ENV}=1 (see docs/security.md)")
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def require_dask() -> None:
+    """Raise :class:`EngineError` naming the extra when Dask or distributed is not installed."""
+    missing = [m for m in ("dask", "distributed") if _missing(m)]
+    if missing:
+        raise EngineError(f"the dask engine needs {' and '.join(missing)}, which "
+                          f"{'is' if len(missing) == 1 else 'are'} not installed: "
+                          f"{DASK_EXTRA}")
+
+
+def check_engine(engine: Any) -> EngineSpec:
+    """The engine's spec, refused now if it cannot run: Dask not installed, or a remote
+    scheduler not allowed (``validate`` and the start of a run)."""
+    spec, client = engine_spec(engine)
+    if spec.name == "dask" and client is None:
+        require_dask()
+        check_address(spec.address)
+    return spec
 
 
 # -- what a task needs -----------------------------------------------------------------------
@@ -159,24 +268,61 @@ def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
 def run_task(fn: Callable[..., R], *args: Any) -> R:
     """``fn(*args)`` as an engine task (plugins inside use one thread and serial blocks)."""
     with as_task():
-        return fn(*args)
+        return _plain(fn)(*(_plain(a) for a in args))
 
 
 def _identity(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class Pickled:
+    """A value pickled here and unpickled by the worker's task: a Dask scheduler unpickles
+    the task graph and cannot import the plugins of registry files, which workers load by
+    value (:func:`_ship_user_modules`)."""
+
+    blob: bytes
+
+
+def _opaque(value: Any) -> Any:
+    """``value``, as :class:`Pickled` when plugins of registry files are loaded here."""
+    if not _user_modules():
+        return value
+    return Pickled(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _plain(value: Any) -> Any:
+    """The value :func:`_opaque` wrapped."""
+    return pickle.loads(value.blob) if isinstance(value, Pickled) else value
+
+
 _RECIPE: Recipe | None = None
 
 
-def _init_process(blob: bytes | None, environ: Mapping[str, str]) -> None:
+def _user_modules() -> dict[str, tuple[str, str]]:
+    """The plugin modules of registry files loaded here, to be loaded by value on workers."""
+    from anoneval.registry import user_modules
+
+    return user_modules()
+
+
+def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
+    from anoneval.registry import load_user_sources
+
+    load_user_sources(modules)  # one that fails here fails the task that needs it
+
+
+def _init_process(blob: bytes | None, environ: Mapping[str, str],
+                  modules: dict[str, tuple[str, str]]) -> None:
     """A worker process: the caller's environment (a forked process has the fork server's),
-    and with a recipe its evaluator, original-side work done (a failure there is the first
-    task's to report)."""
+    the registry files' plugin modules, and with a recipe its evaluator, original-side work
+    done (a failure there is the first task's to report)."""
     global _RECIPE
     os.environ.clear()
     os.environ.update(environ)
+    watch_from(environ)  # die with the process that started the pool
     mark_task_process()
+    _load_user_modules(modules)
     if blob is not None:
         _RECIPE = pickle.loads(blob)
         with contextlib.suppress(Exception), as_task():
@@ -206,7 +352,7 @@ def _run_block_in_process(fn: Callable[[Any, Any], Any], path: str, block: Any) 
 
 def _run_block_task(fn: Callable[[Any, Any], Any], shared: Any, block: Any) -> Any:
     with as_task():
-        return fn(shared, block)
+        return _plain(fn)(shared, _plain(block))
 
 
 class ProcessBlocks(Blocks):
@@ -221,8 +367,9 @@ class ProcessBlocks(Blocks):
     def map(self, fn: Callable[[S, B], R], blocks: Sequence[B], shared: S) -> list[R]:
         if len(blocks) < 2 * self.parallelism:
             return super().map(fn, blocks, shared)
+        refuse_main_objects([fn], "the function")
         with tempfile.NamedTemporaryFile(prefix="anoneval-blocks-", suffix=".pkl",
-                                         delete=False) as f:
+                                         dir=private_dir(), delete=False) as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             return _while_starting(self.engine.starting(), [(b,) for b in blocks],
@@ -244,9 +391,10 @@ class DaskBlocks(Blocks):
         if len(blocks) <= 1:
             return super().map(fn, blocks, shared)
         client = self.engine.client
-        held = client.submit(_identity, shared, pure=False, retries=3)
-        futures = client.map(_run_block_task, [fn] * len(blocks), [held] * len(blocks),
-                             list(blocks), pure=False, retries=3)
+        held = client.submit(_plain, _opaque(shared), pure=False, retries=3)
+        futures = client.map(_run_block_task, [_opaque(fn)] * len(blocks),
+                             [held] * len(blocks), [_opaque(b) for b in blocks], pure=False,
+                             retries=3)
         return list(self.engine.gathered(futures, "the blocks of a measure"))
 
 
@@ -293,6 +441,79 @@ def _one_thread_env() -> Iterator[None]:
 
 
 _SERVER_STARTED = False
+#: The main script's path, handed to the fork server when the script has no
+#: ``if __name__ == "__main__":`` guard (:func:`_adopt_main`).
+MAIN_ENV = "ANONEVAL_FORKSERVER_MAIN"
+GUARD = 'if __name__ == "__main__":'
+
+
+def unguarded_main() -> str | None:
+    """The main script's path (as multiprocessing sends it to new processes) when the script
+    has no top-level ``if __name__ == "__main__":`` guard, which multiprocessing's fork server
+    and spawn need: they run the main script again in every new process."""
+    import ast
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main.__spec__, "name", None) is not None:
+        return None
+    if not os.path.isabs(path) and multiprocessing.process.ORIGINAL_DIR is not None:
+        path = os.path.join(multiprocessing.process.ORIGINAL_DIR, path)
+    path = os.path.normpath(path)
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and any(
+                isinstance(n, ast.Constant) and n.value == "__main__"
+                for n in node.test.comparators) and isinstance(node.test.left, ast.Name) \
+                and node.test.left.id == "__name__":
+            return None
+    return path
+
+
+def _adopt_main() -> None:
+    """In the fork server (which imports this module): take the unguarded main script's path
+    as its own, so that the processes it forks do not run the script again (multiprocessing
+    skips a main whose ``__file__`` is already that path); the script's own classes and
+    functions are then not available in them (:func:`refuse_main_objects`)."""
+    path = os.environ.pop(MAIN_ENV, None)
+    main = sys.modules.get("__main__")
+    if path and main is not None and getattr(main, "__file__", None) is None:
+        main.__file__ = path
+
+
+_adopt_main()
+
+
+def refuse_main_objects(objects: Iterable[Any], what: str) -> None:
+    """An :class:`EngineError` when a worker process would need a class or function defined in
+    an unguarded main script (such a script is not run again in the workers)."""
+    path = unguarded_main() if "forkserver" in multiprocessing.get_all_start_methods() else None
+    if path is None:
+        return
+    defined = [o if isinstance(o, type) or inspect.isfunction(o) else type(o)
+               for o in objects]
+    names = sorted({o.__qualname__ for o in defined if o.__module__ == "__main__"})
+    if names:
+        raise EngineError(
+            f"{what} {', '.join(names)} defined in {path}, which has no `{GUARD}` guard: "
+            "worker processes cannot use it. Put the code that starts the run under "
+            f"`{GUARD}` (or move {', '.join(names)} into a module), or run with workers: 1")
+
+
+@contextlib.contextmanager
+def _main_env(main: str | None) -> Iterator[None]:
+    """:data:`MAIN_ENV` = ``main`` in the environment of the fork server started here."""
+    if main is None:
+        yield
+        return
+    os.environ[MAIN_ENV] = main
+    try:
+        yield
+    finally:
+        os.environ.pop(MAIN_ENV, None)
 
 
 def _context(modules: Iterable[str] = ()) -> BaseContext:
@@ -306,8 +527,10 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
     if not _SERVER_STARTED:  # a server started by other code keeps its own imports
         from multiprocessing import forkserver
 
-        ctx.set_forkserver_preload(list(dict.fromkeys(["__main__", *PRELOAD, *modules])))
-        with _one_thread_env():
+        main = unguarded_main()
+        ctx.set_forkserver_preload(list(dict.fromkeys(
+            [*([] if main else ["__main__"]), *PRELOAD, *modules])))
+        with _one_thread_env(), _main_env(main), children_die_with_me():
             forkserver.ensure_running()
         _SERVER_STARTED = True
     return ctx
@@ -316,14 +539,15 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
 def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
     a recipe: its evaluator built and prepared)."""
-    environ = {**ONE_THREAD, **os.environ}
+    environ = {**ONE_THREAD, **os.environ, **parent_environ()}
     # a forked process has the fork server's native threads; a spawned one reads them at start
     spawned = ctx.get_start_method() == "spawn"
     pool = None
     try:
         with _one_thread_env() if spawned else contextlib.nullcontext():
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                       initializer=_init_process, initargs=(blob, environ))
+                                       initializer=_init_process,
+                                       initargs=(blob, environ, _user_modules()))
             started = [pool.submit(_identity, None) for _ in range(workers)]
         for f in started:
             f.result()
@@ -364,10 +588,25 @@ def _while_starting(starting: Future[ProcessPoolExecutor], tasks: Sequence[tuple
         with as_task():
             results[i] = here(*tasks[i])
     if todo:
-        pool = starting.result()
-        futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
-        results.update((i, f.result()) for i, f in futures)
+        with _pool_errors():
+            pool = starting.result()
+            futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
+            results.update((i, f.result()) for i, f in futures)
     return [results[i] for i in range(len(tasks))]
+
+
+@contextlib.contextmanager
+def _pool_errors() -> Iterator[None]:
+    """A worker process that died (killed, out of memory, ``os._exit`` in a plugin, a failed
+    start) is an :class:`EngineError`, not a traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except BrokenProcessPool as exc:
+        raise EngineError(f"a worker process of the local engine died ({exc}); no report was "
+                          "written. Run with workers: 1 to see which measure ends the "
+                          "process") from exc
 
 
 class LocalEngine(Engine):
@@ -381,15 +620,17 @@ class LocalEngine(Engine):
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
 
-    def starting(self) -> Future[ProcessPoolExecutor]:
-        """The engine's worker processes, started in the background at the first call."""
+    def starting(self, tasks: int | None = None) -> Future[ProcessPoolExecutor]:
+        """The engine's worker processes, started in the background at the first call (no
+        more than ``tasks`` when given)."""
         if self._pool is None:
-            self._pool = _start_in_background(self.workers, None)
+            n = self.workers if tasks is None else max(1, min(self.workers, tasks))
+            self._pool = _start_in_background(n, None)
         return self._pool
 
-    def pool(self) -> ProcessPoolExecutor:
+    def pool(self, tasks: int | None = None) -> ProcessPoolExecutor:
         """The engine's worker processes, started at the first use."""
-        return self.starting().result()
+        return self.starting(tasks).result()
 
     def blocks(self) -> Blocks:
         return ProcessBlocks(self) if self.workers > 1 else SERIAL_BLOCKS
@@ -397,9 +638,11 @@ class LocalEngine(Engine):
     def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
-        pool = self.pool()  # runs are heavy: this process takes none (no third run at once)
-        futures = [pool.submit(fn, item) for item in items]
-        return [f.result() for f in futures]
+        refuse_main_objects([fn], "the function")
+        with _pool_errors():
+            pool = self.pool(len(items))  # runs are heavy: this process takes none
+            futures = [pool.submit(fn, item) for item in items]
+            return [f.result() for f in futures]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
@@ -408,6 +651,7 @@ class LocalEngine(Engine):
         this process evaluates variants with ``serial``."""
         if self.workers <= 1 or len(variants) <= 1:
             return super().run_variants(recipe, variants, serial)
+        refuse_main_objects([p.measure for p in recipe.measures], "the measure")
         blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
         modules = {type(p.measure).__module__ for p in recipe.measures}
         modules = {m for m in modules if m.startswith("anoneval.")}  # others: where used
@@ -458,11 +702,14 @@ class DaskEngine(Engine):
 
     def gathered(self, futures: list[Any], what: str) -> list[Any]:
         """The futures' results; a lost cluster is an :class:`EngineError`."""
+        import distributed.client
         from distributed import KilledWorker
 
+        # a task cancelled because its inputs were lost (older Dask: no such error)
+        cancelled = getattr(distributed.client, "FutureCancelledError", KilledWorker)
         try:
             return list(self.client.gather(futures))
-        except KilledWorker as exc:
+        except (KilledWorker, cancelled) as exc:
             raise EngineError(f"the Dask cluster lost the workers running {what} "
                               f"({exc}); no report was written") from exc
         except OSError as exc:
@@ -472,14 +719,14 @@ class DaskEngine(Engine):
     def map(self, fn: Callable[[S], R], items: Sequence[S]) -> list[R]:
         if len(items) <= 1:
             return super().map(fn, items)
-        futures = self.client.map(run_task, [fn] * len(items), list(items), pure=False,
-                                  retries=3)
+        futures = self.client.map(run_task, [_opaque(fn)] * len(items),
+                                  [_opaque(i) for i in items], pure=False, retries=3)
         return self.gathered(futures, "the tasks")
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
         # a task (not scattered data) holds the recipe, so a lost worker's copy is recomputed
-        shared = self.client.submit(_identity, recipe, pure=False, retries=3)
+        shared = self.client.submit(_plain, _opaque(recipe), pure=False, retries=3)
         names = list(variants)
         futures = self.client.map(run_variant, [shared] * len(names), names,
                                   [variants[n] for n in names], pure=False, retries=3)
@@ -493,16 +740,18 @@ def parallel(engine: Engine) -> bool:
 
 
 def _import_distributed() -> Any:
-    try:
-        import distributed
-    except ImportError as exc:
-        raise EngineError(f"the dask engine needs Dask: {DASK_EXTRA}") from exc
+    require_dask()
+    import distributed
+
     return distributed
 
 
 @contextlib.contextmanager
-def open_engine(engine: Any = None) -> Iterator[Engine]:
-    """The engine for a run; a cluster started here is closed when the run ends."""
+def open_engine(engine: Any = None, tasks: int | None = None) -> Iterator[Engine]:
+    """The engine for a run; a cluster started here is closed when the run ends. ``tasks``
+    (when known: the variants) caps the workers started for the run. A scheduler that is not
+    on this machine is refused unless allowed (:func:`check_address`); waiting for a
+    scheduler or for workers is bounded."""
     spec, client = engine_spec(engine)
     if spec.name == "local":
         local = LocalEngine(spec.workers)
@@ -517,26 +766,73 @@ def open_engine(engine: Any = None) -> Iterator[Engine]:
     limit = (None if spec.gather_limit is None or spec.gather_limit == "auto"
              else int(parse_bytes(spec.gather_limit)))
     if client is not None:
+        _ship_user_modules(client)
         yield DaskEngine(client, getattr(client.scheduler, "address", None), limit)
         return
     if spec.address is not None:
+        check_address(spec.address)
         try:
             client = distributed.Client(spec.address, timeout=spec.connect_timeout,
                                         set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise EngineError(f"cannot reach the Dask scheduler at "
-                              f"{public_address(spec.address)} within "
-                              f"{spec.connect_timeout:g} s: {exc}") from exc
+        except Exception as exc:  # any failure: a message without credentials
+            _discard_failed_client(distributed, exc)
+            raise EngineError(masked(
+                f"cannot reach the Dask scheduler at {public_address(spec.address)} within "
+                f"{spec.connect_timeout:g} s: {type(exc).__name__}: {exc}", spec.address)
+                ) from None
         with client:
+            _wait_for_workers(client, 1, max(spec.connect_timeout, WORKERS_TIMEOUT),
+                              public_address(spec.address))
+            _ship_user_modules(client)
             yield DaskEngine(client, spec.address, limit)
         return
+    n_workers = spec.workers or os.cpu_count() or 1
+    if tasks is not None:
+        n_workers = max(1, min(n_workers, tasks))
     with dask_worker_env(), distributed.LocalCluster(
-            n_workers=spec.workers or os.cpu_count() or 1,
-            threads_per_worker=spec.threads_per_worker, processes=True,
+            n_workers=n_workers, threads_per_worker=spec.threads_per_worker, processes=True,
             memory_limit=spec.memory_limit or "auto", host="127.0.0.1",
-            dashboard_address=":0") as cluster, distributed.Client(
+            dashboard_address="127.0.0.1:0") as cluster, distributed.Client(
             cluster, set_as_default=False) as client:
+        _wait_for_workers(client, n_workers, WORKERS_TIMEOUT, "the LocalCluster")
+        _ship_user_modules(client)
         yield DaskEngine(client, cluster.scheduler_address, limit)
+
+
+def _discard_failed_client(distributed: Any, exc: BaseException) -> None:
+    """Close the client whose connection failed with ``exc`` now (its finaliser would
+    otherwise wait a minute at exit and print a traceback)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        client = tb.tb_frame.f_locals.get("self")
+        if isinstance(client, distributed.Client) and client.status != "running":
+            client.status = "closed"  # its finaliser has nothing left to do
+            with contextlib.suppress(Exception):
+                client._loop_runner.stop()
+            return
+        tb = tb.tb_next
+
+
+def _wait_for_workers(client: Any, n: int, timeout: float, where: str) -> None:
+    """Wait at most ``timeout`` seconds for ``n`` workers (a scheduler without workers would
+    hold the tasks forever)."""
+    try:
+        client.wait_for_workers(n, timeout=timeout)
+    except TimeoutError:
+        have = len(client.scheduler_info(n_workers=-1).get("workers", {}))
+        raise EngineError(f"the Dask scheduler at {where} has {have} worker(s) after "
+                          f"{timeout:g} s, {n} needed; start workers "
+                          "(`dask worker ADDRESS`) or check that they can reach it") from None
+
+
+def _ship_user_modules(client: Any) -> None:
+    """The plugin modules of registry files, loaded by value on every worker (those joining
+    later too): a worker cannot import a ``file.py:Class`` by name."""
+    modules = _user_modules()
+    if modules:
+        from anoneval.core.run.dask_code import UserModules
+
+        client.register_plugin(UserModules(modules), name="anoneval-user-modules")
 
 
 @contextlib.contextmanager

@@ -305,6 +305,10 @@ class Evaluator:
         except Exception as exc:
             result = None
             error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, MemoryError):
+                error = (f"MemoryError: {measure.name} ran out of memory"
+                         f"{f' ({exc})' if str(exc) else ''}; the other measures went on. "
+                         "Give it a sample, fewer workers, or the Dask engine")
             ctx.extra["traceback"] = traceback.format_exc()
         finally:
             self._hook.after_measure(measure=measure, result=result, ctx=ctx)
@@ -322,6 +326,10 @@ class Evaluator:
         thr = planned.threshold
         if thr is not None and value is not None:
             passed = (thr.max is None or value <= thr.max) and (thr.min is None or value >= thr.min)
+        elif thr is not None:  # a threshold on no value is not met (``run --strict`` fails)
+            passed = False
+            if error is None:
+                warnings.append("the threshold FAILs: the measure gave no value")
         return MeasureReport(
             name=measure.name, label=planned.label, kind=measure.kind, value=value,
             direction=measure.direction(),
@@ -453,7 +461,7 @@ class Evaluator:
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         variants = _named_variants(variants)
-        with open_engine(engine) as eng:
+        with open_engine(engine, tasks=len(variants) if len(variants) > 1 else None) as eng:
             client = getattr(eng, "client", None)
             scaled = client is not None and (self._partitioned(None) or isinstance(
                 self.control, Partitioned) or any(isinstance(v, Partitioned)

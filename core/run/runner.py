@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from pathlib import Path
 from typing import Any
 
+from anoneval.core.api import Context
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.data.kinds import Dataset, load
+from anoneval.core.data.memory import MEMORY_HINT, human_bytes
+from anoneval.core.data.parampaths import param_paths
 from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.data.sources import locate
 from anoneval.core.errors import DataError
 from anoneval.core.report.atomic import write_frame_atomic
 from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.config import Input, Plan
 from anoneval.core.run.engine import engine_spec
 from anoneval.core.run.evaluator import Evaluator
-from anoneval.core.run.outputs import check_outputs
 
 
 def load_input(item: Input, lazy: bool = False) -> Dataset:
@@ -30,13 +35,36 @@ def load_input(item: Input, lazy: bool = False) -> Dataset:
 
 
 def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
-    """The input files of a plan, named as in the config."""
+    """Every file a plan reads, named as in the config: the data, each plugin's path params
+    (hierarchies, populations, ...), the registry files and plugin sources, and the source
+    files of its plugins' classes (so no output can overwrite any of them)."""
     out = [("original.path", plan.original.path)] if plan.original else []
     if plan.control:
         out.append(("control.path", plan.control.path))
     for v in plan.anonymized:
         out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
+    plugins: list[tuple[str, Any]] = [
+        (f"measures[{i}] ({pm.label})", pm.measure) for i, pm in enumerate(plan.measures)]
+    if plan.synthesizer is not None:
+        plugins.append(("synthesizer", plan.synthesizer))
+    ctx = Context(base_dir=plan.base_dir)
+    for where, plugin in plugins:
+        for name, value in param_paths(plugin.params):
+            out.append((f"{where}.params.{name}", ctx.path(value)))
+        source = _source_file(type(plugin))
+        if source is not None:
+            out.append((f"source of plugin {plugin.name!r}", source))
+    if plan.registry is not None:
+        out.extend(plan.registry.read_paths())
     return out
+
+
+def _source_file(cls: type) -> Path | None:
+    try:
+        file = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
+    return Path(file) if file else None
 
 
 def plan_outputs(plan: Plan) -> list[tuple[str, Path]]:
@@ -68,13 +96,34 @@ def run_plan(plan: Plan, show_progress: bool = False,
     """
     check_outputs(plan_inputs(plan), plan_outputs(plan))
     spec = engine if engine is not None else plan.config.engine
-    if spec is None or _many(plan) or _lazy(plan, spec):
-        return _run(plan, show_progress, datasets, engine)
-    from anoneval.core.run.engine import open_engine
+    if spec is not None:
+        from anoneval.core.run.engine import check_engine
 
-    with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
-        report = _run(plan, show_progress, datasets, engine, eng.blocks())
-        return report.model_copy(update={"engine": eng.describe()})
+        check_engine(spec)  # Dask installed, scheduler allowed: before any input is read
+    try:
+        if spec is None or _many(plan) or _lazy(plan, spec):
+            return _run(plan, show_progress, datasets, engine)
+        from anoneval.core.run.engine import open_engine
+
+        with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
+            report = _run(plan, show_progress, datasets, engine, eng.blocks())
+            return report.model_copy(update={"engine": eng.describe()})
+    except MemoryError:  # outside the measures (each measure's is its own error)
+        raise DataError(out_of_memory(plan)) from None
+
+
+def out_of_memory(plan: Plan) -> str:
+    """The error for a run that ran out of memory outside the measures, naming the inputs
+    and their sizes on disk."""
+    sizes = []
+    for name, path in plan_inputs(plan):
+        try:
+            size = human_bytes(sum(f.stat().st_size for f in locate(path).files))
+        except (DataError, OSError):
+            size = "size unknown"
+        sizes.append(f"{name} {path}: {size}")
+    return (f"ran out of memory holding the inputs ({'; '.join(sizes)}) while loading or "
+            f"preparing them; {MEMORY_HINT}")
 
 
 def _many(plan: Plan) -> bool:

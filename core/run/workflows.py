@@ -9,7 +9,6 @@ the core knows no workflow by name.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from anoneval.core.errors import ConfigError, PluginError
+from anoneval.core.data.files import read_json
+from anoneval.core.errors import ConfigError, DataError, PluginError
 
 if TYPE_CHECKING:
     from anoneval.registry import Registry
@@ -69,8 +69,8 @@ def workflow_name(path: str | Path) -> str | None:
     """The ``workflow`` key of a JSON config file, or None (also when it cannot be read:
     the evaluation config's loader then reports why)."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        raw = read_json(path, "config")
+    except DataError:
         return None
     name = raw.get(WORKFLOW_KEY) if isinstance(raw, dict) else None
     return name if isinstance(name, str) else None
@@ -80,9 +80,9 @@ def load_workflow_config(path: str | Path, registry: Registry) -> tuple[Workflow
     """Read and validate a workflow config file (its ``workflow`` key picks the model)."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError([("", f"cannot read {path}: {exc}")]) from exc
+        raw = read_json(path, "config")
+    except DataError as exc:
+        raise ConfigError([("", str(exc))]) from None
     name = raw.get(WORKFLOW_KEY) if isinstance(raw, dict) else None
     known = workflows(registry)
     if name not in known:

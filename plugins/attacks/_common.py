@@ -18,8 +18,8 @@ control attack leaves to gain,
 (first-order error propagation). The value is R clipped to [0, 1]; ``risk_ci`` is R ± e_R
 clipped to [0, 1]. The linkability and inference rates are per target, so an original and a
 control set of different sizes are compared as they are (``n_attacks`` capped by each set's
-size); only the singling-out rate depends on the size of the set, and there anonymeter's
-correction for a control set smaller than the original is replaced by an exact one (see
+size); only the singling-out count grows with the size of the set, and there the control
+count is brought to the original's size by anonymeter's fitted correction (see
 :class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
 """
 
@@ -34,7 +34,16 @@ import pandas as pd
 from pydantic import Field
 from scipy.stats import norm
 
-from anoneval.core.api import DataError, Dataset, MeasureResult, Microdata, Params, RiskMeasure
+from anoneval.core.api import (
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    Params,
+    RiskMeasure,
+    refuse_infinite,
+)
+from anoneval.plugins._control import checked_control
 
 
 class AttackParams(Params):
@@ -112,16 +121,25 @@ def microdata(data: Dataset | None, role: str) -> Microdata:
 
 def frames(original: Dataset | None, anonymized: Dataset | None, control: Dataset | None,
            columns: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The three frames restricted to ``columns``; a missing column is named with its side."""
+    """The three frames restricted to ``columns``; a missing column is named with its side, an
+    infinite value with its side, column and row; the control set needs at least two records
+    and no column of only missing values (:func:`anoneval.plugins._control.checked_control`)."""
     out = []
-    for data, role in ((original, "original"), (anonymized, "anonymized"),
-                       (control, "control")):
+    for data, role in ((original, "original"), (anonymized, "anonymized")):
         d = microdata(data, role)
         missing = [c for c in columns if c not in d.columns]
         if missing:
             raise DataError(f"column(s) {', '.join(map(repr, missing))} not in the {role} data; "
                             f"its columns: {', '.join(map(str, d.columns))}")
-        out.append(d.frame[list(columns)])
+        frame = d.frame[list(columns)]
+        for c in columns:
+            if pd.api.types.is_float_dtype(frame[c]):
+                refuse_infinite(frame[c].to_numpy(dtype=np.float64, na_value=np.nan),
+                                f"column {c!r} of the {role} data",
+                                "the attacks need finite numbers (missing values may be empty)")
+        out.append(frame)
+    ctl = checked_control(control, columns, "the attack")
+    out.append(ctl.frame[list(columns)])
     return out[0], out[1], out[2]
 
 

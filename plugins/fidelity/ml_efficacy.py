@@ -18,6 +18,7 @@ from anoneval.core.api import (
     Microdata,
     Params,
 )
+from anoneval.plugins._control import checked_control
 from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.fidelity._common import pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
@@ -91,9 +92,9 @@ class MLEfficacy(LossMeasure):
             data.require([*features, p.target], f"{self.name} column")
         rng = ctx.rng(7)
         frame = ori.frame
-        if isinstance(ctx.control, Microdata):
-            ctx.control.require([*features, p.target], f"{self.name} column")
-            train_o, test, test_set = frame, ctx.control.frame, "control"
+        if ctx.control is not None:
+            control = checked_control(ctx.control, [*features, p.target], self.name)
+            train_o, test, test_set = frame, control.frame, "control"
         else:
             mask = np.zeros(len(frame), dtype=bool)
             mask[rng.choice(len(frame), size=max(1, round(p.test_size * len(frame))),

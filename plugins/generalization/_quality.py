@@ -44,6 +44,7 @@ from anoneval.core.api import (
     LossMeasure,
     MeasureResult,
     Microdata,
+    ParamPath,
     dataset_classes,
 )
 from anoneval.plugins.generalization._tables import Table, _checked_table, _raw_rows, fallback_table
@@ -67,7 +68,7 @@ class QualityParams(HierarchyPaths):
 
     per_column = ("hierarchies", "types")
 
-    hierarchies: dict[str, str] = Field(
+    hierarchies: dict[str, ParamPath] = Field(
         default_factory=dict,
         description="Hierarchy CSV path per quasi-identifier (ARX format), relative to the "
                     "config file; without one, the original's distinct values and the token.")
@@ -203,7 +204,7 @@ def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: Qual
     key = ("anoneval.generalization.inputs", same_original, tuple(qi), p.suppression_token,
            p.missing, p.id, tuple(sorted(p.hierarchies.items())), ctx.base_dir)
     return anonymized.cached(key, lambda: _build(
-        original, anonymized, p, {c: str(ctx.path(v)) for c, v in p.hierarchies.items()}, ctx))
+        original, anonymized, p, dict(p.hierarchies), ctx))
 
 
 def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: dict[str, str],

@@ -20,6 +20,7 @@ from anoneval.core.api import (
     LossMeasure,
     MeasureResult,
     Microdata,
+    ParamPath,
     RowClasses,
     SummarySpec,
     align_ids,
@@ -94,7 +95,7 @@ class NonUniformEntropy(LossMeasure):
             description="Weight w in [0,1] per quasi-identifier (default 1), eq. (4).")
         normalized: bool = Field(False, description="Divide each column by its maximum and "
                                                     "average: a value in [0,1].")
-        hierarchies: dict[str, str] = Field(
+        hierarchies: dict[str, ParamPath] = Field(
             default_factory=dict,
             description="Hierarchy CSV path per quasi-identifier (ARX format), relative to "
                         "the config file.")

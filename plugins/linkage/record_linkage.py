@@ -73,7 +73,8 @@ class RecordLinkage(RiskMeasure):
     Ground truth: trajectories with equal ``trajectory_id`` (upstream); microdata rows in the same
     position, or equal values of the ``id`` column (unique in both datasets, never missing in the
     original, so the value stays a share in [0, 1]). Anonymized records whose id is absent from
-    the original (or missing) cannot be linked: they count as unlinked and are reported.
+    the original (or missing) cannot be linked: they count as unlinked and are reported (a
+    warning); when no anonymized record has its original, the measure is an error.
 
     Search (trajectories): exhaustive when ``exact``; else upstream's window: originals sorted by
     their distance r to a one-point reference trajectory (earliest time, smallest lon and lat of
@@ -171,6 +172,11 @@ class RecordLinkage(RiskMeasure):
                             "always searched exhaustively")
         anon = self._strip_id(anonymized, "anonymized")
         truth, anon_ids = self._truth(original, anonymized, len(prep.original))
+        if len(truth) and (truth < 0).all():  # nothing to link: not a score of 0
+            what = "trajectory_id" if isinstance(original, Trajectories) else \
+                f"id column {self.params.id!r}"
+            raise DataError(f"no anonymized record's {what} is in the original, so no record "
+                            f"can be linked (e.g. {_listed(anon_ids[:5])}); check the ids")
         n_orig, n_anon = len(prep.original), len(anon)
         w = self.window_size(n_orig) if isinstance(anon, Trajectories) else float(n_orig)
         windowed = isinstance(anon, Trajectories) and w < n_orig

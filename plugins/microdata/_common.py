@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import functools
-import os
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,9 +48,11 @@ from anoneval.core.api import (
     data_row,
     dataset_classes,
     distinct,
+    read_text,
+    regular_file,
     released,
     row_count_error,
-    sniff_separator,
+    separators_fitting,
 )
 
 #: How ARX writes a missing value (``DataType.NULL_VALUE``); hierarchies list it under that text.
@@ -467,22 +469,22 @@ def load_hierarchy(path: Path, token: str) -> Hierarchy:
     """Load (cached on path, modification time and size) an ARX hierarchy CSV.
 
     The separator is ``;`` (ARX's) when the first line has one, else sniffed (``,`` as in
-    ANJANA's examples, tab, ``|``). Values are read as text, nothing counts as missing.
+    ANJANA's examples, tab, ``|``, ``/``). Values are read as text, nothing counts as
+    missing; the file must be UTF-8 (a byte order mark is dropped) and a regular file (a FIFO
+    would block the run).
     """
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise DataError(f"cannot read hierarchy {path}: {exc}") from exc
+    st = regular_file(path, "hierarchy")
     return _load_hierarchy(str(path), st.st_mtime_ns, st.st_size, token)
 
 
 @functools.lru_cache(maxsize=64)
 def _load_hierarchy(path: str, mtime: int, size: int, token: str) -> Hierarchy:
-    with open(path, encoding="utf-8", newline="") as fh:
-        first = fh.readline()
-    sep = ";" if ";" in first else sniff_separator(Path(path))  # ARX writes ';'
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = [r for r in csv.reader(fh, delimiter=sep) if r]
+    # lines end at \n, \r or \r\n only, as csv reads them (str.splitlines also splits at
+    # \x0b, \x1c, \u2028 and others, which a value may hold)
+    lines = list(io.StringIO(read_text(path, "hierarchy"), newline=""))
+    first = lines[0] if lines else ""
+    sep = ";" if ";" in first else next(iter(separators_fitting(lines[:50])), ",")  # ARX: ';'
+    rows = [r for r in csv.reader(lines, delimiter=sep) if r]
     if not rows:
         raise DataError(f"hierarchy {path} is empty")
     width = len(rows[0])

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Microdata
+from anoneval.core.api import Context, DataError, Microdata, ParamPath
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,
@@ -70,7 +70,7 @@ class HierarchyPaths(QIParams):
     #: The params keyed by column.
     per_column: ClassVar[tuple[str, ...]] = ("hierarchies",)
 
-    hierarchies: dict[str, str] = Field(
+    hierarchies: dict[str, ParamPath] = Field(
         default_factory=dict,
         description="ARX hierarchy CSV path per quasi-identifier (relative to the config file).")
 
@@ -120,16 +120,42 @@ def _check_tree(h: Hierarchy) -> None:
                 "must be a tree")
 
 
+def _check_levels_agree(h: Hierarchy) -> None:
+    """A value used at two levels must name one group that only grows: every row holding v at
+    level i holds v at every higher level j where v appears. Otherwise (``Male;Female;*`` and
+    ``Female;Male;*``) a released value could be raw or generalized, and the release's level
+    cannot be told."""
+    codes = h.codes
+    for i in range(h.height):
+        for j in range(i + 1, h.height + 1):
+            at_j = np.zeros(len(h.values), dtype=bool)
+            at_j[codes[:, j]] = True
+            bad = np.flatnonzero(at_j[codes[:, i]] & (codes[:, j] != codes[:, i]))
+            if not len(bad):
+                continue
+            r = int(bad[0])
+            v = int(codes[r, i])
+            s_ = int(np.flatnonzero(codes[:, j] == v)[0])
+            raise DataError(
+                f"hierarchy {h.path}: rows {r + 1} and {s_ + 1} contradict each other: "
+                f"{str(h.values[v])!r} is a level-{i} value of row {r + 1} (which generalizes "
+                f"to {str(h.values[int(codes[r, j])])!r} at level {j}) and the level-{j} value "
+                f"of row {s_ + 1}; a value may appear at a higher level only as the same group "
+                f"(1-based rows; {len(bad)} such row(s))")
+
+
 def read_hierarchy(path: str | Path, token: str = "*") -> Hierarchy:
     """Load an ARX hierarchy CSV and check it is a consistent tree.
 
     Errors (:class:`DataError`, naming the file): unreadable or empty file, rows of different
     lengths (inconsistent depth), a raw value listed twice, a value generalizing to two
-    different values at the next level. A hierarchy whose last column is not one root gets
+    different values at the next level, rows that use one value at two levels for different
+    groups (:func:`_check_levels_agree`). A hierarchy whose last column is not one root gets
     an extra top level ``token`` (as ARX adds ``*``).
     """
     h = load_hierarchy(Path(path), token)
     _check_tree(h)
+    _check_levels_agree(h)
     return h
 
 

@@ -15,7 +15,16 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from anoneval.core.api import Context, DataError, Dataset, Microdata, data_row, load, released
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    Microdata,
+    ParamPath,
+    data_row,
+    load,
+    released,
+)
 from anoneval.plugins.microdata._common import Classes, column, released_classes
 from anoneval.plugins.microdata._hierarchy import (
     HierarchyParams,
@@ -29,7 +38,7 @@ from anoneval.plugins.microdata._hierarchy import (
 class PopulationParams(HierarchyParams):
     """Params of measures that compare a release with its population."""
 
-    population: str | None = Field(
+    population: ParamPath | None = Field(
         None, description="CSV/Parquet file of the population (raw values, relative to the "
                           "config file); default: the original dataset.")
 

@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, ParamPath
 from anoneval.plugins.microdata._common import as_text, hierarchy_rows
 from anoneval.plugins.microdata._hierarchy import Hierarchy, read_hierarchy
 from anoneval.plugins.microdata._sensitive import (
@@ -60,7 +60,7 @@ class TCloseness(SensitiveRisk):
             "equal", description="Ground distance: equal, ordered (numeric or text order) or "
                                  "hierarchical (needs 'hierarchies' for the sensitive "
                                  "attribute).")
-        hierarchies: dict[str, str] = Field(
+        hierarchies: dict[str, ParamPath] = Field(
             default_factory=dict, description="ARX hierarchy CSV per sensitive attribute (for "
                                               "the hierarchical distance).")
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
-from scipy import special
+from scipy import integrate
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
 from anoneval.plugins.microdata._common import ClassRiskMeasure, sampling_weights
@@ -31,7 +32,8 @@ class IndividualRisk(ClassRiskMeasure):
     r = Σ_h C(fk+h−1, h) p^fk q^h / (fk+h) = (p/fk)·₂F₁(1, 1; fk+1; q):
 
     * ``method="exact"``: that formula, for any real fk > 0 (it gives p/q·ln(1/p) at fk = 1
-      and p/q − (p/q)²·ln(1/p) at fk = 2, μ-Argus's closed forms);
+      and p/q − (p/q)²·ln(1/p) at fk = 2, μ-Argus's closed forms), evaluated as Euler's
+      integral (:func:`nb_mean_inverse`), finite for every fk;
     * ``method="approx"``: the same for fk ≤ 2 and Franconi & Polettini's approximation
       p/(fk − q) for fk > 2 (sdcMicro's default).
 
@@ -53,8 +55,9 @@ class IndividualRisk(ClassRiskMeasure):
     records get 1/fk with a warning.
 
     ``compat="sdcmicro"`` reproduces sdcMicro 5.8.1's defects: risk 0 for a non-integer
-    fk < 2 (possible with ``alpha`` < 1) and its ``exact`` series, which gives NaN at large fk
-    (NaN risks are left out of the sums, as sdcMicro's ``na.rm``).
+    fk < 2 (possible with ``alpha`` < 1) and its ``exact`` series, computed step for step in
+    doubles as its R code does, so NaN exactly where sdcMicro's overflows (:func:`_sdcmicro_series`;
+    NaN risks are left out of the sums, as sdcMicro's ``na.rm``).
     """
 
     name = "IndividualRisk"
@@ -167,16 +170,40 @@ def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,
     same = (fk == Fk) | over
     risk = 1.0 / fk
     series = ~same & ((fk <= 2) if method == "approx" else True)
-    if series.any():  # once per distinct (fk, p): ₂F₁ is costly
+    if series.any():  # once per distinct (fk, p): each is a quadrature
         pairs, inverse = np.unique(np.stack([fk[series], pk[series]]), axis=1,
                                    return_inverse=True)
-        f_u, p_u = pairs
-        risk[series] = (p_u / f_u * special.hyp2f1(1.0, 1.0, f_u + 1.0, 1.0 - p_u))[
-            inverse.reshape(-1)]
+        values = np.array([nb_mean_inverse(f, pp) for f, pp in pairs.T])
+        risk[series] = values[inverse.reshape(-1)]
     if method == "approx":
         big = ~same & (fk > 2)
         risk[big] = pk[big] / (fk[big] - q[big])
     return risk
+
+
+def nb_mean_inverse(f: float, p: float) -> float:
+    """(p/f)·₂F₁(1, 1; f+1; 1−p) for f > 0 and 0 < p ≤ 1, the Benedetti–Franconi exact risk.
+
+    Euler's integral of ₂F₁ (DLMF 15.6.1) with 1 − t = e^(−y/f) gives
+    (p/f)·∫₀^∞ e^(−y) / (p + q·e^(−y/f)) dy: a positive integrand on a scale that does not
+    depend on f, so no cancellation and no overflow for any f > 0, where the ₂F₁ series,
+    sdcMicro's alternating series and scipy's ``hyp2f1`` fail (fk ≳ 100 at p ≈ 0.1). It is
+    integrated by QUADPACK (Piessens et al. 1983) in two pieces split where the denominator's
+    two terms are equal, y = f·ln(1 + q/p)."""
+    if p >= 1.0:
+        return 1.0 / f
+    q = 1.0 - p
+    knee = f * math.log1p(q / p)
+
+    def integrand(y: float) -> float:
+        return math.exp(-y) / (p + q * math.exp(-y / f))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)  # roundoff near 1e-15
+        head = integrate.quad(integrand, 0.0, knee, epsabs=0.0, epsrel=1e-13, limit=200)[0]
+        tail = integrate.quad(integrand, knee, math.inf, epsabs=0.0, epsrel=1e-13,
+                              limit=200)[0]
+    return p / f * (head + tail)
 
 
 def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:
@@ -201,12 +228,17 @@ def _sdcmicro_risk(fk: np.ndarray, Fk: np.ndarray, method: str) -> np.ndarray:
 
 
 def _sdcmicro_series(f: float, p: float) -> float:
-    """sdcMicro's series for the exact risk at fk > 2 (overflows to NaN for large fk)."""
+    """sdcMicro's series for the exact risk at fk > 2 (``R/indivRisk.R``), step for step: NaN
+    where its powers overflow, p^(i+1−fk) = Inf giving Inf/Inf in B (about (fk−2)·ln(1/p) >
+    709.78), or where (p/q)^fk underflows to 0 against an infinite bracket; (−1)^fk is NaN for
+    a non-integer fk."""
     f, p = np.float64(f), np.float64(p)  # numpy overflows to inf/NaN as R does
-    i = np.arange(0, math.floor(f - 3) + 1, dtype=np.float64)
+    i = np.arange(0, max(math.floor(f - 3), 0) + 1, dtype=np.float64)  # R's 0:(fk-3)
     b = ((f - 1 - i) ** 2 / ((i + 1) * (f - 2 - i))
          * (p ** (i + 2 - f) - 1) / (p ** (i + 1 - f) - 1))
-    bb = float(np.sum((-1.0) ** (i + 1) * np.cumprod(b)))
+    # R's loop: b multiplied term by term, bb summed left to right (cumsum, not pairwise sum)
+    terms = (-1.0) ** (i + 1) * np.cumprod(b)
+    bb = float(np.cumsum(terms)[-1])
     a = (p ** (1 - f) - 1) / (f - 1)
     eins = (p / (1 - p)) ** f
     drei = np.power(-1.0, f) * np.log(p)

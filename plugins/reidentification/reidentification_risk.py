@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from anoneval.core.api import Context, Dataset, MeasureResult, released
 from anoneval.plugins.microdata._common import ClassRiskMeasure, released_classes
@@ -36,7 +36,10 @@ class ReidentificationRisk(ClassRiskMeasure):
     ``hierarchies`` is generalized to the level its released values are at (or ``levels``);
     the others are compared as text. Its rows need not align with the release's; all its
     records count (ARX counts suppressed records of the superset too). Without a population
-    the journalist equals the prosecutor in ARX; here it is an error. value = the success rate;
+    the journalist equals the prosecutor in ARX; here it is an error. ``levels`` and
+    ``population`` given to the prosecutor are an error, not ignored: its classes are the
+    released values as they are (``hierarchies`` are accepted, unused, so one set of ARX
+    params serves every attacker). value = the success rate;
     details add ``records_at_risk_count`` and, with ``per_record``, a table aligned with the
     released rows (class size f, population size F, risk 1/f or 1/F; null when suppressed).
     """
@@ -51,6 +54,16 @@ class ReidentificationRisk(ClassRiskMeasure):
             0.2, gt=0, le=1, description="Records whose risk exceeds this (strict >) are at "
                                          "risk; 0.2 = classes smaller than 5.")
         per_record: bool = Field(False, description="Add a per-record table to details.")
+
+        @model_validator(mode="after")
+        def _prosecutor_has_no_population(self) -> ReidentificationRisk.Params:
+            given = [k for k in ("levels", "population") if getattr(self, k)]
+            if self.attacker == "prosecutor" and given:
+                raise ValueError(
+                    f"{' and '.join(given)} apply to the journalist and marketer attackers "
+                    "(they generalize the population); the prosecutor's classes are the "
+                    "released values as they are: remove them or choose another attacker")
+            return self
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

@@ -20,6 +20,7 @@ from anoneval.core.api import (
     RiskMeasure,
     spans,
 )
+from anoneval.plugins._control import checked_control, refuse_non_finite
 from anoneval.plugins._shared.continuous import ColumnsParams, Scale, paired, scale_pair
 from anoneval.plugins._shared.mixed import Encoded, encode, is_numeric, nearest_distances
 
@@ -184,15 +185,17 @@ class DistanceToClosestRecord(RiskMeasure):
                     ctx: Context) -> MeasureResult:
         p = self.params
         sides = [("original", original), ("anonymized", anonymized)]
-        if p.mode == "overfitting":
-            sides.append(("control", ctx.control))
         for role, data in sides:
             if not isinstance(data, Microdata) or len(data) == 0:
                 raise DataError(f"DistanceToClosestRecord ({p.mode}) needs {role} microdata "
                                 "with records")
         columns = p.columns or list(original.columns)
-        for _, data in sides:
+        for role, data in sides:
             data.require(columns, "DistanceToClosestRecord column")
+            refuse_non_finite(data.frame, columns, f"{role} data",
+                              f"DistanceToClosestRecord ({p.mode})", empty_ok=True)
+        if p.mode == "overfitting":
+            checked_control(ctx.control, columns, f"DistanceToClosestRecord ({p.mode})")
         real, syn = original.frame[columns], anonymized.frame[columns]
         to_real = sdm_dcr(syn, real, columns, ctx)
         if p.mode == "baseline":

@@ -17,6 +17,7 @@ from anoneval.core.api import (
     plugin_ref,
     spans,
 )
+from anoneval.plugins._control import checked_control
 from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of query records.
@@ -100,9 +101,20 @@ class NNDR(RiskMeasure):
             raise DataError("the anonymized data has no records")
         distance = fitted_distance(ctx, self.params.distance, original)
         t = self.params.threshold
-        released = summary(nndr(distance, anonymized, original, ctx), t)
+        released = summary(_named(distance, anonymized, original, ctx, "anonymized data"), t)
         details: dict[str, object] = {"threshold": t, "distance": distance.name, **released}
-        if ctx.control is not None and len(ctx.control):
-            details["control"] = summary(nndr(distance, ctx.control, original, ctx), t)
+        if ctx.control is not None:
+            control = checked_control(ctx.control, [], "NNDR")
+            details["control"] = summary(_named(distance, control, original, ctx,
+                                                "control set"), t)
         return MeasureResult(value=released["share_below"], details=details)
 
+
+def _named(distance: Distance, data: Dataset, original: Dataset, ctx: Context,
+           side: str) -> np.ndarray:
+    """:func:`nndr` with the side named in a data error (the distance calls its inputs
+    "first" and "second")."""
+    try:
+        return nndr(distance, data, original, ctx)
+    except DataError as exc:
+        raise DataError(f"the {side} against the original: {exc}") from exc

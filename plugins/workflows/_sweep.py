@@ -36,9 +36,10 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from anoneval.core.data.files import loads
 from anoneval.core.data.kinds import Dataset
 from anoneval.core.data.progress import progress_bar
-from anoneval.core.errors import ConfigError
+from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.atomic import write_atomic, write_bytes_atomic, write_frame_atomic
 from anoneval.core.report.jsonable import to_jsonable
 from anoneval.core.report.model import FRAME_COLUMNS, MultiReport, Report, units_by_label
@@ -104,9 +105,9 @@ def parse_values(text: str) -> list[Any]:
     text = text.strip()
     if text.startswith("["):
         try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError([("--values", f"invalid JSON array: {exc.msg}")]) from exc
+            values = loads(text, "--values")
+        except DataError as exc:
+            raise ConfigError([("--values", f"invalid JSON array: {exc}")]) from None
     elif (m := _STEP.match(text)) is not None:
         values = _grid(*m.groups())
     else:

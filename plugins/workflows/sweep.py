@@ -16,6 +16,7 @@ from anoneval.core.run.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
 
 
@@ -38,12 +39,13 @@ from anoneval.core.run.commands import (
                    "swept one")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def sweep_command(config: str, param: str, values: str, output: str | None, plot: str,
                   overlay: bool, all_measures: bool, quiet: bool, registry: str | None) -> int:
     """Evaluate a config over a grid of one param and plot the curves."""
     from anoneval.core.data.progress import progress_wanted
+    from anoneval.core.report.outputs import check_outputs
     from anoneval.core.run.config import load_config
-    from anoneval.core.run.outputs import check_outputs
     from anoneval.core.run.runner import plan_inputs
     from anoneval.plugins.workflows._sweep import (
         parse_param,

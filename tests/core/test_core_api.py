@@ -60,3 +60,13 @@ def test_a_context_creates_plugins_from_any_plugin_factory() -> None:
     assert isinstance(plugin, api.Plugin)
     assert made == [("distance", "D", {"a": 1})]
     assert not isinstance(object(), api.PluginFactory)
+def test_context_path_resolves_once_relative_to_the_config(tmp_path, monkeypatch) -> None:
+    # issue 23: a relative config folder joined twice gave examples/examples/data/...
+    from anoneval.core.api import Context
+
+    monkeypatch.chdir(tmp_path)
+    ctx = Context(base_dir=Path("examples"))
+    once = ctx.path("data/h.csv")
+    assert once == tmp_path / "examples" / "data" / "h.csv"
+    assert ctx.path(once) == once and ctx.path(str(once)) == once
+    assert Context().path("h.csv") == tmp_path / "h.csv"

@@ -12,6 +12,7 @@ from _toy_plugins import TOYS, LifecycleRecorder, ShareBelowK
 
 from anoneval.core import evaluate
 from anoneval.core.api import PLUGIN_KINDS, PluginError, RiskMeasure, UnknownPluginError
+from anoneval.core.data.parampaths import path_fields
 from anoneval.registry import BUILTIN_CONFIG, build_registry, import_class
 
 
@@ -261,3 +262,20 @@ def test_config_json_is_the_one_list_of_built_in_modules(root) -> None:
     reg = build_registry(entry_points=False)
     for name in listed:
         assert reg.pm.has_plugin(name)
+def test_every_builtin_file_param_is_a_param_path() -> None:
+    # issue 23: a file param typed ParamPath is checked by validate, refused as an output and
+    # resolved once (Context.path); a plain str for a file would escape all three
+    registry = build_registry(entry_points=False)
+    found = set()
+    for entry in registry.entries():
+        cls = entry.load()
+        typed = set(path_fields(cls.Params))
+        for fname, field in cls.Params.model_fields.items():
+            text = f"{fname} {field.description}".lower()
+            looks_like_file = any(w in text for w in ("path", " file", "csv"))
+            if looks_like_file and fname not in {"paths"}:
+                assert fname in typed, f"{entry.name}.Params.{fname} names a file: type it " \
+                                       "ParamPath"
+            if fname in typed:
+                found.add(fname)
+    assert {"hierarchies", "population"} <= found

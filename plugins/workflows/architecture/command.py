@@ -18,6 +18,7 @@ from anoneval.core.run.commands import (
     command_registry,
     quiet_option,
     registry_option,
+    remote_cluster_option,
 )
 from anoneval.plugins.workflows.architecture.config import (
     ArchitectureConfig,
@@ -35,7 +36,7 @@ def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
            config_path: Path | None) -> None:
     """``anoneval validate``: the paths and the synthesizer."""
     problems = []
-    for check in (lambda: check_paths(cfg, base, config_path),
+    for check in (lambda: check_paths(cfg, base, config_path, registry),
                   lambda: synthesizer_class(cfg.synthesizer, registry)):
         try:
             check()
@@ -50,6 +51,7 @@ def _check(cfg: ArchitectureConfig, base: Path, registry: Any,
 @click.option("--no-plots", is_flag=True, help="skip the Figure 2-5 PNGs")
 @quiet_option
 @registry_option
+@remote_cluster_option
 def architecture_command(config: str, no_plots: bool, quiet: bool, registry: str | None) -> int:
     """Run the information architecture (tasks 1-16): fit an ME model, draw a replica,
     release it only when all six inspections pass."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -10,9 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from anoneval.core.api import (
     ConfigError,
+    DataError,
     PluginRef,
 )
-from anoneval.core.run.outputs import collisions
+from anoneval.core.data.files import read_json
+from anoneval.core.report.outputs import collisions
 from anoneval.plugins._shared.continuous import Transform
 from anoneval.plugins.fidelity.moment_discrepancy import Moment
 
@@ -138,11 +139,9 @@ def load_architecture_config(source: str | Path | dict[str, Any]) -> tuple[
     else:
         path = Path(source)
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError([("", f"cannot read {path}: {exc}")]) from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError([("", f"{path} is not valid JSON: {exc}")]) from exc
+            raw = read_json(path, "config")
+        except DataError as exc:
+            raise ConfigError([("", str(exc))]) from None
         base = path.resolve().parent
     try:
         cfg = ArchitectureConfig.model_validate(raw)
@@ -173,13 +172,17 @@ def _resolve(base: Path, value: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None) -> None:
-    """Refuse outputs (released data, report, plots) that would overwrite the data, the config
-    or each other; the data file must exist."""
+def check_paths(cfg: ArchitectureConfig, base: Path, config_path: Path | None = None,
+                registry: Any = None) -> None:
+    """Refuse outputs (released data, report, plots) that would overwrite the data, the config,
+    a registry file or plugin source, or each other, or that are not regular files; the data
+    file must exist."""
     spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
     data = _resolve(base, spec.path)
     problems = [] if data.is_file() else [("data", f"file not found: {data}")]
     inputs = [("data", data)] + ([("config", config_path)] if config_path else [])
+    if registry is not None:
+        inputs += registry.read_paths()
     outputs = [("output.released", _resolve(base, cfg.output.released)),
                ("output.report", _resolve(base, cfg.output.report))]
     if cfg.output.plots is not None:

@@ -55,7 +55,7 @@ class Architecture:
                  show_progress: bool = False, plots: bool | None = None) -> None:
         from anoneval.registry import default_registry
 
-        check_paths(config, base_dir)
+        check_paths(config, base_dir, registry=registry)
         self.cfg = config
         self.base = base_dir
         self.registry = registry or default_registry()

@@ -162,6 +162,32 @@ def test_strict_exits_3_when_a_threshold_fails(workdir: Path, capsys) -> None:
     assert main(["run", str(cfg), "-q", "--strict", *reg]) == 1
 
 
+def test_strict_fails_a_threshold_on_a_null_value_and_warnings_reach_the_console(
+        workdir: Path, capsys) -> None:
+    # issue 23: a NaN value (reported as null) under a threshold passed --strict
+    reg = ["--registry", str(workdir / "toys.json")]
+    cfg = write_config(workdir, [{"name": "NotANumber", "threshold": {"max": 0.5}}, QI])
+    assert main(["run", str(cfg), *reg]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("NotANumber"))
+    assert "FAIL (3 warnings)" in row
+    qi_row = next(line for line in out.splitlines() if line.startswith("ShareBelowK"))
+    assert "  ok  " in qi_row and "warning" not in qi_row
+    assert "warning in NotANumber: 578 records could not be linked" in out
+    assert "warning in NotANumber: the threshold FAILs: the measure gave no value" in out
+    assert main(["run", str(cfg), "-q", "--strict", *reg]) == 3
+    assert "threshold FAIL: NotANumber = None" in capsys.readouterr().err
+    report = json.loads((workdir / "report.json").read_text())
+    assert report["measures"][0]["value"] is None and report["measures"][0]["passed"] is False
+    # one warning of several measures is one line naming them
+    cfg = write_config(workdir, [{"name": "NotANumber", "label": "n1"},
+                                 {"name": "NotANumber", "label": "n2"}])
+    assert main(["run", str(cfg), *reg]) == 0
+    out = capsys.readouterr().out
+    assert out.count("578 records could not be linked") == 1
+    assert "warning in n1, n2: 578 records could not be linked" in out
+
+
 def test_quiet_still_prints_measure_errors_to_stderr(workdir: Path, capsys) -> None:
     cfg = write_config(workdir, ["Boom", QI])
     assert main(["run", str(cfg), "-q", "--registry", str(workdir / "toys.json")]) == 1

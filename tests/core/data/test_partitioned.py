@@ -20,6 +20,7 @@ from anoneval.core.data.partitioned import (
     RowHash,
     RowHasher,
 )
+from anoneval.core.errors import DataError
 from anoneval.core.run.config import validate_config
 from anoneval.core.run.runner import run_plan
 
@@ -301,3 +302,35 @@ def test_a_summary_over_its_budget_fails_alone(monkeypatch):
     assert partitioned._combine_all(halves)[0].n_records == 600
     monkeypatch.setattr(partitioned, "_summary_budget", lambda: None)
     assert partitioned._summaries((large,), frame)[0].n_classes == 600
+
+
+def test_hive_values_keep_their_text_on_both_engines(tmp_path):
+    # issue 23: zip=007 and zip=7 were both read as 7 and merged into one class
+    for zip_, ages in (("007", [30, 31]), ("7", [40]), ("070", [50])):
+        d = tmp_path / "ds" / f"zip={zip_}"
+        d.mkdir(parents=True)
+        pd.DataFrame({"age": ages}).to_parquet(d / "p.parquet", index=False)
+    eager = load(tmp_path / "ds").frame
+    lazy = Partitioned(tmp_path / "ds").gather().frame
+    assert eager["zip"].tolist() == ["007", "007", "070", "7"]
+    assert lazy.equals(eager) and (lazy.dtypes == eager.dtypes).all()
+    # canonical integers are still integers
+    d = tmp_path / "ints" / "year=2021"
+    d.mkdir(parents=True)
+    pd.DataFrame({"age": [1]}).to_parquet(d / "p.parquet", index=False)
+    (tmp_path / "ints" / "year=-3").mkdir()
+    pd.DataFrame({"age": [2]}).to_parquet(tmp_path / "ints" / "year=-3" / "p.parquet")
+    for frame in (load(tmp_path / "ints").frame, Partitioned(tmp_path / "ints").gather().frame):
+        assert frame["year"].dtype == "int64" and sorted(frame["year"]) == [-3, 2021]
+
+
+def test_hive_key_that_is_a_file_column_errors_on_both_engines(tmp_path):
+    d = tmp_path / "ds" / "zip=1"
+    d.mkdir(parents=True)
+    pd.DataFrame({"age": [30], "zip": [2]}).to_parquet(d / "p.parquet", index=False)
+    message = r"partition key\(s\) \['zip'\] are also columns of the file"
+    with pytest.raises(DataError, match=message):
+        load(tmp_path / "ds")
+    lazy = Partitioned(tmp_path / "ds")
+    with pytest.raises(DataError, match=message):
+        lazy.frame(["age"])  # the projection does not read the file's zip column

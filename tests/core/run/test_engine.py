@@ -149,7 +149,7 @@ def real_cluster():
     address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
     procs = [subprocess.Popen([*dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
-                               str(port), "--dashboard-address", ":0", "--no-show"],
+                               str(port), "--dashboard-address", "127.0.0.1:0", "--no-show"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                               start_new_session=True)]
     workers = [subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1",

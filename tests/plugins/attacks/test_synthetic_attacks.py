@@ -23,6 +23,7 @@ from anoneval.plugins.attacks.singling_out import (
     Queries,
     count_matches,
     singled_out,
+    size_correction,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "synthetic"
@@ -316,3 +317,47 @@ def test_control_overlap_is_a_warning_with_the_count(copy_and_independent):
     rep = run(ori, other, leaky, ATTACKS[0])
     assert any("300 of 1500 control records equal a record of the original" in w
                for w in rep.measures[0].warnings)
+
+
+# -- control sets smaller than the original (issue 23) ------------------------------------------
+
+SIZES = DATA / "sizes"  # made by sizes/make_data.py
+
+
+@pytest.fixture(scope="module")
+def sized() -> dict[str, pd.DataFrame]:
+    return {n: pd.read_csv(SIZES / f"{n}.csv.gz")
+            for n in ("original", "control", "near_copy", "independent")}
+
+
+@pytest.mark.parametrize("share", [2, 4])
+def test_near_copy_scores_high_with_a_smaller_control(sized, share):
+    # before: the main count was its expectation on a control-sized subset of the original,
+    # so a copied record counted as singled out 1/share of the time (risk ~ 0.44 at 1/2)
+    ori, near = sized["original"], sized["near_copy"]
+    ctl = sized["control"].iloc[:len(ori) // share]
+    rep = run(ori, near, ctl, {"name": "SinglingOut", "params": {"n_attacks": 200}})
+    d = rep.measures[0].details
+    assert rep.measures[0].value >= 0.8, d
+    # the main rate is measured on the original as it is: 1 success per query singling out
+    assert d["n_success"] == int(d["n_success"]) and d["attack_rate"]["value"] > 0.85
+    assert d["control_correction"] != 1 and d["n_control"] == pytest.approx(
+        min(d["n_control_raw"] * d["control_correction"], d["n_attacks"]))
+
+
+def test_equal_sized_control_is_not_corrected(copy_and_independent):
+    ori, ctl, other = copy_and_independent
+    d = run(ori, other, ctl, {"name": "SinglingOut", "params": {"n_attacks": 100}}
+            ).measures[0].details
+    assert d["control_correction"] == 1 and d["n_control"] == d["n_control_raw"]
+
+
+def test_size_correction_equals_anonymeters_fit():
+    """anonymeter 1.0.0's ``_fit_model`` (run in a separate venv with numpy 1.26, since
+    anonymeter pins numpy < 1.27) on the same sizes and expected successes, counts =
+    Poisson(0.5) draws of ``default_rng(0)``: factors 0.5001249687578107 (2,000 → 4,000) and
+    0.2501874531367158 (1,000 → 4,000)."""
+    counts = np.random.default_rng(0).poisson(0.5, 500)
+    assert size_correction(counts, 2000, 4000) == pytest.approx(0.5001249687578107, rel=1e-6)
+    assert size_correction(counts, 1000, 4000) == pytest.approx(0.2501874531367158, rel=1e-6)
+    assert size_correction(np.full(10, 3), 2000, 4000) == 1.0  # nothing singled out

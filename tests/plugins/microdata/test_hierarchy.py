@@ -26,6 +26,7 @@ from anoneval.plugins.microdata._hierarchy import (
     release_codes,
     release_levels,
 )
+from anoneval.plugins.reidentification.reidentification_risk import ReidentificationRisk
 
 HERE = Path(__file__).resolve().parents[2] / "data" / "microdata"
 ADULT = Path(__file__).resolve().parents[3] / "examples" / "data" / "adult"
@@ -117,3 +118,36 @@ def test_params():
     assert p.levels == {"a": 1}
     with pytest.raises(ValueError, match="no hierarchy"):
         HierarchyParams(quasi_identifiers=["a"], levels={"a": 1})
+
+
+def test_contradicting_rows_are_refused_naming_file_and_rows(tmp_path):
+    # issue 23: Male at level 0 of row 1 and at level 1 of row 2 (a release "Female" could be
+    # raw or generalized): accepted before, and a generalized release was scored as raw
+    bad = tmp_path / "h_sex.csv"
+    bad.write_text("Male;Female;*\nFemale;Male;*\n")
+    with pytest.raises(DataError, match=r"h_sex\.csv: rows 1 and 2 contradict each other: "
+                                        r"'Male' is a level-0 value of row 1"):
+        read_hierarchy(bad)
+    with pytest.raises(DataError, match=r"hierarchy of column 'sex'.*rows 1 and 2 contradict"):
+        read_hierarchies({"sex": bad})
+    # a value kept at a higher level as the same, growing group is fine
+    grows = tmp_path / "grows.csv"
+    grows.write_text("Male;Male;*\nOther;Male;*\nFemale;Female;*\n")
+    assert read_hierarchy(grows).height == 2
+    # but not when the raw value's own row leaves the group its name has at a higher level
+    leaves = tmp_path / "leaves.csv"
+    leaves.write_text("a;b;*\nb;x;*\n")
+    with pytest.raises(DataError, match=r"rows 2 and 1 contradict each other: 'b' is a "
+                                        r"level-0 value of row 2 \(which generalizes to 'x'"):
+        read_hierarchy(leaves)
+
+
+def test_prosecutor_refuses_levels_and_population():
+    with pytest.raises(ValueError, match=r"levels apply to the journalist and marketer"):
+        ReidentificationRisk.Params(quasi_identifiers=["a"], hierarchies={"a": "h.csv"},
+                                    levels={"a": 1})
+    with pytest.raises(ValueError, match=r"population apply to the journalist"):
+        ReidentificationRisk.Params(quasi_identifiers=["a"], population="pop.csv")
+    ok = ReidentificationRisk.Params(quasi_identifiers=["a"], hierarchies={"a": "h.csv"},
+                                     levels={"a": 1}, attacker="journalist")
+    assert ok.levels == {"a": 1}

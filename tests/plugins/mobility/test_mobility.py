@@ -586,6 +586,13 @@ def test_microdata_ids_must_be_unique_and_present(records):
     unknown = y.assign(id=y["id"].astype(float).where(y.index >= 4))  # 4 ids missing
     entry = run(x, unknown, "RecordLinkage", {"distance": gower, "id": "id"})
     assert entry.details["absent_from_original"] == 4 and entry.value <= 36 / 40
+    assert any("4 anonymized records have no original" in w for w in entry.warnings)
+    # issue 23: no id in common links nothing; an error, not "0 % ok"
+    foreign = y.assign(id=y["id"] + 10_000)
+    report = evaluate(x, foreign, [{"name": "RecordLinkage", "params": {
+        "distance": gower, "id": "id"}}])
+    assert report.measures[0].value is None
+    assert "no anonymized record's id column 'id' is in the original" in report.measures[0].error
 
 
 @settings(max_examples=15, deadline=None)

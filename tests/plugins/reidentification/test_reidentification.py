@@ -605,3 +605,48 @@ def test_wildcard_warning_says_wildcard():
     for cls in (IndividualRisk, KAnonymity):
         _, warnings = run(cls, df, quasi_identifiers=["a", "b"], missing="wildcard")
         assert any("'a' (1); treated as wildcards" in w for w in warnings), warnings
+
+
+def _mp_risk(f: float, p: float) -> float:
+    """(p/f)·₂F₁(1, 1; f+1; 1−p) at 50 digits (mpmath), independent of the quadrature."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        f_, p_ = mpmath.mpf(f), mpmath.mpf(p)
+        return float(p_ / f_ * mpmath.hyp2f1(1, 1, f_ + 1, 1 - p_))
+
+
+def test_exact_risk_finite_for_large_fk_issue_23():
+    # sdcMicro 5.8.1: fk = 107, Fk = 1187.263 → 0.000849 (scipy's hyp2f1 gave NaN here)
+    fk, Fk = np.array([107.0]), np.array([1187.263])
+    for compat in (None, "sdcmicro"):
+        got = class_risk(fk, Fk, True, "exact", compat)[0]
+        assert got == pytest.approx(0.000849, abs=5e-7)
+    assert class_risk(fk, Fk, True, "exact", None)[0] == pytest.approx(
+        _mp_risk(107, 107 / 1187.263), rel=1e-10)
+
+
+def test_exact_risk_against_high_precision_grid():
+    fks = [0.01, 0.25, 0.5, 1, 1.5, 2, 2.5, 3, 7.5, 20, 99, 107, 150, 400, 1000, 10_000]
+    ps = [1e-6, 1e-4, 0.01, 0.05, 0.0901, 0.3, 0.5, 0.9, 0.999]
+    f, p = (np.array(x, dtype=float).ravel() for x in np.meshgrid(fks, ps))
+    got = class_risk(f, f / p, True, "exact", None)
+    want = np.array([_mp_risk(a, b) for a, b in zip(f, p, strict=True)])
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_compat_exact_nan_only_where_sdcmicro_overflows():
+    """sdcMicro's series (R/indivRisk.R) is NaN once p^(1−fk) overflows a double (Inf/Inf in
+    its B terms): at p = 0.0901, (fk − 2)·ln(1/p) > 709.78 from fk ≈ 297. Below that its
+    value is finite; the default is finite throughout."""
+    p = 0.0901
+    fk = np.arange(3.0, 600.0)
+    compat = class_risk(fk, fk / p, True, "exact", "sdcmicro")
+    default = class_risk(fk, fk / p, True, "exact", None)
+    assert np.isfinite(default).all()
+    overflow = (fk - 2) * np.log(1 / p) > np.log(np.finfo(float).max)
+    assert np.isnan(compat[overflow]).all()
+    assert not np.isnan(compat[fk <= 250]).any()
+    small = fk <= 60  # where the alternating series still holds its digits
+    np.testing.assert_allclose(compat[small], default[small], rtol=1e-8)
