@@ -9,21 +9,32 @@ stays bounded by the output plus one block's temporaries.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
 
-from anoneval.core.api import Context, DataError, Distance, Trajectories
-from anoneval.registry import build_registry
+from anoneval.core.api import ConfigError, Context, DataError, Distance, Trajectories
+from anoneval.registry import Registry, build_registry
 
 #: Rows of the matrix computed per block (bounds the temporaries of one block).
 BLOCK_ROWS = 256
 
 
+@functools.lru_cache(maxsize=1)
+def _registry() -> Registry:
+    """The built-in and installed plugins, built once per process."""
+    return build_registry()
+
+
 def _distance(name: str, params: dict[str, Any]) -> Distance:
-    registry = build_registry()
-    distance = registry.create("distance", name, params or None)
+    try:
+        distance = _registry().create("distance", name, params or None)
+    except ValidationError as exc:
+        raise ConfigError((f"{name}.params.{'.'.join(map(str, e['loc']))}", e["msg"])
+                          for e in exc.errors()) from None
     if not isinstance(distance, Distance) or "trajectories" not in distance.accepts:
         raise DataError(f"{name} is not a trajectory distance")
     return distance

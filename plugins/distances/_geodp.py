@@ -302,17 +302,17 @@ def frechet(P: np.ndarray, Q: np.ndarray, sphere: bool) -> np.ndarray:
     segment equidistant from u and v. Candidates are clipped to [(a), discrete Fréchet] (the
     discrete Fréchet bounds the continuous one from above and succeeds) and binary-searched.
     """
-    B, n, _ = P.shape
-    m = Q.shape[1]
+    B = P.shape[0]
     lb = np.maximum(point_dist(P[:, 0], Q[:, 0], sphere), point_dist(P[:, -1], Q[:, -1], sphere))
     ub = discrete_frechet(cost_matrix(P, Q, sphere))
     vert = _Free(P[:, :, None, :], Q[:, None, :-1, :], Q[:, None, 1:, :], sphere)
     horz = _Free(Q[:, None, :, :], P[:, :-1, None, :], P[:, 1:, None, :], sphere)
-    parts = [lb[:, None], ub[:, None],
-             seg_dist(P[:, :, None, :], Q[:, None, :-1, :], Q[:, None, 1:, :], sphere,
-                      ).reshape(B, -1) if not sphere else _arc_dist(vert).reshape(B, -1),
-             seg_dist(Q[:, None, :, :], P[:, :-1, None, :], P[:, 1:, None, :], sphere,
-                      ).reshape(B, -1) if not sphere else _arc_dist(horz).reshape(B, -1)]
+    if sphere:
+        type_b = [_arc_dist(vert), _arc_dist(horz)]
+    else:
+        type_b = [seg_dist(P[:, :, None, :], Q[:, None, :-1, :], Q[:, None, 1:, :], False),
+                  seg_dist(Q[:, None, :, :], P[:, :-1, None, :], P[:, 1:, None, :], False)]
+    parts = [lb[:, None], ub[:, None], *(v.reshape(B, -1) for v in type_b)]
     for X, Y in ((P, Q), (Q, P)):
         k = X.shape[1]
         if k >= 2:
