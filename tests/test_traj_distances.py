@@ -384,3 +384,19 @@ def test_bad_input():
         td("DTW", np.empty((0, 2)), [[0, 0]])
     # a gap point far outside the data is allowed
     assert plane("ERP", [[0, 0]], [[1, 0]], g=[1e6, 1e6]) == 1.0
+
+
+@pytest.mark.parametrize(("name", "params"), [*NAMES, ("SSPD", {"variant": "traj-dist"}),
+                                              ("EDR", {"eps_m": 300, "variant": "traj-dist"}),
+                                              ("ERP", {"g": [2.3, 48.85], "variant": "traj-dist"}),
+                                              ("LCSS", {"eps_m": 300, "delta_s": 20})])
+@pytest.mark.parametrize("space", ["sphere", "plane"])
+def test_compiled_kernels_equal_the_numpy_kernels(name, params, space, monkeypatch):
+    pytest.importorskip("numba", reason="the compiled kernels need the 'fast' extra (numba)")
+    if space == "plane" and "eps_m" in params:
+        params = {**params, "eps_m": 0.003}
+    A, B = sample_trajectories(5, 11), sample_trajectories(6, 9)
+    compiled = anoneval.trajectory_distances(name, A, B, space=space, **params)
+    monkeypatch.setenv("ANONEVAL_JIT", "0")
+    plain = anoneval.trajectory_distances(name, A, B, space=space, **params)
+    np.testing.assert_allclose(compiled, plain, rtol=1e-9, atol=1e-9)

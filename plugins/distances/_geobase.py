@@ -14,8 +14,9 @@ import numpy as np
 from pydantic import Field
 
 from anoneval.core.api import Params, Trajectories
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geodp import unit_vectors
-from anoneval.plugins.distances._traj import TrajectoryDistance
+from anoneval.plugins.distances._traj import TrajectoryDistance, resolve, workers
 
 #: Mean Earth radius in metres (IUGG), the default of ``earth_radius_m``.
 EARTH_RADIUS_M = 6_371_008.8
@@ -61,6 +62,44 @@ class GeoDistance(TrajectoryDistance):
         if not cls.scaled:
             return None
         return "metres" if params.get("space", "sphere") == "sphere" else "coordinate units"
+
+    def _jit(self) -> tuple[int, float, float, int, np.ndarray | None] | None:
+        """(code, eps, window, flag, g) of the compiled kernel, None when there is none."""
+        return None
+
+    def _compiled(self, x: Trajectories, xi: np.ndarray, y: Trajectories, yi: np.ndarray
+                  ) -> np.ndarray | None:
+        """The compiled path (numba installed, ``ANONEVAL_JIT`` not 0), else None."""
+        spec = self._jit() if _geojit.KERNELS is not None and _geojit.enabled() else None
+        if spec is None:
+            return None
+        code, eps, window, flag, g = spec
+        cx, cy = (_units(x), _units(y)) if self.sphere else (_plane(x), _plane(y))
+        tx = x.cached(("times_f8",), lambda: x.t.astype(np.float64))
+        ty = y.cached(("times_f8",), lambda: y.t.astype(np.float64))
+        out = _geojit.paired(code, cx, tx, x.offsets, xi, cy, ty, y.offsets, yi, self.sphere,
+                             eps, window, flag, g, threads=workers())
+        if self.scaled and self.sphere:
+            out *= self.params.earth_radius_m
+        return out
+
+    def pairwise(self, x, y, rows=None, cols=None) -> np.ndarray:
+        """Distances between trajectories ``rows`` of ``x`` and ``cols`` of ``y``."""
+        tx, ty = self._check(x, y)
+        r, c = resolve(tx, rows), resolve(ty, cols)
+        out = self._compiled(tx, np.repeat(r, len(c)), ty, np.tile(c, len(r)))
+        if out is None:
+            return super().pairwise(x, y, rows, cols)
+        return out.reshape(len(r), len(c))
+
+    def paired(self, x, y, xi, yi) -> np.ndarray:
+        """Distance between trajectory ``xi[k]`` of ``x`` and ``yi[k]`` of ``y``."""
+        tx, ty = self._check(x, y)
+        a, b = resolve(tx, xi), resolve(ty, yi)
+        if len(a) != len(b):
+            return super().paired(x, y, xi, yi)  # its error
+        out = self._compiled(tx, a, ty, b)
+        return super().paired(x, y, xi, yi) if out is None else out
 
     def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
                 n1: int, n2: int) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance
 from anoneval.plugins.distances._geodp import cost_matrix, discrete_frechet
 
@@ -23,6 +24,9 @@ class DiscreteFrechet(GeoDistance):
 
     name = "DiscreteFrechet"
     description = "Discrete Fréchet distance (minimal max point distance over couplings)."
+
+    def _jit(self):
+        return (_geojit.CODES["DiscreteFrechet"], 0.0, -1.0, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         return discrete_frechet(cost_matrix(P, Q, self.sphere))

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance, SpaceParams
 from anoneval.plugins.distances._geodp import cost_matrix, dtw
 
@@ -35,6 +36,10 @@ class DTW(GeoDistance):
         convention: Literal["sum", "rms"] = Field(
             "sum", description="'sum': Σ distances on the path (traj-dist); 'rms': √Σ squared "
             "distances (tslearn, dtaidistance).")
+
+    def _jit(self):
+        return (_geojit.CODES["DTW-rms" if self.params.convention == "rms" else "DTW"],
+                0.0, -1.0, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         cost = cost_matrix(P, Q, self.sphere)

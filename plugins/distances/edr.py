@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance, SpaceParams
 from anoneval.plugins.distances._geodp import edr
 from anoneval.plugins.distances._match import axes_match, distance_match
@@ -43,6 +44,13 @@ class EDR(GeoDistance):
         variant: Literal["textbook", "traj-dist"] = Field(
             "textbook", description="'textbook' borders i and j, or 'traj-dist' (all-zero "
             "borders: the library's value, defect included).")
+
+    def _jit(self):
+        p = self.params
+        if p.match == "axes":
+            return None
+        eps = p.eps_m / p.earth_radius_m if self.sphere else p.eps_m
+        return (_geojit.CODES["EDR"], eps, -1.0, int(p.variant == "traj-dist"), None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         p = self.params

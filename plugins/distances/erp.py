@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance, SpaceParams
 from anoneval.plugins.distances._geodp import cost_matrix, erp, point_dist, unit_vectors
 
@@ -47,14 +48,21 @@ class ERP(GeoDistance):
                 raise ValueError(f"g must be two finite numbers [lon, lat], got {g}")
             return g
 
-    def _batch(self, P, Q, TP, TQ) -> np.ndarray:
+    def _jit(self):
+        return (_geojit.CODES["ERP"], 0.0, -1.0, int(self.params.variant == "traj-dist"),
+                self._gap())
+
+    def _gap(self) -> np.ndarray:
         p = self.params
         if self.sphere:
             if abs(p.g[1]) > 90:
                 raise ValueError(f"g's latitude must be in [-90, 90], got {p.g[1]}")
-            g = unit_vectors(np.float64(p.g[0]), np.float64(p.g[1]))
-        else:
-            g = np.asarray(p.g, dtype=np.float64)
+            return unit_vectors(np.float64(p.g[0]), np.float64(p.g[1]))
+        return np.asarray(p.g, dtype=np.float64)
+
+    def _batch(self, P, Q, TP, TQ) -> np.ndarray:
+        p = self.params
+        g = self._gap()
         g0 = point_dist(P, g, self.sphere).T
         g1 = point_dist(Q, g, self.sphere).T
         return erp(cost_matrix(P, Q, self.sphere), g0, g1, p.variant == "traj-dist")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance
 from anoneval.plugins.distances._geodp import cost_matrix
 
@@ -22,6 +23,9 @@ class Hausdorff(GeoDistance):
 
     name = "Hausdorff"
     description = "Hausdorff distance between trajectory point sets (vertex form)."
+
+    def _jit(self):
+        return (_geojit.CODES["Hausdorff"], 0.0, -1.0, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         c = cost_matrix(P, Q, self.sphere)

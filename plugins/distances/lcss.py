@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance, SpaceParams
 from anoneval.plugins.distances._geodp import lcss_length
 from anoneval.plugins.distances._match import distance_match
@@ -37,6 +38,12 @@ class LCSS(GeoDistance):
     @property
     def needs_times(self) -> bool:  # type: ignore[override]
         return self.params.delta_s is not None
+
+    def _jit(self):
+        p = self.params
+        eps = p.eps_m / p.earth_radius_m if self.sphere else p.eps_m
+        window = -1.0 if p.delta_s is None else float(p.delta_s)
+        return (_geojit.CODES["LCSS"], eps, window, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         p = self.params

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance
 from anoneval.plugins.distances._geodp import cost_matrix
 
@@ -22,6 +23,9 @@ class OWD(GeoDistance):
 
     name = "OWD"
     description = "Symmetric one-way distance: mean nearest-vertex distance, both ways."
+
+    def _jit(self):
+        return (_geojit.CODES["OWD"], 0.0, -1.0, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         c = cost_matrix(P, Q, self.sphere)

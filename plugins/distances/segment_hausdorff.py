@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance
 from anoneval.plugins.distances._geodp import vertex_to_polyline
 
@@ -23,6 +24,9 @@ class SegmentHausdorff(GeoDistance):
 
     def _depth(self, n1: int, n2: int) -> int:
         return 8 * n1 * n2
+
+    def _jit(self):
+        return (_geojit.CODES["SegmentHausdorff"], 0.0, -1.0, 0, None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         return np.maximum(vertex_to_polyline(P, Q, self.sphere).max(axis=1),

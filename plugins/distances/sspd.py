@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance, SpaceParams
 from anoneval.plugins.distances._geodp import vertex_to_polyline
 
@@ -39,6 +40,10 @@ class SSPD(GeoDistance):
 
     def _depth(self, n1: int, n2: int) -> int:
         return 8 * n1 * n2
+
+    def _jit(self):
+        return (_geojit.CODES["SSPD"], 0.0, -1.0, int(self.params.variant == "traj-dist"),
+                None)
 
     def _batch(self, P, Q, TP, TQ) -> np.ndarray:
         lib = self.params.variant == "traj-dist"
