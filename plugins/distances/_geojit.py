@@ -54,25 +54,25 @@ def _build():
         """Distance from point i of X to the segment Y[a], Y[a+1] (see _geodp.seg_dist)."""
         b = a + 1
         if sphere:
-            d13 = pdist(X, i, Y, a, True)
-            d23 = pdist(X, i, Y, b, True)
-            d12 = pdist(Y, a, Y, b, True)
+            # the foot of p on the great circle lies on the arc iff (a×p)·n ≥ 0 and
+            # (p×b)·n ≥ 0 (n = a×b): the along-track test of traj-dist without trigonometry
             nx = Y[a, 1] * Y[b, 2] - Y[a, 2] * Y[b, 1]
             ny = Y[a, 2] * Y[b, 0] - Y[a, 0] * Y[b, 2]
             nz = Y[a, 0] * Y[b, 1] - Y[a, 1] * Y[b, 0]
             norm = math.sqrt(nx * nx + ny * ny + nz * nz)
-            if norm == 0.0:
-                return min(d13, d23)
-            s = (X[i, 0] * nx + X[i, 1] * ny + X[i, 2] * nz) / norm
-            crt = math.asin(max(-1.0, min(1.0, s)))
-            cc = math.cos(crt)
-            if cc == 0.0:
-                return min(d13, d23)
-            at13 = math.acos(max(-1.0, min(1.0, math.cos(d13) / cc)))
-            at23 = math.acos(max(-1.0, min(1.0, math.cos(d23) / cc)))
-            if at13 > d12 or at23 > d12:
-                return min(d13, d23)
-            return abs(crt)
+            px, py, pz = X[i, 0], X[i, 1], X[i, 2]
+            if norm > 0.0:
+                apx = Y[a, 1] * pz - Y[a, 2] * py
+                apy = Y[a, 2] * px - Y[a, 0] * pz
+                apz = Y[a, 0] * py - Y[a, 1] * px
+                pbx = py * Y[b, 2] - pz * Y[b, 1]
+                pby = pz * Y[b, 0] - px * Y[b, 2]
+                pbz = px * Y[b, 1] - py * Y[b, 0]
+                if (apx * nx + apy * ny + apz * nz >= 0.0
+                        and pbx * nx + pby * ny + pbz * nz >= 0.0):
+                    s = (px * nx + py * ny + pz * nz) / norm
+                    return math.asin(min(abs(s), 1.0))
+            return min(pdist(X, i, Y, a, True), pdist(X, i, Y, b, True))
         abx = Y[b, 0] - Y[a, 0]
         aby = Y[b, 1] - Y[a, 1]
         apx = X[i, 0] - Y[a, 0]
