@@ -34,7 +34,7 @@ class DTW(GeoDistance):
 
     class Params(SpaceParams):
         convention: Literal["sum", "rms"] = Field(
-            "sum", description="'sum': Σ distances on the path (traj-dist); 'rms': √Σ squared "
+            "sum", description="'sum': Σ distances over the alignment (traj-dist); 'rms': √Σ squared "
             "distances (tslearn, dtaidistance).")
 
     def _jit(self):
