@@ -41,6 +41,13 @@ def _marked(tp: Any) -> bool:
     return any(_marked(a) for a in typing.get_args(tp))
 
 
+def _keywords(tp: Any) -> set[str]:
+    """The strings a ``Literal`` anywhere in ``tp`` accepts (``"flat"`` beside a path)."""
+    if typing.get_origin(tp) is typing.Literal:
+        return {a for a in typing.get_args(tp) if isinstance(a, str)}
+    return set().union(*(_keywords(a) for a in typing.get_args(tp)))
+
+
 def path_fields(model: type[BaseModel]) -> list[str]:
     """Names of the fields of ``model`` typed with :data:`ParamPath`."""
     out = []
@@ -52,19 +59,22 @@ def path_fields(model: type[BaseModel]) -> list[str]:
 
 def param_paths(params: BaseModel) -> Iterator[tuple[str, str]]:
     """``(where, path)`` for every file path in ``params`` (``where`` like ``hierarchies.sex``),
-    as written in the config."""
+    as written in the config; a keyword the field's type also accepts (a ``Literal``) is no
+    path."""
     for name in path_fields(type(params)):
         value = getattr(params, name)
+        keywords = _keywords(type(params).model_fields[name].annotation)
         if isinstance(value, str):
-            yield name, value
+            items: list[tuple[str, object]] = [(name, value)]
         elif isinstance(value, dict):
-            for k, v in value.items():
-                if isinstance(v, str):
-                    yield f"{name}.{k}", v
+            items = [(f"{name}.{k}", v) for k, v in value.items()]
         elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                if isinstance(v, str):
-                    yield f"{name}[{i}]", v
+            items = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            items = []
+        for where, v in items:
+            if isinstance(v, str) and v not in keywords:
+                yield where, v
 
 
 __all__ = ["PATH_MARK", "ParamPath", "param_paths", "path_fields"]

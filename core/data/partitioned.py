@@ -183,7 +183,7 @@ def _scan_piece(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions,
 
 def _hive_values(source: Source) -> list[dict[str, Any]]:
     """Each file's hive partition values, integers when every value of a key is an integer's
-    canonical text (as the local reader, :func:`anoneval.core.sources.type_partitions`)."""
+    canonical text (as the local reader, :func:`anoneval.core.data.sources.type_partitions`)."""
     raw = [source.partitions(f) for f in source.files]
     keys = list(raw[0]) if raw else []
     typed = {key: integer_partition(r.get(key) for r in raw) for key in keys}

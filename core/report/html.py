@@ -178,9 +178,9 @@ def plugin_fragments(registry: Registry, measure: dict[str, Any],
     order; a failing plugin gives an error note instead of stopping the report.
 
     A fragment is HTML written by the plugin (code the user installed); it must escape what it
-    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.plots.note`. What it lets
-    through is filtered to harmless markup (:mod:`anoneval.core.report.sanitize`: no script, no
-    ``<meta>`` refresh, no ``<base>``, no form).
+    shows, e.g. with :func:`markupsafe.escape` or :func:`anoneval.core.report.plots.note`. What
+    it lets through is filtered to harmless markup (:mod:`anoneval.core.report.sanitize`: no
+    script, no ``<meta>`` refresh, no ``<base>``, no form).
     """
     out: list[dict[str, Any]] = []
     args = {"measure": measure, "report": report}

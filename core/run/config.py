@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
-from anoneval.core.data.files import read_json
+from anoneval.core.data.files import file_kind, read_json
 from anoneval.core.data.kinds import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
 from anoneval.core.data.parampaths import param_paths
 from anoneval.core.data.sources import locate
@@ -705,7 +705,7 @@ def file_problems(value: str, base_dir: Path) -> str | None:
         return f"cannot read {str(file)!r}: {exc.strerror or exc} (paths are relative to the " \
                "config file's folder)"
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return f"{str(file)!r} is not a regular file (a device, FIFO or socket)"
+        return f"{file} is {file_kind(mode)}, not a regular file"
     return None
 
 

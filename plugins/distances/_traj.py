@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from anoneval.core.api import DataError, Dataset, Distance, Params, Trajectories, task_threads
+from anoneval.core.api import DataError, Dataset, Distance, Trajectories, task_threads
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -316,32 +316,3 @@ class TrajectoryDistance(Distance):
         for _ in parallel_map(run, tasks):
             pass
         return out
-
-
-def point_tensor(x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
-                 n1: int, n2: int) -> np.ndarray:
-    """Haversine metres between every point of ``xa`` and of ``yb``: shape (n1, n2, *shape)."""
-    extra = (1,) * np.broadcast_shapes(xa.shape, yb.shape).__len__()
-    px = x.offsets[xa] + np.arange(n1).reshape((n1, 1, *extra))
-    py = y.offsets[yb] + np.arange(n2).reshape((1, n2, *extra))
-    out = point_distance(x, px, y, py)
-    out *= 1000
-    return out
-
-
-class PointTensorDistance(TrajectoryDistance):
-    """Base of the distances computed from the haversine metres between every point of one
-    trajectory and every point of the other (timestamps ignored): subclasses reduce that
-    ``(n1, n2, ...)`` tensor in :meth:`_reduce`."""
-
-    unit = "metres"
-
-    class Params(Params):
-        pass
-
-    def _kernel(self, x: Trajectories, xa: np.ndarray, y: Trajectories, yb: np.ndarray,
-                n1: int, n2: int) -> np.ndarray:
-        return self._reduce(point_tensor(x, xa, y, yb, n1, n2), n1, n2)
-
-    def _reduce(self, cost: np.ndarray, n1: int, n2: int) -> np.ndarray:
-        raise NotImplementedError

@@ -15,6 +15,8 @@ the engine (both cores).
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +26,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import connected_components
 
-from anoneval.core.api import Context, DataError
+from anoneval.core.api import Context, DataError, read_text
 
 
 @dataclass
@@ -93,11 +95,15 @@ def build_dimension(name: str, spec: str | Sequence[Sequence[str]], present: Seq
 
 def read_hierarchy(path: str) -> list[list[str]]:
     """``parent,child`` edges from a CSV file (a header row ``parent,child`` is optional)."""
-    frame = pd.read_csv(path, dtype=str, header=None, keep_default_na=False)
-    if frame.shape[1] != 2:
-        raise DataError(f"hierarchy file {path}: expected two columns parent,child, found "
-                        f"{frame.shape[1]}")
-    rows = frame.to_numpy().tolist()
+    text = read_text(path, "hierarchy file")
+    rows = []
+    for i, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row:
+            continue
+        rows.append(row)
+        if len(row) != 2:
+            raise DataError(f"hierarchy file {path}, line {i}: expected two columns "
+                            f"parent,child, found {len(row)}")
     if rows and [r.strip().lower() for r in rows[0]] == ["parent", "child"]:
         rows = rows[1:]
     return rows

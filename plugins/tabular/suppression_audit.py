@@ -8,7 +8,16 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Params, RiskMeasure
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    ParamPath,
+    Params,
+    RiskMeasure,
+    Side,
+)
 from anoneval.plugins.tabular._audit import (
     additivity_gaps,
     apriori_bounds,
@@ -62,7 +71,11 @@ class Apriori(BaseModel):
 class TableParams(Params):
     """Params shared by the audit and the loss of a protected table."""
 
-    dimensions: dict[str, str | list[list[str]]] = Field(
+    def table_columns(self) -> list[str]:
+        """The protected table's columns a measure reads: dimensions, value, status."""
+        return [*self.dimensions, self.value_column, self.status_column]
+
+    dimensions: dict[str, Literal["flat"] | ParamPath | list[list[str]]] = Field(
         ..., description="Per dimension column: a parent,child CSV file, a list of [parent, "
                          "child] edges, or 'flat' (the total over the codes present).")
     total_code: str = Field("Tot", description="Code of a dimension's total.")
@@ -153,13 +166,25 @@ class SuppressionAudit(RiskMeasure):
         count_column: str | None = Field(None, description="Original cell table: contributors.")
         contribution_columns: list[str] = Field(
             default_factory=list, description="Original cell table: largest contributions.")
-        apriori: Apriori | None = None
+        apriori: Apriori | None = Field(
+            None, description="A-priori bounds an attacker knows: {relative: r} around the "
+                              "true value, or {lower_column, upper_column}.")
         nonnegative: bool = Field(True, description="Cells are non-negative (attacker bound).")
         manual_safety: float = Field(0.0, ge=0, description="Level of a primary cell no rule "
                                      "flags, as a share of X (tau-Argus ManualSafetyPerc).")
         min_level: float = Field(1.0, ge=0, description="Floor of every level (tau-Argus MinLPL).")
         tolerance: float = Field(1e-6, gt=0, description="Absolute tolerance of the checks.")
-        compat: Literal["none", "sdctable"] = "none"
+        compat: Literal["none", "sdctable"] = Field(
+            "none", description="sdctable: cap every interval at the largest cell value, as "
+                                "sdcTable's audit does (knowledge an outsider lacks).")
+
+    def columns(self) -> dict[Side, list[str]]:
+        p = self.params
+        bounds = [c for c in (p.apriori.lower_column, p.apriori.upper_column) if c] \
+            if p.apriori else []
+        given = [p.magnitude, p.count_column, *p.contribution_columns]
+        return {"original": [*p.dimensions, *(c for c in given if c)],
+                "anonymized": [*p.table_columns(), *bounds]}
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

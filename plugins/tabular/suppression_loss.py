@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, DataError, Dataset, LossMeasure, MeasureResult, Side
 from anoneval.plugins.tabular.suppression_audit import TableParams, load_table
 
 
@@ -26,6 +26,10 @@ class SuppressionLoss(LossMeasure):
 
     class Params(TableParams):
         pass
+
+    def columns(self) -> dict[Side, list[str]]:
+        cols = self.params.table_columns()
+        return {"original": cols, "anonymized": cols}
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

@@ -36,9 +36,12 @@ frames = _examples.frames
 PARAMS = {**EXAMPLES, "RecordLinkage": {"distance": {"name": "Gower"}}}
 
 REGISTRY = build_registry(entry_points=False)
+#: Microdata measures without an example here: the table-audit pair reads a suppression
+#: pattern of a cell table (tests/plugins/tabular/test_suppression_audit.py checks them).
+NO_EXAMPLE = {"SuppressionAudit", "SuppressionLoss"}
 MEASURES = sorted((kind, name) for kind in ("risk_measure", "loss_measure")
                   for name in REGISTRY.names(kind)
-                  if "microdata" in REGISTRY.get(kind, name).accepts)
+                  if "microdata" in REGISTRY.get(kind, name).accepts and name not in NO_EXAMPLE)
 #: Measures of trajectories or tables only: their families' tests check them.
 OTHER_KINDS = sorted((kind, name) for kind in ("risk_measure", "loss_measure")
                      for name in REGISTRY.names(kind)
@@ -71,7 +74,7 @@ def inputs(name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
 
 
 def test_every_measure_is_covered() -> None:
-    assert MEASURES and set(EXAMPLES) == {name for _, name in MEASURES}
+    assert MEASURES and {name for _, name in MEASURES} <= set(EXAMPLES)
     for kind, name in OTHER_KINDS:
         accepts = set(REGISTRY.get(kind, name).accepts)
         assert accepts and accepts <= {"trajectories", "table"}, (name, accepts)

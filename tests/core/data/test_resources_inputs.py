@@ -198,7 +198,7 @@ def test_devices_and_fifos_are_refused_naming_them(tmp_path: Path) -> None:
     # refused up front (a config check of the hierarchy paths) or as the measure's error
     said = (done.stderr if done.returncode == 2
             else json.loads((tmp_path / "r.json").read_text())["measures"][0]["error"])
-    assert "hierarchy" in said and "h.csv is a FIFO (named pipe), not a regular file" in said
+    assert "hierarch" in said and "h.csv is a FIFO (named pipe), not a regular file" in said
 
 
 def wide_csv(path: Path, n: int, repeat: bool) -> Path:

@@ -340,3 +340,18 @@ def test_interval_contains_the_true_value_and_ignores_row_order(values, picked):
     assert (c["lower"] >= -1e-9).all()
     shuffled = cells_of(audit(t.iloc[::-1], hier)).set_index(["d0", "d1"]).sort_index()
     np.testing.assert_allclose(shuffled["lower"], c["lower"], atol=1e-7)
+
+
+@pytest.mark.parametrize("measure", [SuppressionAudit, SuppressionLoss])
+def test_declared_columns_are_all_a_measure_reads(measure):
+    # the protected table's dimensions, value and status: junk columns change nothing
+    hier = [FLAT3, FLAT3B]
+    t = suppress(full_table(INNER33, hier), [("A", "X"), ("A", "Y"), ("B", "X"), ("B", "Y")])
+    m = measure(dimensions={"d0": "flat", "d1": "flat"})
+    declared = m.columns()
+    assert declared is not None and set(declared["anonymized"]) == {"d0", "d1", "value",
+                                                                     "status"}
+    junk = t.assign(junk_num=np.arange(len(t)) * 0.5, junk_txt="p")
+    full = m.compute(None, Table(junk), CTX)
+    pruned = m.compute(None, Table(t[list(declared["anonymized"])]), CTX)
+    assert full.value == pruned.value and full.details == pruned.details

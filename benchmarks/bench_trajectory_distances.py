@@ -1,0 +1,146 @@
+"""Benchmark: all-pairs trajectory distances through ``anoneval.trajectory_distances`` (issue 25).
+
+    python benchmarks/bench_trajectory_distances.py [--quick] [--n N] [--only NAME ...]
+
+Target: every distance on 2,000 × 2,000 trajectories of 10–60 points in under 60 s on two
+cores (the "ok" column, scaled by pairs from smaller ``--n``; numba, the ``fast`` extra, makes
+every kernel but Frechet compiled; ``ANONEVAL_JIT=0`` measures the numpy kernels). Peers in
+the same run, on the same trajectories (plane coordinates,
+since not every peer has a sphere): traj-dist-rs ``cdist`` (Rust, parallel) on the full
+matrix, and tslearn ``cdist_dtw``, dtaidistance ``dtw_ndim.distance_matrix`` and
+similaritymeasures (one pair at a time, timed on a subset and extrapolated linearly in pairs:
+an estimate). Ratios are peer time / anoneval time (> 1: anoneval is faster). ``--quick``
+runs 60 × 60 in a few seconds. Continuous Fréchet is exact here (critical values of all three
+kinds, O(n²m) of them per pair), so it is timed on a subset and extrapolated; traj-dist-rs'
+``frechet`` is not exact (see the plugin's docstring) and is timed only for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import anoneval
+from anoneval.core.api import Trajectories
+
+CASES = [("SSPD", {}, "sspd", {}), ("OWD", {}, None, {}),
+         ("SegmentHausdorff", {}, "hausdorff", {}), ("Hausdorff", {}, None, {}),
+         ("DiscreteFrechet", {}, "discret_frechet", {}), ("DTW", {}, "dtw", {}),
+         ("DTW", {"convention": "rms"}, None, {}),
+         ("LCSS", {"eps_m": 0.002}, "lcss", {"eps": 0.002}),
+         ("EDR", {"eps_m": 0.002, "variant": "traj-dist"}, "edr", {"eps": 0.002}),
+         ("ERP", {"g": [2.3, 48.85], "variant": "traj-dist"}, "erp", {"g": [2.3, 48.85]}),
+         ("Frechet", {}, "frechet", {})]
+
+
+def trajectories(n: int, seed: int) -> Trajectories:
+    """n random-walk trajectories of 10–60 points around Paris."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(10, 61, n)
+    offsets = np.r_[0, np.cumsum(lengths)]
+    p = int(offsets[-1])
+    step = rng.normal(0, 0.0007, (p, 2))
+    step[offsets[:-1]] = 0
+    walk = np.cumsum(step, axis=0)
+    walk -= np.repeat(walk[offsets[:-1]], lengths, axis=0)
+    lon = np.repeat(rng.uniform(2.2, 2.45, n), lengths) + walk[:, 0]
+    lat = np.repeat(rng.uniform(48.8, 48.92, n), lengths) + walk[:, 1]
+    return Trajectories(np.arange(n), np.arange(n), offsets, lon, lat, np.arange(p) * 30)
+
+
+def arrays(data: Trajectories) -> list[np.ndarray]:
+    return [np.ascontiguousarray(np.column_stack(data.points(i)[:2])) for i in range(len(data))]
+
+
+def timed(fn, *args, **kwargs) -> float:
+    t = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - t
+
+
+def pairs(fn, xs, ys) -> list[float]:
+    return [fn(p, q) for p in xs for q in ys]
+
+
+def sm_dtw(p, q) -> float:
+    import similaritymeasures as sm
+    return sm.dtw(p, q)[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="60 × 60 trajectories")
+    ap.add_argument("--n", type=int, default=None, help="trajectories per side (2000)")
+    ap.add_argument("--only", nargs="*", default=None, help="distance names to run")
+    args = ap.parse_args()
+    n = args.n or (60 if args.quick else 2000)
+    A, B = trajectories(n, 1), trajectories(n, 2)
+    a_arr, b_arr = arrays(A), arrays(B)
+    sub = max(n // 20, 8)  # subset side for the per-pair peers and for Frechet
+    try:
+        import traj_dist_rs as tdr
+    except ImportError:
+        tdr = None
+    print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points)")
+    print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'ok':>4}   peers (peer s / ours)")
+    for name, params, rs_name, rs_params in CASES:
+        if args.only and name not in args.only:
+            continue
+        label = name + (f" {params['convention']}" if "convention" in params else "")
+        exact_subset = name == "Frechet" and n > sub
+        size = sub if exact_subset else n
+        As, Bs = (trajectories(size, 1), trajectories(size, 2)) if exact_subset else (A, B)
+        scale = (n / size) ** 2
+        sphere_params = {k: v for k, v in params.items() if k not in ("eps_m",)}
+        if "eps_m" in params:
+            sphere_params["eps_m"] = 200.0
+        warm = trajectories(2, 3)  # compile the numba kernels (and tslearn's) outside the timing
+        anoneval.trajectory_distances(name, warm, **sphere_params)
+        anoneval.trajectory_distances(name, warm, space="plane", **params)
+        t_sph = timed(anoneval.trajectory_distances, name, As, Bs, **sphere_params) * scale
+        t_pl = timed(anoneval.trajectory_distances, name, As, Bs, space="plane",
+                     **params) * scale
+        peers = []
+        if tdr is not None and rs_name is not None:
+            metric = getattr(tdr.Metric, rs_name)(**rs_params)
+            xs, ys = (arrays(As), arrays(Bs)) if exact_subset else (a_arr, b_arr)
+            t_rs = timed(tdr.cdist, xs, ys, metric=metric) * scale
+            peers.append(f"traj-dist-rs {t_rs:.1f}s ({t_rs / t_pl:.2f}×)")
+        if name == "DTW" and params.get("convention") == "rms":
+            try:
+                from tslearn.metrics import cdist_dtw
+                xs = a_arr[:sub]
+                ys = b_arr[:sub]
+                cdist_dtw(xs[:2], ys[:2])
+                t_ts = timed(cdist_dtw, xs, ys) * (n / sub) ** 2
+                peers.append(f"tslearn {t_ts:.1f}s ({t_ts / t_pl:.2f}×)")
+            except ImportError:
+                pass
+            try:
+                from dtaidistance import dtw_ndim
+                both = a_arr[:sub] + b_arr[:sub]
+                t_dt = timed(dtw_ndim.distance_matrix, both, use_c=True) / 2 * (
+                    n / sub) ** 2
+                peers.append(f"dtaidistance {t_dt:.1f}s ({t_dt / t_pl:.2f}×)")
+            except ImportError:
+                pass
+        if name in ("DTW", "DiscreteFrechet") and "convention" not in params:
+            try:
+                import similaritymeasures as sm
+                few = min(sub, 10)
+                fn = sm_dtw if name == "DTW" else sm.frechet_dist
+                t_sm = timed(pairs, fn, a_arr[:few], b_arr[:few]) * (n / few) ** 2
+                peers.append(f"similaritymeasures {t_sm:.0f}s ({t_sm / t_pl:.1f}×)")
+            except ImportError:
+                pass
+        # the target is for 2000 × 2000: smaller runs are scaled up by the number of pairs
+        ok = "yes" if max(t_sph, t_pl) * (2000 / n) ** 2 < 60 else "no"
+        est = " (est.)" if exact_subset else ""
+        print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{ok:>4}   " + "; ".join(peers),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
