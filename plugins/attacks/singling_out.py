@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 from scipy.optimize import curve_fit
-from scipy.stats import hypergeom
+from scipy.stats import binom, hypergeom
 
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult
 from anoneval.plugins._shared.mixed import is_numeric
@@ -274,6 +274,44 @@ def size_correction(counts: np.ndarray, size: int, to_size: int) -> float:
     return float(_so_integral(float(to_size), w_eff, norm_) / at_own)
 
 
+def empirical_bayes_count(counts: np.ndarray, size: int, to_size: int,
+                          max_iter: int = 2000, tol: float = 1e-9) -> float:
+    """Estimated number of queries that would single out one record of a ``to_size``-record
+    set drawn like the ``size``-record set on which they match ``counts`` records.
+
+    Each query i matches a record with an unknown probability q_i, so its count is
+    Binomial(``size``, q_i) and its expected singling-outs at ``to_size`` records are
+    ``to_size``·q_i(1 − q_i)^(``to_size`` − 1). No unbiased estimator of that exists from one
+    count when ``to_size`` > ``size`` (it is a polynomial of degree above ``size``), so the
+    q_i are treated as draws of a prior G estimated from all the counts (empirical Bayes,
+    Robbins 1956): G is the nonparametric maximum-likelihood mixing distribution (Kiefer &
+    Wolfowitz 1956) on a grid (0, 200 points log-spaced from 10⁻³/``to_size`` to 1, and the
+    observed count/``size``), fitted by EM (Laird 1978), and the estimate is the sum over
+    queries of the posterior mean of ``to_size``·q(1 − q)^(``to_size`` − 1). The likelihood
+    depends only on the count, so queries are grouped by count. For ``to_size`` ≤ ``size``
+    use :func:`singled_out` instead (the exact hypergeometric expectation on a subset).
+    Bias measured by simulation in the tests (within 10 % at ``size`` = ``to_size``/2 and
+    ``to_size``/4 on several mixing distributions, where anonymeter's fit is off by a factor).
+    """
+    m, k = np.unique(np.asarray(counts, dtype=np.int64), return_counts=True)
+    grid = np.unique(np.concatenate([[0.0], np.geomspace(1e-3 / to_size, 1.0, 200),
+                                     np.clip(m / size, 0.0, 1.0)]))
+    like = np.exp(binom.logpmf(m[:, None], size, grid[None, :]))  # distinct counts × grid
+    prior = np.full(len(grid), 1.0 / len(grid))
+    for _ in range(max_iter):
+        post = like * prior
+        post /= post.sum(axis=1, keepdims=True)
+        new = k @ post / k.sum()
+        done = np.abs(new - prior).max() < tol
+        prior = new
+        if done:
+            break
+    post = like * prior
+    post /= post.sum(axis=1, keepdims=True)
+    gain = to_size * grid * (1.0 - grid) ** (to_size - 1)  # 0**0 = 1 when to_size = 1
+    return float(k @ (post @ gain))
+
+
 class SinglingOut(AttackMeasure):
     """Singling-out risk: predicates that isolate one record of the release, tried on the
     original records (Giomi et al. 2023, anonymeter; Article 29 Working Party opinion 05/2014;
@@ -297,13 +335,19 @@ class SinglingOut(AttackMeasure):
     rows, so two identical people count as singled out). When fewer queries than ``n_attacks``
     are found, rates are over the queries found (a warning says so). The main and baseline
     rates are measured on the original as it is. When the control set differs in size from
-    the original, its success count is brought to the original's size as anonymeter does
-    (``details.control_correction``, ``details.n_control_raw``; see :func:`size_correction`):
-    a singling-out count depends on the number of records queried, so the raw count is not
-    comparable. The fit is anonymeter's, and so is its limitation: it often settles on a
-    factor of size_control/size_original, which for a release independent of the original
-    leaves a residual risk (about 0.2 on the tests' data with a control of 1/2 or 1/4 of the
-    original's size); give a control set of the original's size for an uncorrected rate. See
+    the original, its success count is brought to the original's size, since a singling-out
+    count depends on the number of records queried (``details.control_correction``: the
+    method; ``details.control_factor``: corrected/raw; ``details.n_control_raw``). A larger
+    control uses the exact expected count on a random original-sized subset of it
+    (:func:`singled_out`, unbiased). A smaller one uses ``control_correction``:
+    ``"anonymeter"`` (default; anonymeter's fitted factor, :func:`size_correction`, whose fit
+    often settles at size_control/size_original, so a release independent of the original
+    keeps a residual risk of about 0.2 on the tests' data with a control of 1/2 or 1/4 of the
+    original's size) or ``"empirical_bayes"`` (experimental, :func:`empirical_bayes_count`:
+    within 10 % of the truth on simulated binomial counts, but on the tests' independent
+    release it still leaves a risk of about 0.23 at 1/2 and 0.12 at 1/4, since a few counts
+    cannot tell a query that never matches from one that rarely does). Give a control set of
+    the original's size for an uncorrected rate. See
     :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
     """
 
@@ -321,6 +365,10 @@ class SinglingOut(AttackMeasure):
         columns: list[str] | None = Field(None, min_length=1,
                                           description="Columns an attacker uses; null: all "
                                                       "columns of the original.")
+        control_correction: Literal["anonymeter", "empirical_bayes"] = Field(
+            "anonymeter", description="How a control set smaller than the original is "
+            "brought to its size: anonymeter's fitted factor, or empirical_bayes "
+            "(experimental; see the docstring).")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
@@ -353,14 +401,22 @@ class SinglingOut(AttackMeasure):
         n_base = float(np.count_nonzero(count_matches(on_ori, baseline) == 1))
         ctl_counts = count_matches(Records(X_ctl), queries)
         n_control = float(np.count_nonzero(ctl_counts == 1))
-        correction = 1.0
-        if len(ctl) != len(ori) and n_control > 0:
-            correction = size_correction(ctl_counts, len(ctl), len(ori))
-        return attack_result(n, n_success, n_base, min(n_control * correction, float(n)),
+        n_corrected, method = n_control, "none"
+        if len(ctl) > len(ori):
+            n_corrected = float(singled_out(ctl_counts, len(ctl), len(ori))[0])
+            method = "hypergeometric"
+        elif len(ctl) < len(ori):
+            method = p.control_correction
+            n_corrected = (empirical_bayes_count(ctl_counts, len(ctl), len(ori))
+                           if method == "empirical_bayes" else
+                           n_control * size_correction(ctl_counts, len(ctl), len(ori)))
+        factor = n_corrected / n_control if n_control > 0 else 1.0
+        return attack_result(n, n_success, n_base, min(n_corrected, float(n)),
                              p.confidence_level,
                              details={"mode": p.mode, "n_queries": n,
                                       "n_control_raw": n_control,
-                                      "control_correction": correction,
+                                      "control_correction": method,
+                                      "control_factor": factor,
                                       "columns": columns},
                              warnings=warnings)
 
