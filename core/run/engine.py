@@ -22,6 +22,7 @@ nested pools); a run with one variant runs it here and spreads the blocks.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import functools
@@ -818,7 +819,7 @@ def _wait_for_workers(client: Any, n: int, timeout: float, where: str) -> None:
     hold the tasks forever)."""
     try:
         client.wait_for_workers(n, timeout=timeout)
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
         have = len(client.scheduler_info(n_workers=-1).get("workers", {}))
         raise EngineError(f"the Dask scheduler at {where} has {have} worker(s) after "
                           f"{timeout:g} s, {n} needed; start workers "
