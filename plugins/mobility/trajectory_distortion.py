@@ -20,11 +20,13 @@ from anoneval.core.api import (
     Trajectories,
     plugin_ref,
 )
-from anoneval.plugins.mobility._pairing import pair_by_id
+from anoneval.plugins.mobility._pairing import (
+    fit_trajectory_distance,
+    length_unit,
+    pair_by_id,
+    version_distances,
+)
 
-#: Distances whose value is a length in metres on the sphere (the others are shares).
-_LENGTHS = {"Martinez2021", "DTW", "Hausdorff", "SSPD", "OWD", "SegmentHausdorff",
-            "DiscreteFrechet", "Frechet", "ERP"}
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
@@ -55,19 +57,12 @@ class TrajectoryDistortion(LossMeasure):
     @classmethod
     def unit_for(cls, params: Mapping[str, Any]) -> str | None:
         """The distance's unit: metres for the length-valued ones on the sphere."""
-        ref = params.get("distance") or {}
-        name = ref.get("name", "SSPD") if isinstance(ref, Mapping) else str(ref)
-        space = (ref.get("params") or {}).get("space", "sphere") if isinstance(ref, Mapping) \
-            else "sphere"
-        return "metres" if name in _LENGTHS and space == "sphere" else None
+        return length_unit(params, "SSPD")
 
     def prepare(self, original: Dataset | None, ctx: Context) -> Distance | None:
-        if original is None:
+        if not isinstance(original, Trajectories):
             return None
-        distance = ctx.create("distance", self.params.distance)
-        if not isinstance(distance, Distance) or "trajectories" not in distance.accepts:
-            raise DataError(f"{self.params.distance.name} is not a trajectory distance")
-        return distance.fit(original, ctx)
+        return fit_trajectory_distance(self.params.distance, original, ctx)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
@@ -75,12 +70,7 @@ class TrajectoryDistortion(LossMeasure):
             raise DataError("TrajectoryDistortion needs trajectories on both sides")
         distance = ctx.prepared or self.prepare(original, ctx)
         xi, yi, warnings, counts = pair_by_id(original, anonymized, self.name)
-        paired = getattr(distance, "paired", None)
-        if callable(paired):
-            d = np.asarray(paired(original, anonymized, xi, yi), dtype=np.float64)
-        else:
-            d = np.array([distance.pairwise(original, anonymized, [i], [j])[0, 0]
-                          for i, j in zip(xi, yi, strict=True)])
+        d = version_distances(distance, original, anonymized, xi, yi)
         stat = {"mean": np.mean, "median": np.median, "max": np.max}[self.params.statistic]
         details: dict[str, Any] = {
             **counts,

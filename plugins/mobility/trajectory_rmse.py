@@ -19,6 +19,11 @@ from anoneval.core.api import (
     Trajectories,
     plugin_ref,
 )
+from anoneval.plugins.mobility._pairing import (
+    fit_trajectory_distance,
+    length_unit,
+    version_distances,
+)
 
 
 class TrajectoryRMSE(LossMeasure):
@@ -44,9 +49,8 @@ class TrajectoryRMSE(LossMeasure):
 
     @classmethod
     def unit_for(cls, params: Mapping[str, Any]) -> str | None:
-        """Metres for the built-in trajectory distances (all haversine-based)."""
-        name = (params.get("distance") or {}).get("name", "Martinez2021")
-        return "metres" if name in ("Martinez2021", "DTW", "Hausdorff") else None
+        """The distance's unit: metres for the length-valued ones on the sphere."""
+        return length_unit(params, "Martinez2021")
     accepts = ("trajectories",)
 
     class Params(Params):
@@ -55,13 +59,9 @@ class TrajectoryRMSE(LossMeasure):
             "anonymized version; fitted on the original.")
 
     def prepare(self, original: Dataset | None, ctx: Context) -> Distance | None:
-        if original is None:
+        if not isinstance(original, Trajectories):
             return None
-        distance = ctx.create("distance", self.params.distance)
-        assert isinstance(distance, Distance)
-        if "trajectories" not in distance.accepts:
-            raise DataError(f"distance {distance.name} does not accept trajectories")
-        return distance.fit(original, ctx)
+        return fit_trajectory_distance(self.params.distance, original, ctx)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
@@ -72,12 +72,7 @@ class TrajectoryRMSE(LossMeasure):
         if len(matched) == 0:
             raise DataError("no anonymized trajectory has the id of an original one; "
                             "TrajectoryRMSE pairs trajectories by trajectory_id")
-        paired = getattr(distance, "paired", None)
-        if callable(paired):
-            d = np.asarray(paired(original, anonymized, matched, pos[matched]))
-        else:
-            d = np.array([distance.pairwise(original, anonymized, [i], [j])[0, 0]
-                          for i, j in zip(matched, pos[matched], strict=True)])
+        d = version_distances(distance, original, anonymized, matched, pos[matched])
         sq = float(np.sum(d * d))
         details = {
             "rmse_upstream": round(float(np.sqrt(sq / len(anonymized))), 4),

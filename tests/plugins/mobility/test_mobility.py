@@ -638,3 +638,14 @@ def test_trajectories_removed(mock, anon):
     entry = run(mock, fewer, "TrajectoriesRemoved")
     assert entry.value == 0.5 and entry.details["removed_trajectories"] == 23
     assert entry.details["percen_loc_removed"] == round(100 * (383 - fewer.n_points) / 383, 2)
+
+
+def test_distance_measures_give_metres_only_for_lengths_on_the_sphere() -> None:
+    from anoneval.plugins.mobility.trajectory_distortion import TrajectoryDistortion
+    from anoneval.plugins.mobility.trajectory_rmse import TrajectoryRMSE
+
+    for cls in (TrajectoryRMSE, TrajectoryDistortion):
+        assert cls.unit_for({"distance": {"name": "SSPD"}}) == "metres"
+        assert cls.unit_for({"distance": {"name": "DTW", "params": {"space": "plane"}}}) is None
+        assert cls.unit_for({"distance": {"name": "LCSS"}}) is None  # a share
+    assert TrajectoryRMSE.unit_for({}) == "metres"  # Martinez2021
