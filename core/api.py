@@ -23,6 +23,13 @@ from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, spans, task_threads
 from anoneval.core.data.duplicates import distinct, repeated
 from anoneval.core.data.files import read_json, read_text, regular_file
 from anoneval.core.data.inputs import ControlUse, Inputs, released
+from anoneval.core.data.intervals import (
+    IntervalParams,
+    bootstrap_indices,
+    clopper_pearson,
+    percentile_interval,
+    wilson_interval,
+)
 from anoneval.core.data.kinds import (
     DATA_KINDS,
     DataKind,
@@ -135,14 +142,18 @@ def plugin_ref(kind: PluginKind, default: str, description: str) -> Any:
 
 
 class MeasureResult(BaseModel):
-    """What a measure returns: the headline ``value`` and secondary ``details``.
+    """What a measure returns: the headline ``value``, its interval and secondary ``details``.
 
-    ``details`` may hold numbers, strings, lists, dicts, numpy values and DataFrames (per-cell or
-    per-class tables); the report turns them into JSON.
+    ``ci`` is ``[low, high]``, the interval of ``value`` at the measure's ``confidence_level``
+    (see :class:`IntervalParams`) when the value is an estimate from sampling or a fitted model;
+    None when the value is exact. ``details`` may hold numbers, strings, lists, dicts, numpy
+    values and DataFrames (per-cell or per-class tables); the report turns them into JSON.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     value: float | None = Field(description="The headline number.")
+    ci: list[float] | None = Field(None, description="[low, high]: the interval of value, or "
+                                                     "None when value is exact.")
     details: dict[str, Any] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
 
@@ -518,6 +529,7 @@ __all__ = [
     "Distance",
     "FrameData",
     "Inputs",
+    "IntervalParams",  # params mixin: confidence_level and n_boot of a value's interval
     "LossMeasure",
     "Measure",
     "MeasureResult",
@@ -538,6 +550,8 @@ __all__ = [
     "Trajectories",
     "UnknownPluginError",
     "align_ids",  # helper: row of the anonymized data for each original record, by a key
+    "bootstrap_indices",  # helper: bootstrap row indices, one replicate per row
+    "clopper_pearson",  # helper: exact binomial interval
     "data_row",  # helper: how a message names a record (1-based)
     "dataset_classes",  # helper: a dataset's rows grouped into classes, once per run
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
@@ -545,6 +559,7 @@ __all__ = [
     "hookimpl",
     "load",  # helper: read a plugin's own data file (e.g. a population)
     "pair_datasets",  # helper: the paired frame of two in-memory datasets
+    "percentile_interval",  # helper: bootstrap percentile interval
     "plugin_ref",
     "read_json",  # helper: a plugin's own JSON file, read strictly (no repeated keys)
     "read_text",  # helper: a plugin's own text file (regular files only, UTF-8, no BOM)
@@ -557,4 +572,5 @@ __all__ = [
     "sniff_separator",  # helper: the separator of a plugin's own delimited file
     "spans",  # helper: block bounds for Context.map_blocks
     "task_threads",  # helper: threads a plugin may use where it runs
+    "wilson_interval",  # helper: Wilson score interval of a proportion
 ]
