@@ -161,6 +161,9 @@ def test_evaluate_many_prepares_once_and_equals_independent_evaluations(registry
         alone = evaluate(orig, frame, MEASURES, registry=registry, seed=4).to_dict()
         mine = multi[name].to_dict()
         assert mine.pop("variant") == name and alone.pop("variant") is None
+        # a single release is the one unnamed variant: its report says where it ran
+        assert alone.pop("engine") == {"name": "local", "address": None, "workers": 1}
+        assert mine.pop("engine") is None  # the multi-variant report's engine covers it
         for d in (alone, mine):
             for m in d["measures"]:
                 m.pop("seconds")

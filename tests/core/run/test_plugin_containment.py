@@ -162,13 +162,13 @@ def test_keyboard_interrupt_is_not_contained(registry) -> None:
 
 def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> None:
     original, anonymized = Microdata(FRAME.copy()), Microdata(FRAME.copy())
-    before = original.summary()["hash"], anonymized.summary()["hash"]
+    before = original.describe()["hash"], anonymized.describe()["hash"]
     ev = Evaluator(original, ["Vandal", "Reader"], registry=registry)
     report = ev.evaluate(anonymized)
     assert report["Vandal"].error is None and report["Vandal"].value == 2.0
     assert report["Reader"].value == 190.0
     assert report["Reader"].details == {"zips": ["a", "b", "c"], "rows": 5, "groups": 3}
-    assert (original.summary()["hash"], anonymized.summary()["hash"]) == before
+    assert (original.describe()["hash"], anonymized.describe()["hash"]) == before
     assert report.inputs["original"]["hash"] == before[0]
     pd.testing.assert_frame_equal(original.frame, FRAME)
     pd.testing.assert_frame_equal(anonymized.frame, FRAME)
