@@ -544,17 +544,12 @@ class Architecture:
     def _finish(self, started: float, replica: pd.DataFrame | None, columns: list[str],
                 X: np.ndarray, fitted: Any, model: ModelView | None, Y: np.ndarray | None,
                 replica_model: ModelView | None = None) -> dict[str, Any]:
-        from anoneval.core.report.atomic import write_atomic, write_frame_atomic
+        """The report: the release (written only when every node passed), the figures, and
+        the tasks and nodes, written as JSON."""
+        from anoneval.core.report.atomic import write_atomic
 
         failed = next((n for n in self.nodes if not n.passed), None)
-        released_path = self._path(self.cfg.output.released)
-        released = None
-        if replica is not None and failed is None:
-            write_frame_atomic(replica, released_path)
-            released = str(released_path)
-        elif released_path.exists():
-            self.warnings.append(f"nothing released; the existing {released_path} (from an "
-                                 f"earlier run) was left untouched")
+        released = self._write_release(replica if failed is None else None)
         plots: dict[str, str] = {}
         if self.plots_dir is not None:
             from anoneval.plugins.workflows.architecture import plots as figs
@@ -582,6 +577,20 @@ class Architecture:
         write_atomic(self._path(self.cfg.output.report),
                      json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
         return report
+
+    def _write_release(self, replica: pd.DataFrame | None) -> str | None:
+        """Write the released replica (None: nothing released; an earlier release at the
+        output path is left untouched, with a warning); its path."""
+        from anoneval.core.report.atomic import write_frame_atomic
+
+        path = self._path(self.cfg.output.released)
+        if replica is not None:
+            write_frame_atomic(replica, path)
+            return str(path)
+        if path.exists():
+            self.warnings.append(f"nothing released; the existing {path} (from an "
+                                 f"earlier run) was left untouched")
+        return None
 
 
 def _without_big(details: dict[str, Any]) -> dict[str, Any]:
