@@ -295,19 +295,25 @@ def _synthesizer(synth: Mapping[str, Any], datasets: Mapping[str, Dataset] | Non
 
 
 def shared_notices(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The warnings a variant repeats on more than one measure (e.g. about its inputs), each
-    once with the labels it applies to; the measure sections leave them out."""
-    out = []
+    """The warnings a variant repeats on more than one measure (e.g. about its inputs): each
+    once, with the measures and the variants it applies to (variants giving the same notice
+    on the same measures share one entry); the measure sections leave them out."""
+    grouped: dict[tuple[str, str], list[str]] = {}
     for v in variants:
         where: dict[str, list[str]] = {}
         for m in v["measures"]:
             for w in dict.fromkeys(m.get("warnings") or []):
                 where.setdefault(w, []).append(m["label"])
-        notes = [{"text": w, "labels": "all measures" if len(labels) == len(v["measures"])
-                  else ", ".join(labels)} for w, labels in where.items() if len(labels) > 1]
-        if notes:
-            out.append({"variant": v["variant"] or "", "notes": notes})
-    return out
+        for w, labels in where.items():
+            if len(labels) > 1:
+                on = ("all measures" if len(labels) == len(v["measures"])
+                      else ", ".join(labels))
+                grouped.setdefault((w, on), []).append(v["variant"] or "")
+    return [{"text": w, "labels": on, "variants": names,
+             "where": ("" if len(variants) < 2 else "every variant"
+                       if len(names) == len(variants) else
+                       f"variant{'s' if len(names) > 1 else ''} {', '.join(names)}")}
+            for (w, on), names in grouped.items()]
 
 
 def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Registry,
@@ -393,7 +399,10 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
     toc = [("summary-section", "Summary")]
     toc += [("ru-section", "Risk–utility")] if ru else []
     notices = shared_notices(variants)
-    shared = {n["variant"]: {x["text"] for x in n["notes"]} for n in notices}
+    shared: dict[str, set[str]] = {}
+    for n in notices:
+        for name in n["variants"]:
+            shared.setdefault(name, set()).add(n["text"])
     toc += [("notices-section", "Notices")] if notices else []
     toc += [("inputs-section", "Inputs")]
     toc += [("synth-section", "Synthesizer")] if synth else []
