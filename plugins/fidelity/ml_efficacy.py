@@ -37,8 +37,8 @@ HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "f1_macro": Tru
 MAX_ROWS = {"linear": 50_000, "tree": 100_000, "forest": 20_000}
 CLASSIFICATION = ("accuracy", "balanced_accuracy", "f1_macro")
 REGRESSION = ("r2", "mae", "rmse")
-#: Bootstrap replicates weighed per block (a block holds this many × the test rows).
-REPLICATES_PER_BLOCK = 16
+#: Bootstrap cells (replicates × test rows) weighed at once: bounds the bootstrap's memory.
+BOOT_CELLS = 1 << 21
 
 
 def weighted_metric(metric: str, y_true: np.ndarray, pred: np.ndarray,
@@ -86,10 +86,12 @@ def loss_replicates(metric: str, y_test: np.ndarray, pred_release: np.ndarray,
     """The loss recomputed on ``n_boot`` bootstrap resamples of the test records (the same
     resample for both models: a paired bootstrap), the models kept as fitted."""
     n = len(y_test)
+    per = max(1, BOOT_CELLS // n)
     out = []
-    for start in range(0, n_boot, REPLICATES_PER_BLOCK):
-        b = min(REPLICATES_PER_BLOCK, n_boot - start)
-        w = rng.multinomial(n, np.full(n, 1.0 / n), size=b)
+    for start in range(0, n_boot, per):
+        b = min(per, n_boot - start)
+        rows = rng.integers(0, n, (b, n)) + n * np.arange(b)[:, None]
+        w = np.bincount(rows.ravel(), minlength=b * n).reshape(b, n)  # multiplicities
         release = weighted_metric(metric, y_test, pred_release, w)
         real = weighted_metric(metric, y_test, pred_original, w)
         out.append(real - release if HIGHER_IS_BETTER[metric] else release - real)

@@ -69,16 +69,22 @@ def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Contex
     return share(dcr), threshold, dcr, nn_actual, share(nn_actual)
 
 
+#: Bootstrap cells (replicates × rows) resampled at once: bounds the memory of the bootstrap.
+BOOT_CELLS = 1 << 22
+
+
 def share_replicates(nn_actual: np.ndarray, dcr: np.ndarray, percentile: float,
                      n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Bootstrap replicates of :func:`dcr_share`'s share: each replicate resamples the actual
     rows' NN distances (so the threshold t_b) and the replica rows. Given t_b, the number of
     resampled replica rows that count is Binomial(m, F(t_b)), F the replica's share counting
-    at t_b, which draws it exactly without materialising the m resampled rows; the threshold's
-    resamples run one at a time, so memory stays at one copy of the actual's distances."""
-    thresholds = np.array([np.percentile(nn_actual[rng.integers(0, len(nn_actual),
-                                                                len(nn_actual))], percentile)
-                           for _ in range(n_boot)])
+    at t_b, which draws it exactly without materialising the m resampled rows; the
+    thresholds' resamples are drawn in blocks of :data:`BOOT_CELLS` cells."""
+    n = len(nn_actual)
+    per = max(1, BOOT_CELLS // n)
+    thresholds = np.concatenate([
+        np.percentile(nn_actual[rng.integers(0, n, (min(per, n_boot - i), n))], percentile,
+                      axis=1) for i in range(0, n_boot, per)])
     ordered = np.sort(dcr)
     zeros = int(np.count_nonzero(dcr == 0))
     counting = np.maximum(np.searchsorted(ordered, thresholds, side="left"), zeros)
