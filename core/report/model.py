@@ -234,6 +234,16 @@ def checked_interval(ci: Any, value: float | None, warnings: list[str]) -> list[
     return [float(ci[0]), float(ci[1])]
 
 
+def interval_level(params: Mapping[str, Any], ci: list[float] | None) -> float | None:
+    """The level of a measure's interval: its ``confidence_level`` param (``confidence`` for
+    measures that name it so); None without an interval."""
+    if ci is None:
+        return None
+    level = params.get("confidence_level", params.get("confidence"))
+    return float(level) if isinstance(level, int | float) and not isinstance(level, bool) \
+        else None
+
+
 def _row(m: MeasureReport, variant: str | None) -> dict[str, Any]:
     low, high = m.ci if m.ci is not None else (None, None)
     return {"variant": variant, "label": m.label, "name": m.name, "kind": m.kind,

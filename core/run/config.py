@@ -237,7 +237,7 @@ class MeasureSpec(BaseModel):
         made = validate_params(cls, self.params, "params", registry, problems,
                                _files_dir(info))
         if (self.threshold is not None and self.threshold.on != "value"
-                and "confidence_level" not in cls.Params.model_fields
+                and not {"confidence_level", "confidence"} & set(cls.Params.model_fields)
                 and not getattr(cls, "gives_interval", False)):
             problems.append(("threshold.on", f"{self.name} reports no interval (ci), so its "
                              f"threshold cannot test the {self.threshold.on} end; use \"on\": "

@@ -46,6 +46,7 @@ from anoneval.core.report.model import (
     Report,
     build_risk_utility,
     checked_interval,
+    interval_level,
 )
 from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.run.engine import new_recipe, open_engine
@@ -340,8 +341,7 @@ class Evaluator:
             name=measure.name, label=planned.label, kind=measure.kind, value=value,
             direction=measure.direction(),
             details=result.details if result is not None else {},
-            params=params, ci=ci, confidence_level=params.get("confidence_level")
-            if ci is not None else None,
+            params=params, ci=ci, confidence_level=interval_level(params, ci),
             unit=type(measure).unit_for(params),
             seconds=(float(ctx.extra.get("seconds", 0.0)) + self._prepare_seconds.pop(i, 0.0)
                      if self.timings else 0.0), error=error,

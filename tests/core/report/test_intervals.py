@@ -174,7 +174,7 @@ def test_strict_run_fails_on_the_upper_end(tmp_path: Path, registry, monkeypatch
                  "-o", str(tmp_path / "r.json")])
     out = capsys.readouterr()
     assert code == 3, out
-    assert "threshold FAIL" in out.err
+    assert "threshold FAIL: ToyShare = 0.25 ci [0.2, 0.35" in out.err
     assert "25 [20, 35] %" in out.out
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["measures"][0]["threshold"] == {"max": 0.3, "min": None, "on": "upper"}
@@ -351,3 +351,16 @@ def test_big_report_layout_and_screenshots_in_chromium(registry, tmp_path: Path)
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
         if keep:
             Path(keep, name).write_bytes(shot.read_bytes())
+
+
+def test_the_interval_example_of_writing_plugins_runs_as_written() -> None:
+    from anoneval.core.api import wilson_interval
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "writing-plugins.md").read_text()
+    code = text.split("## A value's interval")[1].split("```python")[1].split("```")[0]
+    ns: dict[str, Any] = {}
+    exec(code, ns)  # the documented example, as printed
+    orig = pd.DataFrame({"a": [1, 2, 3, 4], "b": list("xyzw")})
+    m = evaluate(orig, orig.assign(a=[1, 2, 9, 9]), [ns["SharedShare"]()]).measures[0]
+    assert m.error is None and m.value == 0.5  # two of four rows copied
+    assert m.ci == pytest.approx(list(wilson_interval(2, 4))) and m.confidence_level == 0.95
