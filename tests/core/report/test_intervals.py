@@ -364,3 +364,19 @@ def test_the_interval_example_of_writing_plugins_runs_as_written() -> None:
     m = evaluate(orig, orig.assign(a=[1, 2, 9, 9]), [ns["SharedShare"]()]).measures[0]
     assert m.error is None and m.value == 0.5  # two of four rows copied
     assert m.ci == pytest.approx(list(wilson_interval(2, 4))) and m.confidence_level == 0.95
+
+
+def test_sweep_table_and_variants_chart_show_intervals(registry) -> None:
+    from anoneval.core.report.model import format_sweep
+    from anoneval.core.report.plots import variants_figure
+
+    multi = evaluate_many(ORIG, {"a": ORIG, "b": ORIG.assign(x=ORIG["x"] / 2)},
+                          ["ToyShare", "ToyExact"], registry=registry)
+    frame = multi.to_frame().assign(param_value=0.5)
+    text = format_sweep(frame, "gamma", {"ToyShare": "share"})
+    assert "25 [20, 35] %" in text and "12.5 [7.5, 22.5] %" in text
+    # the chart across variants: an error bar per interval, FAIL colours from `passed`
+    html = variants_figure("ToyShare", ["a", "b"], [0.25, 0.125], {"max": 0.2, "on": "upper"},
+                           "higher = riskier", "share", cis=[[0.2, 0.35], None],
+                           passed=[False, True])
+    assert "bars: each value&#39;s interval" in html or "bars: each value's interval" in html
