@@ -506,7 +506,8 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
     """Value against the swept param: one panel per measure label (one line per variant), or
     with ``overlay`` one panel with a line per label and variant.
 
-    ``frame`` has columns ``param_value``, ``variant``, ``label`` and ``value``.
+    ``frame`` has columns ``param_value``, ``variant``, ``label`` and ``value``; its
+    ``ci_low`` and ``ci_high``, where given, are drawn as a band around the line.
     """
     labels = list(pd.unique(frame["label"]))
     groups = [[label] for label in labels] if not overlay else [labels]
@@ -520,7 +521,13 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
                                                  else "")
         for key, part in sub.groupby(keys, sort=False):
             x = part["param_value"] if numeric_x else part["param_value"].astype(str)
-            ax.plot(x, part["value"].astype(float), marker="o", markersize=3, label=str(key))
+            line, = ax.plot(x, part["value"].astype(float), marker="o", markersize=3,
+                            label=str(key))
+            if numeric_x and {"ci_low", "ci_high"} <= set(part.columns) \
+                    and part["ci_low"].notna().any():  # the intervals as a band
+                ax.fill_between(x.astype(float), part["ci_low"].astype(float),
+                                part["ci_high"].astype(float), color=line.get_color(),
+                                alpha=0.2, linewidth=0)
         ax.set_title(str(group[0]) if not overlay else "")
         ax.set_xlabel(param)
         ax.set_ylabel("value" if overlay else str(group[0]))

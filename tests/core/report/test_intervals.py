@@ -380,3 +380,14 @@ def test_sweep_table_and_variants_chart_show_intervals(registry) -> None:
                            "higher = riskier", "share", cis=[[0.2, 0.35], None],
                            passed=[False, True])
     assert "bars: each value&#39;s interval" in html or "bars: each value's interval" in html
+
+    from anoneval.core.report.plots import sweep_figure
+
+    swept = pd.concat([frame.assign(param_value=g, ci_low=frame["ci_low"] * g,
+                                    ci_high=frame["ci_high"] * g) for g in (1.0, 2.0)])
+    ax = sweep_figure(swept, "gamma").axes[0]
+    bands = [c for c in ax.collections if c.__class__.__name__ == "FillBetweenPolyCollection"
+             or c.__class__.__name__ == "PolyCollection"]
+    assert len(bands) == 2  # one band per variant of the measure with an interval
+    ends = np.vstack([b.get_paths()[0].vertices for b in bands])
+    assert ends[:, 1].max() == pytest.approx(0.7)  # variant a's high end at gamma 2
