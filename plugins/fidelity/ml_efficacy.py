@@ -67,10 +67,16 @@ def weighted_metric(metric: str, y_true: np.ndarray, pred: np.ndarray,
     if metric == "accuracy":
         return (w @ correct) / total
     k = int(codes.max()) + 1
-    true_1h = np.eye(k)[t]
-    hit = w @ (true_1h * correct[:, None])  # b × k true positives
-    support = w @ true_1h
-    predicted = w @ np.eye(k)[q]
+    rows = np.arange(len(t))
+
+    def per_class(labels: np.ndarray, ones: np.ndarray) -> np.ndarray:
+        """b × k weighted counts (sparse one-hot: memory O(n), not O(n·k))."""
+        onehot = sparse.csr_matrix((ones, (rows, labels)), shape=(len(t), k))
+        return np.asarray((onehot.T @ w.T).T)
+
+    hit = per_class(t, correct)  # true positives
+    support = per_class(t, np.ones(len(t)))
+    predicted = per_class(q, np.ones(len(t)))
     with np.errstate(invalid="ignore", divide="ignore"):
         if metric == "balanced_accuracy":
             recall = np.where(support > 0, hit / support, np.nan)
