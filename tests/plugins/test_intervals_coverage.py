@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import ncx2, norm
 
 from anoneval.core import evaluate
@@ -191,3 +193,40 @@ def test_dcr_share_bootstrap_covers_the_share_95_percent() -> None:
         low, high = percentile_interval(reps)
         hits.append(low <= true_share <= high)
     assert 0.93 <= covered(np.array(hits)) <= 0.97
+
+
+# -- invariants ------------------------------------------------------------------------------
+
+scores = st.lists(st.integers(-5, 5).map(float), min_size=2, max_size=30)
+
+
+@settings(max_examples=50, deadline=None)
+@given(scores, scores, st.randoms(use_true_random=False))
+def test_delong_is_order_free_and_mirrors_when_the_classes_swap(x, y, rnd) -> None:
+    auc, (low, high) = delong_auc(np.array(x), np.array(y))
+    assert 0 <= low <= auc <= high <= 1
+    xs, ys = x[:], y[:]
+    rnd.shuffle(xs)
+    rnd.shuffle(ys)
+    again, ends = delong_auc(np.array(xs), np.array(ys))
+    assert (again, *ends) == pytest.approx((auc, low, high))
+    back, (b_low, b_high) = delong_auc(np.array(y), np.array(x))
+    assert back == pytest.approx(1 - auc)
+    if low > 0 and high < 1:  # unclipped: the interval mirrors too
+        assert (b_low, b_high) == pytest.approx((1 - high, 1 - low))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from("abc"), min_size=3, max_size=40), st.integers(0, 2**31 - 1),
+       st.sampled_from(["accuracy", "balanced_accuracy", "f1_macro"]))
+def test_weighted_metric_bounds_and_unit_weights(y, seed, metric) -> None:
+    rng = np.random.default_rng(seed)
+    y = np.array(y)
+    pred = np.where(rng.random(len(y)) < 0.5, y, rng.choice(list("abd"), len(y)))
+    w = rng.integers(0, 3, (3, len(y)))
+    w[:, 0] += 1  # no empty replicate
+    got = weighted_metric(metric, y, pred, w)
+    assert np.all((got >= 0) & (got <= 1))
+    ones = weighted_metric(metric, y, pred, np.ones((1, len(y))))
+    doubled = weighted_metric(metric, y, pred, 2 * np.ones((1, len(y))))
+    assert ones == pytest.approx(doubled)  # only relative weights matter
