@@ -6,9 +6,11 @@ text. The HTML fragments ``report_section`` plugins return are filtered to harml
 (:mod:`anoneval.core.report.sanitize`), and the page carries a Content-Security-Policy that
 allows no script, no form submission and no navigation, as a second line of defence.
 
-Layout: a summary table (each measure's value with its unit, direction and pass/fail against
-the config's thresholds; one row per variant for many variants), the risk–utility table and
-map, the inputs (paths, rows, hashes), the synthesizer (with plots of actual against replica
+Layout: a summary table (each measure's value with its unit and interval, direction and
+pass/fail against the config's thresholds; one row per variant for many variants, scrolling
+sideways under a fixed variant column, headers never broken inside a word), the risk–utility
+table and map (intervals as error bars, labels that overlap nothing), the notices (a warning
+given on several measures, once, with the measures and variants it concerns), the inputs (paths, rows, hashes), the synthesizer (with plots of actual against replica
 when the data are passed), and a section per measure: for many variants one chart of the
 value across variants, then each variant's value, the fragments of every ``report_section``
 hookimpl (the built-in families' plots come through the same hook) and its details as tables.
