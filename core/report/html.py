@@ -10,10 +10,11 @@ Layout: a summary table (each measure's value with its unit and interval, direct
 pass/fail against the config's thresholds; one row per variant for many variants, scrolling
 sideways under a fixed variant column, headers never broken inside a word), the risk–utility
 table and map (intervals as error bars, labels that overlap nothing), the notices (a warning
-given on several measures, once, with the measures and variants it concerns), the inputs (paths, rows, hashes), the synthesizer (with plots of actual against replica
-when the data are passed), and a section per measure: for many variants one chart of the
-value across variants, then each variant's value, the fragments of every ``report_section``
-hookimpl (the built-in families' plots come through the same hook) and its details as tables.
+given on several measures, once, with the measures and variants it concerns), the inputs
+(paths, rows, hashes), the synthesizer (with plots of actual against replica when the data
+are passed), and a section per measure: for many variants one chart of the value across
+variants, then each variant's value, the fragments of every ``report_section`` hookimpl (the
+built-in families' plots come through the same hook) and its details as tables.
 Per-variant sections are drawn up to :data:`VARIANT_SECTIONS_UP_TO` variants unless the
 config's ``report.variant_sections`` says otherwise, so the number of images does not grow with
 the number of variants.
