@@ -40,7 +40,14 @@ from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.data.summary import dataset_summarizer
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.jsonable import non_finite
-from anoneval.core.report.model import MeasureReport, MultiReport, Report, build_risk_utility
+from anoneval.core.report.model import (
+    MeasureReport,
+    MultiReport,
+    Report,
+    build_risk_utility,
+    checked_interval,
+    interval_level,
+)
 from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.run.engine import new_recipe, open_engine
 from anoneval.core.run.scaled import Mode, ScaledRun, gather_limit, mode_of
@@ -322,20 +329,20 @@ class Evaluator:
             if bad:
                 warnings.append(f"details not finite (reported as null): {', '.join(bad[:10])}"
                                 + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
+        ci = checked_interval(result.ci if result is not None else None, value, warnings)
         passed = None
         thr = planned.threshold
-        if thr is not None and value is not None:
-            passed = (thr.max is None or value <= thr.max) and (thr.min is None or value >= thr.min)
-        elif thr is not None:  # a threshold on no value is not met (``run --strict`` fails)
-            passed = False
-            if error is None:
-                warnings.append("the threshold FAILs: the measure gave no value")
+        if thr is not None:  # a threshold on no value (or no interval) FAILs (``--strict``)
+            passed, why = thr.check(value, ci)
+            if why is not None and error is None:
+                warnings.append(why)
+        params = measure.params.model_dump(mode="json")
         return MeasureReport(
             name=measure.name, label=planned.label, kind=measure.kind, value=value,
             direction=measure.direction(),
             details=result.details if result is not None else {},
-            params=measure.params.model_dump(mode="json"),
-            unit=type(measure).unit_for(measure.params.model_dump(mode="json")),
+            params=params, ci=ci, confidence_level=interval_level(params, ci),
+            unit=type(measure).unit_for(params),
             seconds=(float(ctx.extra.get("seconds", 0.0)) + self._prepare_seconds.pop(i, 0.0)
                      if self.timings else 0.0), error=error,
             warnings=warnings,
