@@ -27,7 +27,10 @@ from anoneval.core.api import (
     Trajectories,
 )
 from anoneval.plugins.mobility._tiles import (
+    STAYS_HELP,
+    VISITS_HELP,
     Grid,
+    StaySpec,
     TileSpec,
     VisitRule,
     VisitTable,
@@ -92,9 +95,8 @@ def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
 
 class CollectiveParams(Params):
     tiles: TileSpec = Field(default_factory=TileSpec, description="Tiles locations are counted on.")
-    visits: VisitRule = Field("last_point", description=(
-        "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-        "points: every point."))
+    visits: VisitRule = Field("last_point", description=VISITS_HELP)
+    stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
     metric: Metric = Field("cpc", description=(
         "cpc (common part of commuters), rmse, pearson or jsd (base 2) between the sides."))
     top: int = Field(10, ge=0, le=1000, description="Largest entries of each side in details.")
@@ -120,7 +122,7 @@ class CollectiveMeasure(LossMeasure):
         grid = make_grid(p.tiles, original, anonymized)
         vectors = {}
         for side, data in (("original", original), ("anonymized", anonymized)):
-            table = visit_table(data, grid, p.visits)
+            table = visit_table(data, grid, p.visits, p.stays)
             vectors[side] = self.vector(data, table, grid)
             if not vectors[side]:
                 raise DataError(f"{self.name}: the {side} data has nothing inside the tile "

@@ -40,7 +40,10 @@ from anoneval.plugins.mobility._attacks import (
     row_groups,
 )
 from anoneval.plugins.mobility._tiles import (
+    STAYS_HELP,
+    VISITS_HELP,
     Grid,
+    StaySpec,
     TileSpec,
     VisitRule,
     VisitTable,
@@ -55,9 +58,8 @@ class AttackParams(Params):
         "k: number of rows of a user's data the intruder knows (skmob's default 2)."))
     tiles: TileSpec = Field(default_factory=TileSpec, description=(
         "Square tiles locations are matched on (skmob's squared tessellation)."))
-    visits: VisitRule = Field("last_point", description=(
-        "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-        "points: every point."))
+    visits: VisitRule = Field("last_point", description=VISITS_HELP)
+    stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
     target: Literal["anonymized", "original_to_anonymized"] = Field("anonymized", description=(
         "anonymized: the attack on the release alone; original_to_anonymized: knowledge from "
         "the original visits matched against the released users (paired by user_id)."))
@@ -100,8 +102,8 @@ class MobilityAttack(RiskMeasure):
         assert isinstance(release, Trajectories)
         assert original is None or isinstance(original, Trajectories)
         grid = make_grid(p.tiles, original, anonymized)
-        pop_table = visit_table(release, grid, p.visits)
-        know_table = visit_table(original, grid, p.visits) if cross else pop_table
+        pop_table = visit_table(release, grid, p.visits, p.stays)
+        know_table = visit_table(original, grid, p.visits, p.stays) if cross else pop_table
         if len(pop_table) == 0 or len(know_table) == 0:
             raise DataError(f"{self.name}: no visit falls inside the tile grid "
                             f"(tiles.bbox {p.tiles.bbox})")
@@ -122,7 +124,7 @@ class MobilityAttack(RiskMeasure):
                               cross, grid)
         sides = {"anonymized" if anonymized is not None else "original": pop_table}
         if original is not None and anonymized is not None:
-            sides["original"] = visit_table(original, grid, p.visits)
+            sides["original"] = visit_table(original, grid, p.visits, p.stays)
         result.details["tile_visits"] = tile_counts(grid, sides)
         return result
 

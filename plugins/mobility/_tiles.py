@@ -15,26 +15,33 @@ belongs to the tile above/right of it (skmob's ``within`` join drops it: a measu
 Without ``bbox`` the box is the union of the given datasets' points, so both sides share a grid.
 
 Visits: ``"last_point"`` is skmob's visit table as the reference builds it: one visit per
-trajectory, at its arrival (last point, its time); ``"points"`` makes every point a visit.
-Rows are sorted by (user, time), stable (equal times keep trajectory-id order).
+trajectory, at its arrival (last point, its time); ``"points"`` makes every point a visit;
+``"stays"`` makes every detected stay a visit (skmob's ``stay_locations``, see ``_stays.py``):
+at its median point, at its arrival time. Rows are sorted by (user, time), stable (equal times
+keep trajectory-id order).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from anoneval.core.api import DataError, Trajectories
+from anoneval.plugins.mobility._stays import StaySpec, detect_stays
 
 R_MERCATOR = 6_378_137.0  # EPSG:3857 sphere radius (m)
 R_MEAN = 6_371_008.8  # mean Earth radius (m) for the "ground" projection
 
-VisitRule = Literal["last_point", "points"]
+VisitRule = Literal["last_point", "points", "stays"]
+#: The ``visits`` param's description, shared by the measures.
+VISITS_HELP = ("last_point: one visit per trajectory at its arrival (skmob's visit table); "
+               "points: every point; stays: every stay point (see stays).")
+STAYS_HELP = "Stay-point detection of visits: \"stays\" (radius_m, min_duration_s, ...)."
 
 
 class TileSpec(BaseModel):
@@ -152,28 +159,42 @@ class VisitTable:
         return len(self.uid)
 
 
-def visit_table(data: Trajectories, grid: Grid, visits: VisitRule = "last_point") -> VisitTable:
+def visit_table(data: Trajectories, grid: Grid, visits: VisitRule = "last_point",
+                stays: StaySpec | None = None) -> VisitTable:
     """The visit table of ``data`` on ``grid`` (cached on the dataset per grid and rule)."""
-    key = ("mobility_visits", grid, visits)
-    return data.cached(key, lambda: _build(data, grid, visits))
+    spec = (stays or StaySpec()) if visits == "stays" else None
+    key = ("mobility_visits", grid, visits, spec)
+    return data.cached(key, lambda: _build(data, grid, visits, spec))
 
 
-def _build(data: Trajectories, grid: Grid, visits: VisitRule) -> VisitTable:
+def stay_points(data: Trajectories, spec: StaySpec) -> Any:
+    """The stays of ``data`` (cached on the dataset per detection parameters)."""
+    return data.cached(("mobility_stays", spec), lambda: detect_stays(data, spec))
+
+
+def _build(data: Trajectories, grid: Grid, visits: VisitRule,
+           spec: StaySpec | None) -> VisitTable:
     if len(data) == 0 or data.n_points == 0:
         raise DataError("the trajectory data has no points")
     lengths = data.lengths
-    if visits == "last_point":
-        keep = lengths > 0
-        pos = data.offsets[1:][keep] - 1
-        traj = np.flatnonzero(keep)
+    if visits == "stays":
+        assert spec is not None
+        found = stay_points(data, spec)
+        traj, lon, lat, t = found.traj, found.lon, found.lat, found.arrive
     else:
-        pos = np.arange(data.n_points)
-        traj = np.repeat(np.arange(len(data)), lengths)
-    tile = grid.tile_of(data.lon[pos], data.lat[pos])
+        if visits == "last_point":
+            keep = lengths > 0
+            pos = data.offsets[1:][keep] - 1
+            traj = np.flatnonzero(keep)
+        else:
+            pos = np.arange(data.n_points)
+            traj = np.repeat(np.arange(len(data)), lengths)
+        lon, lat, t = data.lon[pos], data.lat[pos], data.t[pos]
+    tile = grid.tile_of(lon, lat)
     inside = tile >= 0
     users, ucode = np.unique(data.user_id.astype(str), return_inverse=True)
-    uid = ucode[traj][inside]
-    t = data.t[pos][inside]
+    uid = ucode.ravel()[traj][inside]
+    t = t[inside]
     traj = traj[inside]
     order = np.lexsort((traj, t, uid))
     uid = uid[order]

@@ -20,7 +20,10 @@ from anoneval.core.api import (
 )
 from anoneval.plugins.mobility._collective import home_tiles, jsd
 from anoneval.plugins.mobility._tiles import (
+    STAYS_HELP,
+    VISITS_HELP,
     Grid,
+    StaySpec,
     TileSpec,
     VisitRule,
     VisitTable,
@@ -168,16 +171,16 @@ class IndividualMobility(LossMeasure):
         compare: Literal["mean_abs_diff", "mean_rel_diff", "jsd", "ks", "wasserstein"] = Field(
             "mean_abs_diff", description="How the two sides' values are compared.")
         tiles: TileSpec = Field(default_factory=TileSpec, description="Tiles of the visits.")
-        visits: VisitRule = Field("last_point", description=(
-            "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-            "points: every point."))
+        visits: VisitRule = Field("last_point", description=VISITS_HELP)
+        stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         assert isinstance(original, Trajectories) and isinstance(anonymized, Trajectories)
         p = self.params
         grid = make_grid(p.tiles, original, anonymized)
-        to, ta = visit_table(original, grid, p.visits), visit_table(anonymized, grid, p.visits)
+        to = visit_table(original, grid, p.visits, p.stays)
+        ta = visit_table(anonymized, grid, p.visits, p.stays)
         vo = per_user(p.measure, to, grid, p.k)
         va = per_user(p.measure, ta, grid, p.k)
         pos = user_codes(ta, to.users)
