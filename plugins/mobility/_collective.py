@@ -29,9 +29,9 @@ from anoneval.core.api import (
 from anoneval.plugins.mobility._tiles import (
     STAYS_HELP,
     VISITS_HELP,
-    Grid,
     StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -71,7 +71,7 @@ def jsd(x: np.ndarray, y: np.ndarray) -> float:
     return 0.5 * kl(p) + 0.5 * kl(q)
 
 
-def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+def home_tiles(table: VisitTable, grid: Tiling) -> tuple[np.ndarray, np.ndarray]:
     """(user code, home tile) of each user with a visit, as skmob's ``home_location``.
 
     Home is the most frequent tile among the user's visits between 22:00 and 07:00 UTC (both
@@ -86,7 +86,7 @@ def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
     n = grid.n_tiles
     keys, counts = np.unique(uid.astype(np.int64) * n + tile, return_counts=True)
     u, t = keys // n, keys % n
-    rank = (t % grid.ny) * grid.nx + t // grid.ny  # (lat, lng) order: j then i
+    rank = grid.rank(t)  # (lat, lng) order of the tile centres
     order = np.lexsort((rank, -counts, u))
     u, t = u[order], t[order]
     first = np.r_[True, u[1:] != u[:-1]]
@@ -112,7 +112,7 @@ class CollectiveMeasure(LossMeasure):
         return (Direction.MORE_LOSS if self.params.metric in ("rmse", "jsd")
                 else Direction.LESS_LOSS)
 
-    def vector(self, data: Trajectories, table: VisitTable, grid: Grid) -> dict[Any, float]:
+    def vector(self, data: Trajectories, table: VisitTable, grid: Tiling) -> dict[Any, float]:
         raise NotImplementedError
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,

@@ -42,9 +42,10 @@ from anoneval.plugins.mobility._attacks import (
 from anoneval.plugins.mobility._tiles import (
     STAYS_HELP,
     VISITS_HELP,
-    Grid,
+    H3Grid,
     StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -133,7 +134,7 @@ class MobilityAttack(RiskMeasure):
 
     def _result(self, know: VisitTable, pop: VisitTable, risk: np.ndarray, has: np.ndarray,
                 n_instances: int, drawn: np.ndarray, sampled: np.ndarray, cross: bool,
-                grid: Grid) -> MeasureResult:
+                grid: Tiling) -> MeasureResult:
         p = self.params
         users = know.users[has]
         r = risk[has]
@@ -150,8 +151,7 @@ class MobilityAttack(RiskMeasure):
             "visits": len(know) if not cross else {"original": len(know), "anonymized": len(pop)},
             "visits_outside_grid": know.dropped if not cross else {
                 "original": know.dropped, "anonymized": pop.dropped},
-            "tiles": {"nx": grid.nx, "ny": grid.ny, "size": grid.size,
-                      "projection": grid.projection},
+            "tiles": grid.describe(),
             "instances": n_instances,
             "sampled_users": int(sampled.sum()),
             "per_user": {str(u): float(v) for u, v in zip(users, r, strict=True)},
@@ -250,20 +250,27 @@ def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
     return risk, total, drawn, sampled & (risk < 1.0)
 
 
-def tile_counts(grid: Grid, tables: dict[str, VisitTable]) -> dict[str, Any]:
+def tile_counts(grid: Tiling, tables: dict[str, VisitTable]) -> dict[str, Any]:
     """Visits per tile of each side, for the report's heat map: ``[[tile, count], ...]``."""
     out: dict[str, Any] = {"nx": grid.nx, "ny": grid.ny}
+    listed = []
     for side, table in tables.items():
         tiles, counts = np.unique(table.tile, return_counts=True)
         out[side] = [[int(t), int(c)] for t, c in zip(tiles, counts, strict=True)]
+        listed.append(tiles)
+    if isinstance(grid, H3Grid):  # hexagons: the map places each listed cell at its centre
+        cells = np.unique(np.concatenate(listed)) if listed else np.zeros(0, np.int64)
+        lng, lat = grid.centroid(cells)
+        out["kind"] = "h3"
+        out["centres"] = {str(int(c)): [float(x), float(y)]
+                          for c, x, y in zip(cells, lng, lat, strict=True)}
     return out
 
 
-def _tie_rank(grid: Grid, keys: np.ndarray, tile_of_key: Any) -> np.ndarray:
+def _tie_rank(grid: Tiling, keys: np.ndarray, tile_of_key: Any) -> np.ndarray:
     """Rank of each location code by its tile centre's (lat, lng), as skmob's group-by order."""
     tile = tile_of_key(keys)
-    i, j = tile // grid.ny, tile % grid.ny
-    order = np.lexsort((np.arange(len(tile)), i, j))
+    order = np.lexsort((np.arange(len(tile)), grid.rank(tile)))
     rank = np.empty(len(keys), dtype=np.int64)
     rank[order] = np.arange(len(keys))
     return rank

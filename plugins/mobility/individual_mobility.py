@@ -22,9 +22,9 @@ from anoneval.plugins.mobility._collective import home_tiles, jsd
 from anoneval.plugins.mobility._tiles import (
     STAYS_HELP,
     VISITS_HELP,
-    Grid,
     StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -66,7 +66,7 @@ def lz_entropy(codes: np.ndarray) -> float:
     return n * math.log2(n) / total
 
 
-def per_user(which: str, table: VisitTable, grid: Grid, k: int) -> list[Any]:
+def per_user(which: str, table: VisitTable, grid: Tiling, k: int) -> list[Any]:
     """The measure for every user code of ``table``, on the tile centres of its visits."""
     lng, lat = grid.centroid(table.tile)
     home = None
