@@ -58,7 +58,7 @@ class AttackParams(Params):
     knowledge_length: int = Field(2, ge=1, le=10, description=(
         "k: number of rows of a user's data the intruder knows (skmob's default 2)."))
     tiles: TileSpec = Field(default_factory=TileSpec, description=(
-        "Square tiles locations are matched on (skmob's squared tessellation)."))
+        "Tiles locations are matched on: skmob's squares or H3 cells (kind h3)."))
     visits: VisitRule = Field("last_point", description=VISITS_HELP)
     stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
     target: Literal["anonymized", "original_to_anonymized"] = Field("anonymized", description=(

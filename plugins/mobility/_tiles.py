@@ -225,16 +225,16 @@ class H3Grid:
         inside = (lon >= lon0) & (lon <= lon1) & (lat >= lat0) & (lat <= lat1)
         if not inside.any():
             return out
-        pts, back = np.unique(np.stack([lat[inside], lon[inside]], 1), axis=0,
-                              return_inverse=True)
+        # distinct points by hashing (lat, lon) as one complex number (exact equality)
+        back, pts = pd.factorize(lat[inside] + 1j * lon[inside])
         res = [self.resolution] * len(pts)
-        cell = np.fromiter(map(h3n.latlng_to_cell, pts[:, 0].tolist(), pts[:, 1].tolist(),
-                               res), dtype=np.uint64, count=len(pts))
+        cell = np.fromiter(map(h3n.latlng_to_cell, pts.real.tolist(), pts.imag.tolist(), res),
+                           dtype=np.uint64, count=len(pts))
         pos = np.minimum(np.searchsorted(self.cells, cell, sorter=self._sorted),
                          len(self.cells) - 1)
         found = self.cells[self._sorted[pos]] == cell
         dense = np.where(found, self._sorted[pos], -1)
-        out[inside] = dense[back.ravel()]
+        out[inside] = dense[back]
         return out
 
     def centroid(self, tile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

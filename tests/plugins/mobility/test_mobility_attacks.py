@@ -684,6 +684,17 @@ def test_lz_entropy_hand_worked():
     assert lz_entropy(np.array([0, 1, 0, 1])) == pytest.approx(4 * 2 / 7)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), max_size=25), min_size=1, max_size=5))
+def test_compiled_lz_entropies_equal_the_python_estimator(users):
+    from anoneval.plugins.mobility.individual_mobility import lz_entropies, lz_entropy
+
+    codes = np.array([c for u in users for c in u], dtype=np.int64)
+    starts = np.r_[0, np.cumsum([len(u) for u in users])]
+    expect = [lz_entropy(np.array(u, dtype=np.int64)) for u in users]
+    assert lz_entropies(codes, starts).tolist() == expect
+
+
 @pytest.mark.parametrize("measure, expected", [
     ("number_of_visits", [3.0, 2.0]),
     ("number_of_locations", [2.0, 2.0]),
