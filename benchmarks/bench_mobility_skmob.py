@@ -7,8 +7,9 @@ dependency. Give the Python of an environment where it is installed (``--skmob-p
 ``ANONEVAL_SKMOB_PYTHON``), e.g. a pyenv 3.9.18 venv with ``scikit-mobility==1.3.1
 pandas==1.5.3 "numpy<1.24" "shapely<2" geopandas==0.10.2``. The script writes the data to a
 temporary folder, runs skmob in a child process of that Python, which times each operation
-itself (``time.perf_counter`` around the skmob call only, the CSV read excluded), and reads its
-timings and results back. Without a skmob Python it says so and runs anoneval's side alone.
+itself (wall and CPU time around the skmob call only, the CSV read excluded), and reads its
+timings and results back. The CPU-time ratio is the robust one on a shared machine. Without
+a skmob Python it says so and runs anoneval's side alone.
 
 Operations (same input on both sides; anoneval timed in this process, JIT compilation and the
 tile mapping outside the timing):
@@ -46,7 +47,7 @@ from anoneval.core.api import Context, Trajectories
 from anoneval.plugins.mobility._collective import home_tiles
 from anoneval.plugins.mobility._stays import StaySpec, detect_stays
 from anoneval.plugins.mobility._tiles import TileSpec, make_grid, visit_table
-from anoneval.plugins.mobility.individual_mobility import per_user
+from anoneval.plugins.mobility.individual_mobility import lz_entropies, per_user
 from anoneval.registry import default_registry
 
 BBOX = [2.20, 48.80, 2.45, 48.92]
@@ -64,16 +65,16 @@ folder = sys.argv[1]
 out = {"version": skmob.__version__}
 
 def timed(fn):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     value = fn()
-    return time.perf_counter() - start, value
+    return (time.perf_counter() - start, time.process_time() - cpu), value
 
 pts = pd.read_csv(folder + "/points.csv", parse_dates=["datetime"])
 tdf = skmob.TrajDataFrame(pts, latitude="lat", longitude="lng", datetime="datetime",
                           user_id="uid")
 s, st = timed(lambda: detection.stay_locations(tdf, spatial_radius_km=0.2,
                                               minutes_for_a_stop=20.0, leaving_time=True))
-out["stays"] = {"seconds": s, "count": len(st),
+out["stays"] = {"seconds": s[0], "cpu": s[1], "count": len(st),
                 "arrive": sorted((st["datetime"].astype("int64") // 10**9).tolist())}
 
 vis = pd.read_csv(folder + "/visits.csv", parse_dates=["datetime"])
@@ -92,11 +93,14 @@ for name, fn in [
     vals = df[col].tolist()
     if name == "jump_lengths":
         vals = [float(sum(v)) for v in vals]
-    out[name] = {"seconds": s, "uid": df["uid"].astype(str).tolist(), "value": vals}
+    out[name] = {"seconds": s[0], "cpu": s[1], "uid": df["uid"].astype(str).tolist(),
+                 "value": vals}
 s, df = timed(lambda: collective.visits_per_location(vdf))
-out["visits_per_location"] = {"seconds": s, "count": sorted(df["n_visits"].tolist())}
+out["visits_per_location"] = {"seconds": s[0], "cpu": s[1],
+                              "count": sorted(df["n_visits"].tolist())}
 s, df = timed(lambda: collective.homes_per_location(vdf))
-out["homes_per_location"] = {"seconds": s, "count": sorted(df["n_homes"].tolist())}
+out["homes_per_location"] = {"seconds": s[0], "cpu": s[1],
+                             "count": sorted(df["n_homes"].tolist())}
 
 rel = pd.read_csv(folder + "/release.csv", parse_dates=["datetime"])
 rdf = skmob.TrajDataFrame(rel, latitude="lat", longitude="lng", datetime="datetime",
@@ -106,7 +110,7 @@ for name, attack in [("LocationAttack", attacks.LocationAttack(knowledge_length=
                       attacks.LocationSequenceAttack(knowledge_length=2)),
                      ("HomeWorkAttack", attacks.HomeWorkAttack())]:
     s, df = timed(lambda: attack.assess_risk(rdf))
-    out[name] = {"seconds": s, "uid": df["uid"].astype(str).tolist(),
+    out[name] = {"seconds": s[0], "cpu": s[1], "uid": df["uid"].astype(str).tolist(),
                  "risk": df["risk"].tolist()}
 json.dump(out, open(folder + "/out.json", "w"))
 '''
@@ -165,36 +169,38 @@ def visit_frame(data: Trajectories, visits: str) -> pd.DataFrame:
                          "uid": table.users[table.uid]})
 
 
+def timed(fn: Any) -> tuple[float, float, Any]:
+    """(wall seconds, CPU seconds of this process, result) of ``fn()``."""
+    start, cpu = time.perf_counter(), time.process_time()
+    value = fn()
+    return time.perf_counter() - start, time.process_time() - cpu, value
+
+
 def ours(points: Trajectories, visits: Trajectories, rel: Trajectories) -> dict[str, Any]:
     """anoneval's side: each operation timed alone, on prepared tables."""
     out: dict[str, Any] = {}
     spec = StaySpec()
     detect_stays(points.subset(np.arange(min(3, len(points)))), spec)  # JIT outside timing
-    start = time.perf_counter()
-    st = detect_stays(points, spec)
-    out["stays"] = {"seconds": time.perf_counter() - start, "count": len(st),
+    lz_entropies(np.array([0, 1, 0]), np.array([0, 3]))
+    wall, cpu, st = timed(lambda: detect_stays(points, spec))
+    out["stays"] = {"seconds": wall, "cpu": cpu, "count": len(st),
                     "arrive": sorted(st.arrive.tolist())}
     grid = make_grid(TileSpec(bbox=BBOX))
     table = visit_table(visits, grid, "points")
     for name in ("radius_of_gyration", "uncorrelated_entropy", "real_entropy", "jump_lengths",
                  "max_distance_from_home"):
-        start = time.perf_counter()
-        vals = per_user(name, table, grid, 2)
-        seconds = time.perf_counter() - start
+        wall, cpu, vals = timed(lambda name=name: per_user(name, table, grid, 2))
         if name == "jump_lengths":
             vals = [float(sum(v)) for v in vals]
-        out[name] = {"seconds": seconds, "uid": [str(u) for u in table.users], "value": vals,
-                     "name": name}
-    start = time.perf_counter()
-    _, counts = np.unique(table.tile, return_counts=True)
-    out["visits_per_location"] = {"seconds": time.perf_counter() - start,
+        out[name] = {"seconds": wall, "cpu": cpu, "uid": [str(u) for u in table.users],
+                     "value": vals, "name": name}
+    wall, cpu, (_, counts) = timed(lambda: np.unique(table.tile, return_counts=True))
+    out["visits_per_location"] = {"seconds": wall, "cpu": cpu,
                                   "count": sorted(counts.tolist())}
     out["tied_homes"] = tied_homes(table)
-    start = time.perf_counter()
-    _, homes = home_tiles(table, grid)
-    _, counts = np.unique(homes, return_counts=True)
-    out["homes_per_location"] = {"seconds": time.perf_counter() - start,
-                                 "count": sorted(counts.tolist())}
+    wall, cpu, (_, counts) = timed(lambda: np.unique(home_tiles(table, grid)[1],
+                                                     return_counts=True))
+    out["homes_per_location"] = {"seconds": wall, "cpu": cpu, "count": sorted(counts.tolist())}
     for name in ("LocationAttack", "LocationSequenceAttack", "HomeWorkAttack"):
         cls = default_registry().get("risk_measure", name)
         params: dict[str, Any] = {"knowledge_length": 2, "visits": "points",
@@ -204,11 +210,9 @@ def ours(points: Trajectories, visits: Trajectories, rel: Trajectories) -> dict[
         measure = cls(cls.Params(**params))
         fresh = Trajectories(rel.trajectory_id, rel.user_id, rel.offsets, rel.lon, rel.lat,
                              rel.t)
-        start = time.perf_counter()
-        res = measure.compute(None, fresh, Context(seed=1))
+        wall, cpu, res = timed(lambda m=measure, d=fresh: m.compute(None, d, Context(seed=1)))
         per = res.details["per_user"]
-        out[name] = {"seconds": time.perf_counter() - start, "uid": list(per),
-                     "risk": list(per.values())}
+        out[name] = {"seconds": wall, "cpu": cpu, "uid": list(per), "risk": list(per.values())}
     return out
 
 
@@ -303,15 +307,18 @@ def main() -> None:
     else:
         print("peer: no scikit-mobility Python given (--skmob-python or "
               "ANONEVAL_SKMOB_PYTHON): anoneval's side only")
-    print(f"{'operation':26s} {'anoneval s':>11s} {'skmob s':>9s} {'ratio':>8s}  agree")
+    print(f"{'operation':24s} {'anoneval s':>10s} {'skmob s':>9s} {'ratio':>7s} "
+          f"{'cpu: anoneval':>13s} {'skmob':>8s} {'ratio':>7s}  agree")
     tied = mine.pop("tied_homes")
     for name, row in mine.items():
         if theirs is None:
-            print(f"{name:26s} {row['seconds']:11.4f} {'-':>9s} {'-':>8s}  -")
+            print(f"{name:24s} {row['seconds']:10.4f} {'-':>9s} {'-':>7s} {row['cpu']:13.4f}")
             continue
         peer = theirs[name]
         ratio = peer["seconds"] / max(row["seconds"], 1e-9)
-        print(f"{name:26s} {row['seconds']:11.4f} {peer['seconds']:9.3f} {ratio:7.0f}×  "
+        cpu_ratio = peer["cpu"] / max(row["cpu"], 1e-9)
+        print(f"{name:24s} {row['seconds']:10.4f} {peer['seconds']:9.3f} {ratio:6.0f}× "
+              f"{row['cpu']:13.4f} {peer['cpu']:8.3f} {cpu_ratio:6.0f}×  "
               f"{agree(row, peer, tied)}")
     sys.stdout.flush()
 
