@@ -1,4 +1,4 @@
-"""The shared tile and visit layer of the mobility measures: points → square tiles → visit table.
+"""The shared tile and visit layer of the mobility measures: points → tiles → visit table.
 
 One visit table per dataset, tile grid and visit rule, cached on the dataset, so every attack and
 utility measure of a run reads the same table (reference/mobility_semantics.md §1).
@@ -13,6 +13,7 @@ counted. A Web Mercator unit is ``cos φ`` ground metres (a 500-unit tile is ≈
 about the box's central latitude, R = 6 371 008.8 m). A point exactly on an inner tile edge
 belongs to the tile above/right of it (skmob's ``within`` join drops it: a measure-zero case).
 Without ``bbox`` the box is the union of the given datasets' points, so both sides share a grid.
+``kind: "h3"`` uses H3 hexagons instead (:class:`H3Grid`, the optional ``h3`` extra).
 
 Visits: ``"last_point"`` is skmob's visit table as the reference builds it: one visit per
 trajectory, at its arrival (last point, its time); ``"points"`` makes every point a visit;
@@ -33,7 +34,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from anoneval.core.api import DataError, Trajectories
-from anoneval.plugins.mobility._stays import StaySpec, detect_stays
+from anoneval.plugins.mobility._stays import Stays, StaySpec, detect_stays
 
 R_MERCATOR = 6_378_137.0  # EPSG:3857 sphere radius (m)
 R_MEAN = 6_371_008.8  # mean Earth radius (m) for the "ground" projection
@@ -173,7 +174,8 @@ MAX_H3_CELLS = 4_000_000  # cells of an H3 grid: bounds memory and build time
 
 
 class H3Grid:
-    """H3 cells (Uber's hexagonal grid; Sahr et al. 2003 DGGS) overlapping a bounding box.
+    """H3 cells overlapping a bounding box (Uber's hexagonal hierarchical index, Brodsky 2018;
+    an aperture-7 discrete global grid, Sahr et al. 2003).
 
     Tile ids are dense: tile ``k`` is the ``k``-th cell in (centre lat, centre lng) order, so
     the measures' integer tile arithmetic holds; ``cells`` are their H3 indexes. A point gets
@@ -300,7 +302,7 @@ def visit_table(data: Trajectories, grid: Tiling, visits: VisitRule = "last_poin
     return data.cached(key, lambda: _build(data, grid, visits, spec))
 
 
-def stay_points(data: Trajectories, spec: StaySpec) -> Any:
+def stay_points(data: Trajectories, spec: StaySpec) -> Stays:
     """The stays of ``data`` (cached on the dataset per detection parameters)."""
     return data.cached(("mobility_stays", spec), lambda: detect_stays(data, spec))
 
