@@ -96,3 +96,18 @@ def test_bad_params():
     entry = evaluate(traces(zero), traces(ORIG), [{"name": "ScikitMeasures", "params": {
         "measure": "distance_straight_line", "compare": "rel_diff"}}]).measures[0]
     assert entry.error is not None and "abs_diff" in str(entry.error)
+
+
+@pytest.mark.parametrize("measure", ["visits_per_location", "uncorrelated_location_entropy",
+                                     "distance_straight_line", "mean_square_displacement"])
+def test_independent_of_row_order_and_inputs_untouched(measure):
+    rows = [*ORIG, ("c", P3, T0 + 50), ("c", P2, T0 + 5000)]
+    frame = traces(rows).to_frame(timestamp_format=None)
+    shuffled = frame.sample(frac=1.0, random_state=1)
+    before = shuffled.copy()
+    a = evaluate(traces(rows), traces(ORIG), [{"name": "ScikitMeasures",
+                                               "params": {"measure": measure}}]).measures[0]
+    b = evaluate(Trajectories.from_frame(shuffled), traces(ORIG),
+                 [{"name": "ScikitMeasures", "params": {"measure": measure}}]).measures[0]
+    assert a.value == pytest.approx(b.value, rel=1e-12) and a.error is None
+    pd.testing.assert_frame_equal(shuffled, before)
