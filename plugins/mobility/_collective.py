@@ -27,8 +27,11 @@ from anoneval.core.api import (
     Trajectories,
 )
 from anoneval.plugins.mobility._tiles import (
-    Grid,
+    STAYS_HELP,
+    VISITS_HELP,
+    StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -68,7 +71,7 @@ def jsd(x: np.ndarray, y: np.ndarray) -> float:
     return 0.5 * kl(p) + 0.5 * kl(q)
 
 
-def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+def home_tiles(table: VisitTable, grid: Tiling) -> tuple[np.ndarray, np.ndarray]:
     """(user code, home tile) of each user with a visit, as skmob's ``home_location``.
 
     Home is the most frequent tile among the user's visits between 22:00 and 07:00 UTC (both
@@ -83,7 +86,7 @@ def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
     n = grid.n_tiles
     keys, counts = np.unique(uid.astype(np.int64) * n + tile, return_counts=True)
     u, t = keys // n, keys % n
-    rank = (t % grid.ny) * grid.nx + t // grid.ny  # (lat, lng) order: j then i
+    rank = grid.rank(t)  # (lat, lng) order of the tile centres
     order = np.lexsort((rank, -counts, u))
     u, t = u[order], t[order]
     first = np.r_[True, u[1:] != u[:-1]]
@@ -92,9 +95,8 @@ def home_tiles(table: VisitTable, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
 
 class CollectiveParams(Params):
     tiles: TileSpec = Field(default_factory=TileSpec, description="Tiles locations are counted on.")
-    visits: VisitRule = Field("last_point", description=(
-        "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-        "points: every point."))
+    visits: VisitRule = Field("last_point", description=VISITS_HELP)
+    stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
     metric: Metric = Field("cpc", description=(
         "cpc (common part of commuters), rmse, pearson or jsd (base 2) between the sides."))
     top: int = Field(10, ge=0, le=1000, description="Largest entries of each side in details.")
@@ -110,7 +112,7 @@ class CollectiveMeasure(LossMeasure):
         return (Direction.MORE_LOSS if self.params.metric in ("rmse", "jsd")
                 else Direction.LESS_LOSS)
 
-    def vector(self, data: Trajectories, table: VisitTable, grid: Grid) -> dict[Any, float]:
+    def vector(self, data: Trajectories, table: VisitTable, grid: Tiling) -> dict[Any, float]:
         raise NotImplementedError
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
@@ -120,7 +122,7 @@ class CollectiveMeasure(LossMeasure):
         grid = make_grid(p.tiles, original, anonymized)
         vectors = {}
         for side, data in (("original", original), ("anonymized", anonymized)):
-            table = visit_table(data, grid, p.visits)
+            table = visit_table(data, grid, p.visits, p.stays)
             vectors[side] = self.vector(data, table, grid)
             if not vectors[side]:
                 raise DataError(f"{self.name}: the {side} data has nothing inside the tile "

@@ -24,6 +24,8 @@ def heat_map(measure: Mapping[str, Any]) -> str | None:
         return None
     from anoneval.core.report.plots import figure_block, new_figure
 
+    if tv.get("kind") == "h3":
+        return _hex_map(measure, tv, sides)
     nx, ny = int(tv["nx"]), int(tv["ny"])
     grids = {}
     for side in sides:
@@ -47,6 +49,34 @@ def heat_map(measure: Mapping[str, Any]) -> str | None:
     return figure_block(fig, f"{measure.get('label', measure['name'])}: visits per tile",
                         f"Visits per tile ({nx} × {ny} tiles, north up), same colour scale "
                         "on each side; empty tiles blank.")
+
+
+def _hex_map(measure: Mapping[str, Any], tv: Mapping[str, Any], sides: list[str]) -> str | None:
+    """H3 cells as hexagon markers at their centres, one colour scale for both sides."""
+    from anoneval.core.report.plots import figure_block, new_figure
+
+    centres = tv.get("centres")
+    if not isinstance(centres, Mapping) or not centres:
+        return None
+    counts = {side: np.asarray(tv[side], dtype=np.int64).reshape(-1, 2) for side in sides}
+    vmax = max(float(c[:, 1].max()) if len(c) else 1.0 for c in counts.values())
+    fig, axes = new_figure(ncols=len(sides), width=4.2 * len(sides), height=3.8)
+    image = None
+    for ax, side in zip(np.atleast_1d(axes), sides, strict=True):
+        c = counts[side]
+        xy = np.array([centres[str(int(t))] for t in c[:, 0]]).reshape(-1, 2)
+        image = ax.scatter(xy[:, 0], xy[:, 1], c=np.log10(np.maximum(c[:, 1], 1)), marker="h",
+                           s=40, cmap="cividis", vmin=0, vmax=np.log10(max(vmax, 1)) or 1,
+                           linewidths=0)
+        ax.set_title(f"{side}: {int(c[:, 1].sum())} visits in {len(c)} cells")
+        ax.set_aspect(1 / np.cos(np.radians(float(np.mean(xy[:, 1])))) if len(xy) else 1)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if image is not None:
+        fig.colorbar(image, ax=list(np.atleast_1d(axes)), label="log10 visits per cell")
+    return figure_block(fig, f"{measure.get('label', measure['name'])}: visits per H3 cell",
+                        "Visits per H3 cell (hexagons at the cells' centres, north up), same "
+                        "colour scale on each side; cells without visits blank.")
 
 
 def risk_histogram(measure: Mapping[str, Any]) -> str | None:

@@ -40,8 +40,12 @@ from anoneval.plugins.mobility._attacks import (
     row_groups,
 )
 from anoneval.plugins.mobility._tiles import (
-    Grid,
+    STAYS_HELP,
+    VISITS_HELP,
+    H3Grid,
+    StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -54,10 +58,9 @@ class AttackParams(Params):
     knowledge_length: int = Field(2, ge=1, le=10, description=(
         "k: number of rows of a user's data the intruder knows (skmob's default 2)."))
     tiles: TileSpec = Field(default_factory=TileSpec, description=(
-        "Square tiles locations are matched on (skmob's squared tessellation)."))
-    visits: VisitRule = Field("last_point", description=(
-        "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-        "points: every point."))
+        "Tiles locations are matched on: skmob's squares or H3 cells (kind h3)."))
+    visits: VisitRule = Field("last_point", description=VISITS_HELP)
+    stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
     target: Literal["anonymized", "original_to_anonymized"] = Field("anonymized", description=(
         "anonymized: the attack on the release alone; original_to_anonymized: knowledge from "
         "the original visits matched against the released users (paired by user_id)."))
@@ -107,8 +110,8 @@ class MobilityAttack(RiskMeasure):
         assert isinstance(release, Trajectories)
         assert original is None or isinstance(original, Trajectories)
         grid = make_grid(p.tiles, original, anonymized)
-        pop_table = visit_table(release, grid, p.visits)
-        know_table = visit_table(original, grid, p.visits) if cross else pop_table
+        pop_table = visit_table(release, grid, p.visits, p.stays)
+        know_table = visit_table(original, grid, p.visits, p.stays) if cross else pop_table
         if len(pop_table) == 0 or len(know_table) == 0:
             raise DataError(f"{self.name}: no visit falls inside the tile grid "
                             f"(tiles.bbox {p.tiles.bbox})")
@@ -129,7 +132,7 @@ class MobilityAttack(RiskMeasure):
                               cross, grid)
         sides = {"anonymized" if anonymized is not None else "original": pop_table}
         if original is not None and anonymized is not None:
-            sides["original"] = visit_table(original, grid, p.visits)
+            sides["original"] = visit_table(original, grid, p.visits, p.stays)
         result.details["tile_visits"] = tile_counts(grid, sides)
         return result
 
@@ -138,7 +141,7 @@ class MobilityAttack(RiskMeasure):
 
     def _result(self, know: VisitTable, pop: VisitTable, risk: np.ndarray, has: np.ndarray,
                 n_instances: int, drawn: np.ndarray, sampled: np.ndarray, cross: bool,
-                grid: Grid) -> MeasureResult:
+                grid: Tiling) -> MeasureResult:
         p = self.params
         users = know.users[has]
         r = risk[has]
@@ -155,8 +158,7 @@ class MobilityAttack(RiskMeasure):
             "visits": len(know) if not cross else {"original": len(know), "anonymized": len(pop)},
             "visits_outside_grid": know.dropped if not cross else {
                 "original": know.dropped, "anonymized": pop.dropped},
-            "tiles": {"nx": grid.nx, "ny": grid.ny, "size": grid.size,
-                      "projection": grid.projection},
+            "tiles": grid.describe(),
             "instances": n_instances,
             "sampled_users": int(sampled.sum()),
             "per_user": {str(u): float(v) for u, v in zip(users, r, strict=True)},
@@ -257,20 +259,27 @@ def _assess(plan: Plan, look: Lookup, predicate: Predicate, max_instances: int,
     return risk, total, drawn, sampled & (risk < 1.0)
 
 
-def tile_counts(grid: Grid, tables: dict[str, VisitTable]) -> dict[str, Any]:
+def tile_counts(grid: Tiling, tables: dict[str, VisitTable]) -> dict[str, Any]:
     """Visits per tile of each side, for the report's heat map: ``[[tile, count], ...]``."""
     out: dict[str, Any] = {"nx": grid.nx, "ny": grid.ny}
+    listed = []
     for side, table in tables.items():
         tiles, counts = np.unique(table.tile, return_counts=True)
         out[side] = [[int(t), int(c)] for t, c in zip(tiles, counts, strict=True)]
+        listed.append(tiles)
+    if isinstance(grid, H3Grid):  # hexagons: the map places each listed cell at its centre
+        cells = np.unique(np.concatenate(listed)) if listed else np.zeros(0, np.int64)
+        lng, lat = grid.centroid(cells)
+        out["kind"] = "h3"
+        out["centres"] = {str(int(c)): [float(x), float(y)]
+                          for c, x, y in zip(cells, lng, lat, strict=True)}
     return out
 
 
-def _tie_rank(grid: Grid, keys: np.ndarray, tile_of_key: Any) -> np.ndarray:
+def _tie_rank(grid: Tiling, keys: np.ndarray, tile_of_key: Any) -> np.ndarray:
     """Rank of each location code by its tile centre's (lat, lng), as skmob's group-by order."""
     tile = tile_of_key(keys)
-    i, j = tile // grid.ny, tile % grid.ny
-    order = np.lexsort((np.arange(len(tile)), i, j))
+    order = np.lexsort((np.arange(len(tile)), grid.rank(tile)))
     rank = np.empty(len(keys), dtype=np.int64)
     rank[order] = np.arange(len(keys))
     return rank

@@ -8,7 +8,7 @@ import numpy as np
 
 from anoneval.core.api import Trajectories
 from anoneval.plugins.mobility._collective import CollectiveMeasure, home_tiles
-from anoneval.plugins.mobility._tiles import Grid, VisitTable
+from anoneval.plugins.mobility._tiles import Tiling, VisitTable
 
 
 class HomesPerLocation(CollectiveMeasure):
@@ -24,7 +24,7 @@ class HomesPerLocation(CollectiveMeasure):
     name = "HomesPerLocation"
     description = "Users per home tile, original against anonymized (cpc, rmse, pearson or jsd)."
 
-    def vector(self, data: Trajectories, table: VisitTable, grid: Grid) -> dict[Any, float]:
+    def vector(self, data: Trajectories, table: VisitTable, grid: Tiling) -> dict[Any, float]:
         _, home = home_tiles(table, grid)
         tiles, counts = np.unique(home, return_counts=True)
         return {int(t): float(c) for t, c in zip(tiles, counts, strict=True)}

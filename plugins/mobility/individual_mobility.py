@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 from scipy import stats
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - the Python loop runs instead
+    numba = None
 
 from anoneval.core.api import (
     Context,
@@ -20,8 +26,11 @@ from anoneval.core.api import (
 )
 from anoneval.plugins.mobility._collective import home_tiles, jsd
 from anoneval.plugins.mobility._tiles import (
-    Grid,
+    STAYS_HELP,
+    VISITS_HELP,
+    StaySpec,
     TileSpec,
+    Tiling,
     VisitRule,
     VisitTable,
     make_grid,
@@ -63,7 +72,56 @@ def lz_entropy(codes: np.ndarray) -> float:
     return n * math.log2(n) / total
 
 
-def per_user(which: str, table: VisitTable, grid: Grid, k: int) -> list[Any]:
+def _build_lz():
+    @numba.njit(cache=True, nogil=True)
+    def lz_all(codes, starts):  # pragma: no cover - compiled
+        out = np.zeros(len(starts) - 1)
+        for u in range(len(starts) - 1):
+            a = starts[u]
+            n = starts[u + 1] - a
+            if n < 2:
+                continue
+            total = 3
+            for i in range(1, n - 1):
+                j = i + 1
+                while j < n:
+                    length = j - i
+                    found = False
+                    for s in range(0, i - length + 1):
+                        same = True
+                        for k in range(length):
+                            if codes[a + s + k] != codes[a + i + k]:
+                                same = False
+                                break
+                        if same:
+                            found = True
+                            break
+                    if not found:
+                        break
+                    j += 1
+                if j == n:
+                    j = n + 1
+                total += j - i
+            out[u] = n * math.log2(n) / total
+        return out
+
+    return lz_all
+
+
+_LZ_ALL = _build_lz() if numba is not None else None
+
+
+def lz_entropies(codes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """:func:`lz_entropy` of every user's rows ``starts[u]:starts[u+1]`` (compiled with numba,
+    the ``fast`` extra, unless ``ANONEVAL_JIT`` is ``0``)."""
+    if _LZ_ALL is not None and os.environ.get("ANONEVAL_JIT", "1") != "0":
+        return _LZ_ALL(np.ascontiguousarray(codes, dtype=np.int64),
+                       np.ascontiguousarray(starts, dtype=np.int64))
+    return np.array([lz_entropy(codes[starts[u]:starts[u + 1]])
+                     for u in range(len(starts) - 1)])
+
+
+def per_user(which: str, table: VisitTable, grid: Tiling, k: int) -> list[Any]:
     """The measure for every user code of ``table``, on the tile centres of its visits."""
     lng, lat = grid.centroid(table.tile)
     home = None
@@ -84,6 +142,10 @@ def user_values(which: str, starts: np.ndarray, lat: np.ndarray, lng: np.ndarray
     """
     out: list[Any] = []
     n_rows = len(loc)
+    if which == "real_entropy":
+        lz = lz_entropies(loc, starts)
+        return [float(v) if starts[u + 1] > starts[u] else float("nan")
+                for u, v in enumerate(lz)]
     uid = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
     same = np.r_[False, uid[1:] == uid[:-1]] if n_rows else np.zeros(0, bool)
     jumps = np.full(n_rows, np.nan)
@@ -91,28 +153,16 @@ def user_values(which: str, starts: np.ndarray, lat: np.ndarray, lng: np.ndarray
     if n_rows > 1:
         jumps[same] = haversine_km(lat[:-1], lng[:-1], lat[1:], lng[1:])[same[1:]]
         waits[same] = np.diff(t)[same[1:]]
+    if which in VECTORISED:
+        return _vectorised(which, starts, uid, lat, lng, loc, jumps, home)
     for u in range(len(starts) - 1):
         s = slice(starts[u], starts[u + 1])
         n = starts[u + 1] - starts[u]
         if n == 0:
             out.append([] if which in LISTS else float("nan"))
             continue
-        tiles = loc[s]
-        if which == "number_of_visits":
-            out.append(float(n))
-        elif which == "number_of_locations":
-            out.append(float(len(np.unique(tiles))))
-        elif which == "random_entropy":
-            out.append(math.log2(len(np.unique(tiles))))
-        elif which == "uncorrelated_entropy":
-            _, c = np.unique(tiles, return_counts=True)
-            p = c / n
-            out.append(float(-np.sum(p * np.log2(p))))
-        elif which == "radius_of_gyration":
-            d = haversine_km(lat[s], lng[s], lat[s].mean(), lng[s].mean())
-            out.append(float(np.sqrt(np.mean(d ** 2))))
-        elif which == "k_radius_of_gyration":
-            _, first, counts = np.unique(tiles, return_index=True, return_counts=True)
+        if which == "k_radius_of_gyration":
+            _, first, counts = np.unique(loc[s], return_index=True, return_counts=True)
             order = np.lexsort((first, -counts))[:k]  # visits desc, earliest first visit
             w = counts[order].astype(np.float64)
             la, ln = lat[s][first[order]], lng[s][first[order]]
@@ -120,18 +170,60 @@ def user_values(which: str, starts: np.ndarray, lat: np.ndarray, lng: np.ndarray
             out.append(float(np.sqrt(np.sum(w * d ** 2) / w.sum())))
         elif which == "jump_lengths":
             out.append(jumps[s][1:].tolist())
-        elif which == "waiting_times":
+        else:
             out.append(waits[s][1:].tolist())
-        elif which == "distance_straight_line":
-            out.append(float(np.sum(jumps[s][1:])) if n > 1 else 0.0)
-        elif which == "maximum_distance":
-            out.append(float(np.max(jumps[s][1:])) if n > 1 else float("nan"))
-        elif which == "real_entropy":
-            out.append(lz_entropy(tiles))
-        elif which == "max_distance_from_home":
-            assert home is not None
-            out.append(float(np.max(haversine_km(lat[s], lng[s], home[u, 0], home[u, 1]))))
     return out
+
+
+VECTORISED = ("number_of_visits", "number_of_locations", "random_entropy",
+              "uncorrelated_entropy", "radius_of_gyration", "distance_straight_line",
+              "maximum_distance", "max_distance_from_home")
+
+
+def _vectorised(which: str, starts: np.ndarray, uid: np.ndarray, lat: np.ndarray,
+                lng: np.ndarray, loc: np.ndarray, jumps: np.ndarray,
+                home: np.ndarray | None) -> list[Any]:
+    """The per-user measures that reduce over rows, with group-wise numpy reductions (the
+    same definitions as the loop of :func:`user_values`)."""
+    n_users = len(starts) - 1
+    n = np.diff(starts).astype(np.float64)
+    has = n > 0
+    out = np.full(n_users, np.nan)
+    if which == "number_of_visits":
+        out[has] = n[has]
+    elif which in ("number_of_locations", "random_entropy", "uncorrelated_entropy"):
+        n_loc = int(loc.max()) + 1 if len(loc) else 1
+        keys, counts = np.unique(uid.astype(np.int64) * n_loc + loc, return_counts=True)
+        owner = keys // n_loc
+        distinct = np.bincount(owner, minlength=n_users).astype(np.float64)
+        if which == "number_of_locations":
+            out[has] = distinct[has]
+        elif which == "random_entropy":
+            out[has] = np.log2(distinct[has])
+        else:
+            p = counts / n[owner]
+            out[has] = np.bincount(owner, weights=-p * np.log2(p), minlength=n_users)[has]
+    elif which == "radius_of_gyration":
+        safe = np.maximum(n, 1)
+        clat = np.bincount(uid, weights=lat, minlength=n_users) / safe
+        clng = np.bincount(uid, weights=lng, minlength=n_users) / safe
+        d = haversine_km(lat, lng, clat[uid], clng[uid])
+        out[has] = np.sqrt(np.bincount(uid, weights=d ** 2, minlength=n_users)[has] / n[has])
+    elif which in ("distance_straight_line", "maximum_distance"):
+        ok = np.isfinite(jumps)
+        if which == "distance_straight_line":
+            out[has] = np.bincount(uid[ok], weights=jumps[ok], minlength=n_users)[has]
+        else:
+            best = np.full(n_users, -np.inf)
+            np.maximum.at(best, uid[ok], jumps[ok])
+            out = np.where(np.isfinite(best), best, np.nan)
+    else:
+        assert home is not None
+        d = haversine_km(lat, lng, home[uid, 0], home[uid, 1])
+        best = np.full(n_users, -np.inf)
+        np.maximum.at(best, uid, d)
+        out[has] = best[has]
+    return [float(v) for v in out]
 
 
 class IndividualMobility(LossMeasure):
@@ -168,16 +260,16 @@ class IndividualMobility(LossMeasure):
         compare: Literal["mean_abs_diff", "mean_rel_diff", "jsd", "ks", "wasserstein"] = Field(
             "mean_abs_diff", description="How the two sides' values are compared.")
         tiles: TileSpec = Field(default_factory=TileSpec, description="Tiles of the visits.")
-        visits: VisitRule = Field("last_point", description=(
-            "last_point: one visit per trajectory at its arrival (skmob's visit table); "
-            "points: every point."))
+        visits: VisitRule = Field("last_point", description=VISITS_HELP)
+        stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         assert isinstance(original, Trajectories) and isinstance(anonymized, Trajectories)
         p = self.params
         grid = make_grid(p.tiles, original, anonymized)
-        to, ta = visit_table(original, grid, p.visits), visit_table(anonymized, grid, p.visits)
+        to = visit_table(original, grid, p.visits, p.stays)
+        ta = visit_table(anonymized, grid, p.visits, p.stays)
         vo = per_user(p.measure, to, grid, p.k)
         va = per_user(p.measure, ta, grid, p.k)
         pos = user_codes(ta, to.users)

@@ -8,7 +8,7 @@ import numpy as np
 
 from anoneval.core.api import Trajectories
 from anoneval.plugins.mobility._collective import CollectiveMeasure
-from anoneval.plugins.mobility._tiles import Grid, VisitTable
+from anoneval.plugins.mobility._tiles import Tiling, VisitTable
 
 
 class ODFlows(CollectiveMeasure):
@@ -25,7 +25,7 @@ class ODFlows(CollectiveMeasure):
     name = "ODFlows"
     description = "Trips between tiles (first → last point), original against anonymized."
 
-    def vector(self, data: Trajectories, table: VisitTable, grid: Grid) -> dict[Any, float]:
+    def vector(self, data: Trajectories, table: VisitTable, grid: Tiling) -> dict[Any, float]:
         keep = data.lengths > 0
         first, last = data.offsets[:-1][keep], data.offsets[1:][keep] - 1
         o = grid.tile_of(data.lon[first], data.lat[first])

@@ -30,7 +30,14 @@ from anoneval.plugins.mobility._attacks import (
     atleast,
     count_matches,
 )
-from anoneval.plugins.mobility._tiles import TileSpec, make_grid, visit_table
+from anoneval.plugins.mobility._tiles import (
+    STAYS_HELP,
+    StaySpec,
+    TileSpec,
+    VisitRule,
+    make_grid,
+    visit_table,
+)
 
 BLOCK = 1 << 20  # subsets counted at once: bounds memory
 
@@ -65,8 +72,9 @@ class Unicity(RiskMeasure):
     class Params(Params, LevelParams):
         points: int = Field(4, ge=1, le=10, description="p: points the intruder knows.")
         tiles: TileSpec = Field(default_factory=TileSpec, description="Spatial resolution.")
-        visits: Literal["points", "last_point"] = Field(
-            "points", description="points: every GPS point (de Montjoye); last_point: arrivals.")
+        visits: VisitRule = Field("points", description=(
+            "points: every GPS point (de Montjoye); last_point: arrivals; stays: stay points."))
+        stays: StaySpec = Field(default_factory=StaySpec, description=STAYS_HELP)
         method: Literal["auto", "exact", "monte_carlo"] = Field(
             "auto", description="exact enumeration, seeded Monte Carlo, or exact when small.")
         max_subsets: int = Field(2_000_000, ge=1, description=(
@@ -79,7 +87,7 @@ class Unicity(RiskMeasure):
         data = released(original, anonymized)
         assert isinstance(data, Trajectories)
         grid = make_grid(p.tiles, data)
-        table = visit_table(data, grid, p.visits)
+        table = visit_table(data, grid, p.visits, p.stays)
         if len(table) == 0:
             raise DataError("Unicity: no point falls inside the tile grid")
         # T_u: distinct (tile, hour) codes per user, sorted by user

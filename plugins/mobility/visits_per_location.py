@@ -8,7 +8,7 @@ import numpy as np
 
 from anoneval.core.api import Trajectories
 from anoneval.plugins.mobility._collective import CollectiveMeasure
-from anoneval.plugins.mobility._tiles import Grid, VisitTable
+from anoneval.plugins.mobility._tiles import Tiling, VisitTable
 
 
 class VisitsPerLocation(CollectiveMeasure):
@@ -22,6 +22,6 @@ class VisitsPerLocation(CollectiveMeasure):
     name = "VisitsPerLocation"
     description = "Visits per tile, original against anonymized (cpc, rmse, pearson or jsd)."
 
-    def vector(self, data: Trajectories, table: VisitTable, grid: Grid) -> dict[Any, float]:
+    def vector(self, data: Trajectories, table: VisitTable, grid: Tiling) -> dict[Any, float]:
         tiles, counts = np.unique(table.tile, return_counts=True)
         return {int(t): float(c) for t, c in zip(tiles, counts, strict=True)}

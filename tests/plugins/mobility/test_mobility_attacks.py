@@ -83,6 +83,20 @@ def test_ground_tiles_are_true_metres():
     assert web.nx > ground.nx and 1.45 < web.nx / ground.nx < 1.6
 
 
+def test_a_web_mercator_unit_is_cos_phi_ground_metres():
+    # the east-west side of a 500-unit tile, measured on the ground (haversine along its
+    # centre's parallel), is 500·cos φ ≈ 329 m at 48.86° N, not 500/cos φ ≈ 760 m
+    grid = make_grid(TileSpec(bbox=[2.20, 48.80, 2.45, 48.92]))
+    tile = np.array([20 * grid.ny + 20])
+    _, lat_c = grid.centroid(tile)
+    x0 = grid.x0 + 20 * grid.size
+    lon_w, lon_e = np.degrees(np.array([x0, x0 + grid.size]) / 6_378_137.0)
+    phi = np.radians(lat_c[0])
+    ground = 2 * 6_378_137.0 * np.arcsin(np.cos(phi) * np.sin(np.radians(lon_e - lon_w) / 2))
+    assert ground == pytest.approx(500 * np.cos(phi), rel=1e-6)
+    assert 328 < ground < 330
+
+
 def test_visit_table_is_the_arrival_of_each_trajectory():
     frame = pd.DataFrame({"user_id": ["u", "u", "u", "v"], "trajectory_id": [1, 1, 2, 3],
                           "timestamp": [T0, T0 + 60, T0 + 30, T0],
@@ -688,6 +702,17 @@ def test_lz_entropy_hand_worked():
 
     # A B A B: S = 3 + 1 (i=1: "B" not in "A") + 3 (i=2: "AB" runs to the end, j = n+1) = 7
     assert lz_entropy(np.array([0, 1, 0, 1])) == pytest.approx(4 * 2 / 7)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), max_size=25), min_size=1, max_size=5))
+def test_compiled_lz_entropies_equal_the_python_estimator(users):
+    from anoneval.plugins.mobility.individual_mobility import lz_entropies, lz_entropy
+
+    codes = np.array([c for u in users for c in u], dtype=np.int64)
+    starts = np.r_[0, np.cumsum([len(u) for u in users])]
+    expect = [lz_entropy(np.array(u, dtype=np.int64)) for u in users]
+    assert lz_entropies(codes, starts).tolist() == expect
 
 
 @pytest.mark.parametrize("measure, expected", [
