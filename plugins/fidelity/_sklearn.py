@@ -29,14 +29,15 @@ def sklearn(module: str, measure: str) -> ModuleType:
 
 def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame], columns: Sequence[str],
            drop_first: bool = False) -> list[sparse.csr_matrix]:
-    """Features of each frame: numeric columns standardised by ``fit_on`` (missing → 0 plus a
-    missing indicator), other columns one-hot on the categories of the frames (missing is a
+    """Features of each frame: numeric columns standardised by ``fit_on`` (ddof 0; missing → 0
+    plus a missing indicator), other columns one-hot on the categories of the frames (missing is a
     category; ``drop_first`` leaves out the first category, a full-rank coding)."""
     blocks: list[list[sparse.spmatrix]] = [[] for _ in frames]
     for c in columns:
         if all(is_numeric(f[c]) for f in (fit_on, *frames)):
-            ref = as_number(fit_on[c])
-            mu, sd = ref.mean(), ref.std(ddof=0)
+            # sorted, so that mean and deviation have the same bits in any row order
+            ref = np.sort(as_number(fit_on[c]).dropna().to_numpy())
+            mu, sd = (ref.mean(), ref.std()) if len(ref) else (0.0, 0.0)
             sd = sd if sd > 0 else 1.0
             any_missing = any(f[c].isna().any() for f in frames)
             for out, f in zip(blocks, frames, strict=True):

@@ -103,8 +103,8 @@ class DetectionAUC(LossMeasure):
     """
 
     name = "DetectionAUC"
-    description = "Classifier two-sample test: 1 − 2|AUC − 0.5| of a model telling released "\
-                  "from original records (SDMetrics' LogisticDetection)."
+    description = "Classifier two-sample test: 1 − 2·abs(AUC − 0.5) of a model telling "\
+                  "released from original records (SDMetrics' LogisticDetection)."
     unit = "share"
     higher_is_worse = False
 

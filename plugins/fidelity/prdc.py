@@ -30,17 +30,19 @@ from anoneval.plugins.fidelity._embed import (
 STATISTICS = ("precision", "recall", "density", "coverage")
 
 
-def prdc_indicators(x: np.ndarray, y: np.ndarray, k: int
+def prdc_indicators(x: np.ndarray, y: np.ndarray, k: int, closed: bool = False
                     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """Per-record parts of PRDC: per released record (precision, density) and per original
-    record (recall, coverage), and the k-NN radii of both sides."""
+    record (recall, coverage), and the k-NN radii of both sides; ``closed`` balls count a
+    distance equal to the radius as inside."""
     rx, ry = kth_neighbour(x, k), kth_neighbour(y, k)
+    within = np.less_equal if closed else np.less
 
     def part(a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         d = distances(x[a:b], y)                       # original block × released
-        inside = d < rx[a:b, None]                      # released j in original i's ball
+        inside = within(d, rx[a:b, None])               # released j in original i's ball
         return (inside.any(axis=0), inside.sum(axis=0),
-                (d < ry[None, :]).any(axis=1), d.min(axis=1) < rx[a:b])
+                within(d, ry[None, :]).any(axis=1), within(d.min(axis=1), rx[a:b]))
 
     parts = each_block(part, blocks(len(x), len(y)))
     return {"precision": np.logical_or.reduce([p[0] for p in parts]).astype(float),
@@ -62,7 +64,10 @@ class PRDC(LossMeasure):
     recall = (1/n) Σ_i 1[∃j: ‖X_i − Y_j‖ < NND_k(Y_j)];
     density = (1/(k m)) Σ_j Σ_i 1[‖Y_j − X_i‖ < NND_k(X_i)];
     coverage = (1/n) Σ_i 1[min_j ‖X_i − Y_j‖ < NND_k(X_i)].
-    Strict ``<`` as Naeem et al.'s code and synthcity's PRDCScore. The value is the
+    Strict ``<`` as Naeem et al.'s code and synthcity's PRDCScore (default). On data with
+    many repeated records (categorical tables: a record with k or more copies has radius 0)
+    an open ball of radius 0 holds nothing, so even an exact copy loses those records:
+    ``closed: true`` counts ``<=`` instead (a departure from the paper). The value is the
     ``statistic`` chosen (default coverage, which Naeem et al. recommend with density); all
     four are in ``details`` with their intervals. Higher = closer to the original (density
     may exceed 1).
@@ -82,6 +87,8 @@ class PRDC(LossMeasure):
 
     class Params(FidelityParams, IntervalParams):
         k: int = Field(5, ge=1, le=1000, description="Nearest neighbours defining the balls.")
+        closed: bool = Field(False, description="Count a distance equal to the radius as "
+                                                "inside (<=), for data with repeated records.")
         statistic: Literal["precision", "recall", "density", "coverage"] = Field(
             "coverage", description="Which of the four is the value.")
         max_rows: int | None = rows_field(5000)
@@ -97,7 +104,7 @@ class PRDC(LossMeasure):
         ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
         iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
         x, y = embed(ori.frame[columns].iloc[ir], syn.frame[columns].iloc[iy], columns)
-        parts, _, _ = prdc_indicators(x, y, p.k)
+        parts, _, _ = prdc_indicators(x, y, p.k, p.closed)
         boot = {"x": bootstrap_indices(rng, len(x), p.n_boot),
                 "y": bootstrap_indices(rng, len(y), p.n_boot)}
         stats, cis = {}, {}
@@ -107,6 +114,7 @@ class PRDC(LossMeasure):
             side = "y" if s in ("precision", "density") else "x"
             cis[s] = percentile_interval(v[boot[side]].mean(axis=1), p.confidence_level)
         return MeasureResult(value=stats[p.statistic], ci=cis[p.statistic], warnings=warnings,
-                             details={**stats, "ci": cis, "k": p.k, "statistic": p.statistic,
+                             details={**stats, "ci": cis, "k": p.k, "closed": p.closed,
+                                      "statistic": p.statistic,
                                       "rows": {"original": len(x), "anonymized": len(y)},
                                       "dimensions": x.shape[1]})

@@ -191,27 +191,30 @@ def test_mmd_measure_copy_and_shift():
     assert same.value == pytest.approx(mmd.mmd2_unbiased(x, y, sigma)[0], abs=1e-12)
 
 
-def brute_prdc(x, y, k):
+def brute_prdc(x, y, k, closed=False):
+    def lt(a, b):
+        return a <= b if closed else a < b
+
     def radii(z):
         return np.array([sorted(np.linalg.norm(z - a, axis=1))[k] for a in z])
     rx, ry = radii(x), radii(y)
     d = np.array([[np.linalg.norm(a - b) for b in y] for a in x])
     n, m = d.shape
-    precision = np.mean([any(d[i, j] < rx[i] for i in range(n)) for j in range(m)])
-    recall = np.mean([any(d[i, j] < ry[j] for j in range(m)) for i in range(n)])
-    density = sum(d[i, j] < rx[i] for i, j in product(range(n), range(m))) / (k * m)
-    coverage = np.mean([d[i].min() < rx[i] for i in range(n)])
+    precision = np.mean([any(lt(d[i, j], rx[i]) for i in range(n)) for j in range(m)])
+    recall = np.mean([any(lt(d[i, j], ry[j]) for j in range(m)) for i in range(n)])
+    density = sum(lt(d[i, j], rx[i]) for i, j in product(range(n), range(m))) / (k * m)
+    coverage = np.mean([lt(d[i].min(), rx[i]) for i in range(n)])
     return {"precision": precision, "recall": recall, "density": density,
             "coverage": coverage}
 
 
-@pytest.mark.parametrize("k", [1, 3])
-def test_prdc_equals_naeem_by_brute_force_with_ties(k):
+@pytest.mark.parametrize("k, closed", [(1, False), (3, False), (3, True)])
+def test_prdc_equals_naeem_by_brute_force_with_ties(k, closed):
     rng = np.random.default_rng(k)
     x = rng.integers(0, 4, size=(40, 2)).astype(float)  # repeated records: ties at 0
     y = rng.integers(0, 5, size=(31, 2)).astype(float)
-    got, _, _ = prdc.prdc_indicators(x, y, k)
-    want = brute_prdc(x, y, k)
+    got, _, _ = prdc.prdc_indicators(x, y, k, closed)
+    want = brute_prdc(x, y, k, closed)
     for s in prdc.STATISTICS:
         assert got[s].mean() == pytest.approx(want[s], abs=1e-12), s
 
@@ -308,3 +311,27 @@ def test_empty_release_is_an_error():
                 wasserstein.WassersteinDistance):
         with pytest.raises(DataError, match="anonymized data has no records"):
             direct(cls, ori, ori.iloc[:0])
+
+
+def test_copied_rows_against_the_controls_own_rate():
+    ori = pd.DataFrame({"a": ["x", "y", "z", "x"], "b": [1.0, 2.0, 3.0, 1.0]})
+    control = pd.DataFrame({"a": ["q", "y"], "b": [9.0, 2.5]})
+    release = pd.DataFrame({"a": ["x", "q", "y", "w"], "b": [1.0, 9.0, 2.5, 0.0]})
+    m = evaluate(ori, release, [{"name": "CopiedRows", "params": {"tolerance": 0}}],
+                 control=control).measures[0]
+    # copies of the original: row 0; of the control: rows 1 and 2
+    assert m.value == pytest.approx(1 / 4)
+    assert m.details["control_rate"] == pytest.approx(2 / 4)
+    assert m.details["excess"] == pytest.approx(-1 / 4)
+    assert "control_rate" not in measure(ori, release, "CopiedRows").details
+
+
+def test_example_split_shares_no_record():
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
+    from make_synthetic_adult import split_distinct
+    data = pd.DataFrame({"a": list("aabbbccdde") * 3, "b": [1, 1, 2, 2, 2, 3, 3, 4, 4, 5] * 3})
+    training, control = split_distinct(data, np.random.default_rng(0))
+    assert len(training) + len(control) == len(data)
+    assert len(control.merge(training.drop_duplicates(), how="inner")) == 0
+    assert abs(len(training) - len(data) / 2) <= data.value_counts().max()
