@@ -40,8 +40,8 @@ def nearest(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def delta(curve: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """1 − 2 Σ_k |α_k − curve_k| Δα along the last axis (synthcity's Riemann sum)."""
-    return 1 - 2 * np.abs(alphas - curve).sum(axis=-1) * (alphas[1] - alphas[0])
+    """1 − Σ_k |α_k − curve_k| / Σ_k α_k along the last axis (synthcity 0.2.12)."""
+    return 1 - np.abs(alphas - curve).sum(axis=-1) / alphas.sum()
 
 
 def parts(x: np.ndarray, y: np.ndarray, n_alphas: int, compat: str
@@ -79,7 +79,9 @@ class AlphaPrecision(LossMeasure):
     α-precision curve P(α) = share of released records with ‖Y − c‖ <= r_α; β-recall curve
     R(α) = share of original records X_i whose nearest released record Ŷ_i is no farther than
     X_i's nearest other original record and lies within the α-quantile of ‖Ŷ_i − c_Y‖ (c_Y the
-    release's mean); Δ = 1 − 2 Σ_k |α_k − curve(α_k)| Δα (synthcity's sum, not the trapezoid).
+    release's mean); Δ = 1 − Σ_k |α_k − curve(α_k)| / Σ_k α_k (synthcity 0.2.12 on PyPI; its
+    earlier source had 1 − 2 Σ_k |α_k − curve(α_k)| Δα, larger by a factor K/(K − 1) in the
+    sum: the paper's 1 − 2∫|α − curve| dα on a grid either way).
     The value is Δ-precision; ``details`` has Δ-recall (``beta_recall``), ``authenticity``,
     the curves and intervals. Higher = closer to the original (authenticity: higher = fewer
     near-copies).

@@ -64,7 +64,9 @@ class PRDC(LossMeasure):
     recall = (1/n) Σ_i 1[∃j: ‖X_i − Y_j‖ < NND_k(Y_j)];
     density = (1/(k m)) Σ_j Σ_i 1[‖Y_j − X_i‖ < NND_k(X_i)];
     coverage = (1/n) Σ_i 1[min_j ‖X_i − Y_j‖ < NND_k(X_i)].
-    Strict ``<`` as Naeem et al.'s code and synthcity's PRDCScore (default). On data with
+    Strict ``<`` as Naeem et al.'s code and synthcity's PRDCScore (default). Distances are
+    exact differences (equal records are exactly 0 apart); synthcity's come from
+    ‖a‖² + ‖b‖² − 2a·b, whose rounding can break a tie at a ball's edge the other way. On data with
     many repeated records (categorical tables: a record with k or more copies has radius 0)
     an open ball of radius 0 holds nothing, so even an exact copy loses those records:
     ``closed: true`` counts ``<=`` instead (a departure from the paper). The value is the

@@ -232,7 +232,7 @@ def test_prdc_copy_and_independent_release():
 
 
 def synthcity_alpha(x, y):
-    """synthcity 0.2.12's AlphaPrecision.metrics ("naive"), restated with loops."""
+    """synthcity 0.2.12's AlphaPrecision.metrics (real mean as centre), restated with loops."""
     alphas = np.linspace(0, 1, 30)
     c = x.mean(axis=0)
     radii = np.quantile([np.linalg.norm(a - c) for a in x], alphas)
@@ -246,9 +246,8 @@ def synthcity_alpha(x, y):
     b_radii = np.quantile(closest, alphas)
     pc = [np.mean(to_c <= r) for r in radii]
     bc = [np.mean((rs <= rr) & (closest <= r)) for r in b_radii]
-    step = alphas[1] - alphas[0]
-    return (1 - 2 * np.sum(np.abs(alphas - pc)) * step,
-            1 - 2 * np.sum(np.abs(alphas - bc)) * step, np.mean(rr[arg] < rs), rr, dxy)
+    return (1 - np.sum(np.abs(alphas - pc)) / np.sum(alphas),
+            1 - np.sum(np.abs(alphas - bc)) / np.sum(alphas), np.mean(rr[arg] < rs), rr, dxy)
 
 
 def test_alpha_precision_equals_synthcity_restated():
@@ -264,6 +263,37 @@ def test_alpha_precision_equals_synthcity_restated():
     near = dxy.argmin(axis=0)
     want = np.mean([dxy[near[j], j] > rr[near[j]] for j in range(len(y))])
     assert side == "y" and paper.mean() == pytest.approx(want, abs=1e-12)
+
+
+def test_prdc_and_alpha_precision_equal_synthcity_fixture():
+    import json
+    made = json.loads((DATA / "synthcity_prdc_alpha.json").read_text())
+    x, y = np.array(made["original"]), np.array(made["released"])
+    got, _, _ = prdc.prdc_indicators(x, y, 5)
+    for s in prdc.STATISTICS:
+        assert got[s].mean() == pytest.approx(made["prdc_k5"][s], abs=1e-12), s
+    alphas, precise, recalled, authentic, _ = ap.parts(x, y, 30, "synthcity")
+    want = made["alpha_precision"]
+    assert precise.mean(axis=0) == pytest.approx(want["alpha_precision_curve"], abs=1e-12)
+    assert recalled.mean(axis=0) == pytest.approx(want["beta_coverage_curve"], abs=1e-12)
+    assert ap.delta(precise.mean(axis=0), alphas) == pytest.approx(
+        want["delta_precision_alpha"], abs=1e-12)
+    assert ap.delta(recalled.mean(axis=0), alphas) == pytest.approx(
+        want["delta_coverage_beta"], abs=1e-12)
+    assert authentic.mean() == pytest.approx(want["authenticity"], abs=1e-12)
+
+
+def test_mmd_interval_coverage_by_simulation():
+    # N(0, 1) against N(1, 1), σ = 1: E k(X, X') = σ/√(σ² + 2) and E k(X, Y) = that times
+    # exp(−μ²/(2(σ² + 2))), so MMD² = 2σ/√(σ² + 2)·(1 − exp(−μ²/(2(σ² + 2))))
+    truth = 2 / np.sqrt(3) * (1 - np.exp(-1 / 6))
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(400):  # at 150 + 150 records the first-order interval covers only 91 %
+        x, y = rng.normal(size=(400, 1)), rng.normal(size=(400, 1)) + 1
+        value, se = mmd.mmd2_unbiased(x, y, 1.0)
+        hits += abs(value - truth) <= 1.959964 * se
+    assert 0.93 <= hits / 400 <= 0.97
 
 
 def test_alpha_precision_copy_is_not_authentic():
