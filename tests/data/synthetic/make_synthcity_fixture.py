@@ -3,9 +3,10 @@
 Run once in a throwaway environment (python 3.11, ``pip install synthcity==0.2.12`` with the
 CPU build of torch 2.2.2 and opacus<1.5, which that torch needs); the test suite only reads the
 JSON (arrays and values), so it needs no synthcity. The arrays: 250 × 4 original records and
-250 released ones (the same size: synthcity's AlphaPrecision requires it), continuous so that no two distances tie (synthcity
-computes distances as ‖a‖² + ‖b‖² − 2a·b, whose rounding decides ties differently from
-exact differences); the released ones drawn from a shifted, wider model.
+250 released ones (the same size: synthcity's AlphaPrecision requires it), continuous so that
+no two distances tie (synthcity computes distances as ‖a‖² + ‖b‖² − 2a·b, whose rounding
+decides ties differently from exact differences); the released ones drawn from a shifted,
+wider model.
 
     python tests/data/synthetic/make_synthcity_fixture.py
 """
