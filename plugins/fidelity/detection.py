@@ -93,7 +93,10 @@ class DetectionAUC(LossMeasure):
     mean imputer and a RobustScaler fitted per training fold before the model, and the value
     1 − mean_f(2·max(AUC_f, 0.5) − 1). SDMetrics' folds are unseeded; here they use the
     evaluation seed. Its clip at 0.5 scores a model that is reliably *wrong* (AUC < 0.5,
-    which still tells the sides apart) as perfect; the default 1 − 2|AUC − 0.5| does not.
+    which still tells the sides apart) as perfect; the default 1 − 2|AUC − 0.5| does not. It
+    happens with near-copies: a forest predicts a held-out original record from its released
+    twin in the training folds, labelled "released", so the AUC falls well below 0.5 (tested).
+    With ``model: forest`` the option changes only the features and the score rule.
 
     ``ci``: each fold's AUC variance by Hanley & McNeil (1982), combined for the mean of
     independent folds (Var = Σ Var_f / F²), a normal interval for AUC clipped to [0, 1] and
