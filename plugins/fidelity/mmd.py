@@ -105,7 +105,6 @@ class MMD(LossMeasure):
 
     name = "MMD"
     description = "Unbiased maximum mean discrepancy with an RBF kernel (Gretton et al. 2012)."
-    unit = ""
 
     class Params(FidelityParams, IntervalParams):
         bandwidth: float | None = Field(None, gt=0, description="Kernel bandwidth σ on the "

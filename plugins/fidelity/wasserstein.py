@@ -72,7 +72,6 @@ class WassersteinDistance(LossMeasure):
 
     name = "WassersteinDistance"
     description = "Standardised per-column and sliced joint 1-Wasserstein distances."
-    unit = ""
 
     class Params(FidelityParams, IntervalParams):
         n_projections: int = Field(200, ge=2, le=100_000,
