@@ -100,7 +100,8 @@ class DetectionAUC(LossMeasure):
 
     ``ci``: each fold's AUC variance by Hanley & McNeil (1982), combined for the mean of
     independent folds (Var = Σ Var_f / F²), a normal interval for AUC clipped to [0, 1] and
-    mapped through 1 − 2|AUC − 0.5| (upper end 1 when it contains 0.5). ``details``: ``auc``,
+    mapped through 1 − 2|AUC − 0.5| (upper end 1 when it contains 0.5). It holds the fitted
+    models fixed: the spread of the held-out records, not of refitting. ``details``: ``auc``,
     ``fold_auc``, ``auc_ci``, ``model_rows``. Sides larger than ``max_rows`` (default 50,000
     logistic, 20,000 forest) are replaced by a seeded uniform sample (warning).
     """
