@@ -28,15 +28,22 @@ from anoneval.plugins.fidelity._embed import (
 )
 
 
-def nearest(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row of ``a``'s nearest row of ``b``: distance and index (the first on ties)."""
-    def part(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+def nearest(a: np.ndarray, b: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """In one pass over the distances: each row of ``a``'s nearest row of ``b`` and each row
+    of ``b``'s nearest row of ``a`` (distance and index; the first index on ties)."""
+    def part(lo: int, hi: int) -> tuple[np.ndarray, ...]:
         d = distances(a[lo:hi], b)
-        j = d.argmin(axis=1)
-        return d[np.arange(len(j)), j], j
+        j, i = d.argmin(axis=1), d.argmin(axis=0)
+        return d[np.arange(len(j)), j], j, d[i, np.arange(len(i))], i + lo
 
     parts = each_block(part, blocks(len(a), len(b)))
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    col_d, col_i = parts[0][2], parts[0][3]
+    for p in parts[1:]:  # blocks in order: an equal distance keeps the earlier index
+        better = p[2] < col_d
+        col_d, col_i = np.where(better, p[2], col_d), np.where(better, p[3], col_i)
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            col_d, col_i)
 
 
 def delta(curve: np.ndarray, alphas: np.ndarray) -> np.ndarray:
@@ -54,7 +61,7 @@ def parts(x: np.ndarray, y: np.ndarray, n_alphas: int, compat: str
     y_to_centre = np.sqrt(((y - centre) ** 2).sum(axis=1))
     precise = y_to_centre[:, None] <= radii[None, :]
     x_nn = kth_neighbour(x, 1)                           # real → nearest other real
-    x_to_y, x_arg = nearest(x, y)                        # real → nearest released
+    x_to_y, x_arg, y_to_x, y_arg = nearest(x, y)         # real ↔ nearest released
     y_centre = y.mean(axis=0)
     closest_d = np.sqrt(((y[x_arg] - y_centre) ** 2).sum(axis=1))
     beta_radii = np.quantile(closest_d, alphas)
@@ -62,7 +69,6 @@ def parts(x: np.ndarray, y: np.ndarray, n_alphas: int, compat: str
     if compat == "synthcity":
         authentic, side = x_nn[x_arg] < x_to_y, "x"
     else:
-        y_to_x, y_arg = nearest(y, x)
         authentic, side = y_to_x > x_nn[y_arg], "y"
     return alphas, precise.astype(float), recalled.astype(float), authentic.astype(float), side
 

@@ -365,3 +365,19 @@ def test_example_split_shares_no_record():
     assert len(training) + len(control) == len(data)
     assert len(control.merge(training.drop_duplicates(), how="inner")) == 0
     assert abs(len(training) - len(data) / 2) <= data.value_counts().max()
+
+
+def test_blocked_nearest_and_prdc_equal_one_block(monkeypatch):
+    from anoneval.plugins.fidelity import _embed
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 3, (50, 2)).astype(float)  # ties everywhere
+    y = rng.integers(0, 3, (40, 2)).astype(float)
+    d = np.linalg.norm(x[:, None] - y[None], axis=2)
+    whole = prdc.prdc_indicators(x, y, 3)[0]
+    monkeypatch.setattr(_embed, "BLOCK", 7)
+    dx, ix, dy, iy = ap.nearest(x, y)
+    assert (ix == d.argmin(axis=1)).all() and (iy == d.argmin(axis=0)).all()
+    assert np.allclose(dx, d.min(axis=1)) and np.allclose(dy, d.min(axis=0))
+    blocked = prdc.prdc_indicators(x, y, 3)[0]
+    for s in prdc.STATISTICS:
+        assert (blocked[s] == whole[s]).all(), s
