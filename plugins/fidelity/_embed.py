@@ -23,9 +23,18 @@ def embed(original: pd.DataFrame, released: pd.DataFrame, columns: Sequence[str]
     """Both sides as dense float64 rows: numbers standardised by the original's mean and
     standard deviation (ddof 0; a missing value becomes 0 plus a 0/1 missing indicator),
     categories one-hot over the categories of both sides (missing is a category), so two
-    records differing in one category are √2 apart."""
-    x, y = design(original, [original, released], columns)
+    records differing in one category are √2 apart; the one-hot columns in category order, so
+    the embedding does not depend on the record order."""
+    x, y = design(original, [original, released], columns, sort_categories=True)
     return x.toarray(), y.toarray()
+
+
+def canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    """The records in an order fixed by their values (a 64-bit hash of each record; equal
+    records are interchangeable): seeded samples, folds and bootstraps drawn by position then
+    pick the same records whatever order the data came in."""
+    h = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return frame.iloc[np.argsort(h, kind="stable")]
 
 
 def rows_field(default: int) -> object:

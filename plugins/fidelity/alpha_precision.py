@@ -19,6 +19,7 @@ from anoneval.core.api import (
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._embed import (
     blocks,
+    canonical,
     distances,
     each_block,
     embed,
@@ -125,9 +126,10 @@ class AlphaPrecision(LossMeasure):
         require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         warnings: list[str] = []
         rng = ctx.rng(43)
+        frames = [canonical(ori.frame[columns]), canonical(syn.frame[columns])]
         ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
         iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
-        x, y = embed(ori.frame[columns].iloc[ir], syn.frame[columns].iloc[iy], columns)
+        x, y = embed(frames[0].iloc[ir], frames[1].iloc[iy], columns)
         alphas, precise, recalled, authentic, side = parts(x, y, p.n_alphas, p.compat)
         p_curve, r_curve = precise.mean(axis=0), recalled.mean(axis=0)
         value, recall = float(delta(p_curve, alphas)), float(delta(r_curve, alphas))

@@ -20,6 +20,7 @@ from anoneval.core.api import (
     task_threads,
 )
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
+from anoneval.plugins.fidelity._embed import canonical
 from anoneval.plugins.fidelity._sklearn import (
     design,
     for_trees,
@@ -80,12 +81,13 @@ class DetectionAUC(LossMeasure):
     from released (label 0) records; its ROC AUC on held-out folds measures how
     distinguishable the release is.
 
-    Stratified ``folds``-fold cross-validation (shuffled, evaluation seed); AUC_f on each
-    held-out fold, AUC = their mean; value 1 − 2·|AUC − 0.5| (1 = indistinguishable, 0 =
+    Stratified ``folds``-fold cross-validation (shuffled, evaluation seed; the records first put
+    in an order fixed by their values, so the folds do not depend on the input order); AUC_f on
+    each held-out fold, AUC = their mean; value 1 − 2·|AUC − 0.5| (1 = indistinguishable, 0 =
     perfectly separated; higher = less loss). ``model``: ``logistic`` (scikit-learn's
     LogisticRegression, L2 with C = 1, lbfgs) or ``forest`` (a random forest of ``n_trees``
-    trees). Features by default: numbers standardised on both sides together (missing → 0
-    plus a missing indicator), categories one-hot over both sides (missing a category).
+    trees). Features by default: numbers standardised on both sides together (missing → 0 plus a
+    missing indicator), categories one-hot over both sides (missing a category).
 
     ``compat: "sdmetrics"`` reproduces SDMetrics' LogisticDetection exactly (with
     ``model: logistic``, ``folds: 3``): SDMetrics' feature matrix (numbers with missing values
@@ -126,8 +128,8 @@ class DetectionAUC(LossMeasure):
         ori, syn = pair(original, anonymized, self.name)
         columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
         require_finite({"original": ori, "anonymized": syn}, columns, self.name)
-        frames, sizes, warnings = subsample({"original": ori.frame[columns],
-                                             "anonymized": syn.frame[columns]},
+        frames, sizes, warnings = subsample({"original": canonical(ori.frame[columns]),
+                                             "anonymized": canonical(syn.frame[columns])},
                                             p.max_rows or MAX_ROWS[p.model], ctx.rng(59))
         real, fake = frames["original"], frames["anonymized"]
         y = np.r_[np.ones(len(real)), np.zeros(len(fake))]

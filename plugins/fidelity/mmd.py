@@ -19,6 +19,7 @@ from anoneval.core.api import (
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._embed import (
     blocks,
+    canonical,
     distances,
     each_block,
     embed,
@@ -120,11 +121,12 @@ class MMD(LossMeasure):
         require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         warnings: list[str] = []
         rng = ctx.rng(47)
+        frames = [canonical(ori.frame[columns]), canonical(syn.frame[columns])]
         ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
         iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
         if len(ir) < 2 or len(iy) < 2:
             raise DataError(f"{self.name} needs at least 2 records on each side")
-        x, y = embed(ori.frame[columns].iloc[ir], syn.frame[columns].iloc[iy], columns)
+        x, y = embed(frames[0].iloc[ir], frames[1].iloc[iy], columns)
         sigma = p.bandwidth or median_heuristic(x, y, rng)
         if not sigma > 0:
             sigma = 1.0

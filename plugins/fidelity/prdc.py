@@ -19,6 +19,7 @@ from anoneval.core.api import (
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._embed import (
     blocks,
+    canonical,
     distances,
     each_block,
     embed,
@@ -103,9 +104,10 @@ class PRDC(LossMeasure):
         require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         warnings: list[str] = []
         rng = ctx.rng(41)
+        frames = [canonical(ori.frame[columns]), canonical(syn.frame[columns])]
         ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
         iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
-        x, y = embed(ori.frame[columns].iloc[ir], syn.frame[columns].iloc[iy], columns)
+        x, y = embed(frames[0].iloc[ir], frames[1].iloc[iy], columns)
         parts, _, _ = prdc_indicators(x, y, p.k, p.closed)
         boot = {"x": bootstrap_indices(rng, len(x), p.n_boot),
                 "y": bootstrap_indices(rng, len(y), p.n_boot)}

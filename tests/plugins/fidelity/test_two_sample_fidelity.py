@@ -82,13 +82,17 @@ def test_boundary_adherence_missing_rule_by_hand():
 
 
 def sdmetrics_detection(ori, syn, seed, monkeypatch):
-    """SDMetrics' LogisticDetection with its (unseeded) folds given the measure's seed."""
+    """SDMetrics' LogisticDetection with its (unseeded) folds given the measure's seed, on the
+    records in the measure's canonical order."""
     import sdmetrics.single_table.detection.base as base
     from sklearn.model_selection import StratifiedKFold
+
+    from anoneval.plugins.fidelity._embed import canonical
     fold_seed = int(Context(seed=seed).rng(61).integers(2**31 - 1))
     monkeypatch.setattr(base, "StratifiedKFold", lambda n_splits, shuffle: StratifiedKFold(
         n_splits=n_splits, shuffle=shuffle, random_state=fold_seed))
-    return LogisticDetection.compute(ori, syn)
+    return LogisticDetection.compute(canonical(ori).reset_index(drop=True),
+                                      canonical(syn).reset_index(drop=True))
 
 
 @pytest.mark.parametrize("seed", [0, 3])
