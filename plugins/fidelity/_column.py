@@ -21,7 +21,8 @@ class ColumnFidelity(LossMeasure):
     """A fidelity measure scored column by column: :meth:`score` gives each column's row of
     the breakdown (with ``score``) and, when the score is undefined, a warning."""
 
-    #: Columns taken by default: ``numeric`` (numeric on both sides) or ``categorical``.
+    #: Columns taken by default: ``numeric`` (numeric on both sides), ``categorical`` or
+    #: ``any``.
     column_kind: ClassVar[str] = "categorical"
 
     class Params(FidelityParams):
@@ -40,6 +41,8 @@ class ColumnFidelity(LossMeasure):
         ori, syn = pair(original, anonymized, self.name)
         if self.column_kind == "numeric":
             columns = numeric_columns(ori, syn, self.params.columns, self.name)
+        elif self.column_kind == "any":
+            columns = choose(ori, syn, self.params.columns, lambda s: True, self.name, "")
         else:
             columns = choose(ori, syn, self.params.columns, is_categorical, self.name,
                              "categorical")

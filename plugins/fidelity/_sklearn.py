@@ -28,15 +28,18 @@ def sklearn(module: str, measure: str) -> ModuleType:
 
 
 def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame], columns: Sequence[str],
-           drop_first: bool = False) -> list[sparse.csr_matrix]:
-    """Features of each frame: numeric columns standardised by ``fit_on`` (missing → 0 plus a
-    missing indicator), other columns one-hot on the categories of the frames (missing is a
-    category; ``drop_first`` leaves out the first category, a full-rank coding)."""
+           drop_first: bool = False, sort_categories: bool = False) -> list[sparse.csr_matrix]:
+    """Features of each frame: numeric columns standardised by ``fit_on`` (ddof 0; missing → 0
+    plus a missing indicator), other columns one-hot on the categories of the frames (missing is a
+    category; ``drop_first`` leaves out the first category, a full-rank coding;
+    ``sort_categories`` orders the one-hot columns by category, not by first appearance, so
+    that they do not depend on the record order)."""
     blocks: list[list[sparse.spmatrix]] = [[] for _ in frames]
     for c in columns:
         if all(is_numeric(f[c]) for f in (fit_on, *frames)):
-            ref = as_number(fit_on[c])
-            mu, sd = ref.mean(), ref.std(ddof=0)
+            # sorted, so that mean and deviation have the same bits in any row order
+            ref = np.sort(as_number(fit_on[c]).dropna().to_numpy())
+            mu, sd = (ref.mean(), ref.std()) if len(ref) else (0.0, 0.0)
             sd = sd if sd > 0 else 1.0
             any_missing = any(f[c].isna().any() for f in frames)
             for out, f in zip(blocks, frames, strict=True):
@@ -47,8 +50,13 @@ def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame], columns: Sequen
                     cols.append(miss.astype(float))
                 out.append(sparse.csr_matrix(np.column_stack(cols)))
         else:
-            codes, uniques = pd.factorize(pd.concat([f[c] for f in frames], ignore_index=True),
-                                          use_na_sentinel=False)
+            joined = pd.concat([f[c] for f in frames], ignore_index=True)
+            try:
+                codes, uniques = pd.factorize(joined, use_na_sentinel=False,
+                                              sort=sort_categories)
+            except TypeError:  # categories of mixed types: sorted by their text
+                codes, uniques = pd.factorize(joined.map(repr) if sort_categories else joined,
+                                              use_na_sentinel=False, sort=sort_categories)
             start = 0
             for out, f in zip(blocks, frames, strict=True):
                 n = len(f)

@@ -15,6 +15,7 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
 )
+from anoneval.plugins._control import checked_control
 from anoneval.plugins._shared.mixed import _as_float, is_numeric
 
 #: (released, original) candidate pairs checked per chunk.
@@ -108,12 +109,19 @@ class CopiedRows(RiskMeasure):
     "NewRowSynthesis"). Columns: those of the original (``columns`` to choose). Exact and
     vectorised: candidates are found by sorting on the categories and the first numeric
     column, never by one query per row.
+
+    With a control set (records of the same population held out of the release's making),
+    ``details.control_rate`` is the share of released records copying a control record, the
+    rate a release shows without having seen the records (common records recur in any
+    sample), and ``details.excess`` = value − control_rate. Meaningful when control and
+    original share no record (split by distinct records): else the shared ones count twice.
     """
 
     name = "CopiedRows"
     description = "Share of released records that copy an original record (1 − SDMetrics' "\
                   "NewRowSynthesis)."
     unit = "share"
+    uses_control = "optional"
 
     class Params(Params):
         tolerance: float = Field(0.01, ge=0, description="Relative tolerance of numeric matches "
@@ -135,7 +143,12 @@ class CopiedRows(RiskMeasure):
                        self.params.tolerance)
         n_copied = int(match.sum())
         share = n_copied / len(anonymized)
-        return MeasureResult(value=share, details={
-            "score": 1 - share, "num_new_rows": len(anonymized) - n_copied,
-            "num_matched_rows": n_copied, "tolerance": self.params.tolerance})
+        details = {"score": 1 - share, "num_new_rows": len(anonymized) - n_copied,
+                   "num_matched_rows": n_copied, "tolerance": self.params.tolerance}
+        if ctx.control is not None:
+            control = checked_control(ctx.control, columns, self.name)
+            rate = float(copied(control.frame[columns], anonymized.frame[columns],
+                                self.params.tolerance).mean())
+            details.update(control_rate=rate, excess=share - rate)
+        return MeasureResult(value=share, details=details)
 

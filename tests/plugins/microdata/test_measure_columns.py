@@ -85,6 +85,15 @@ EXAMPLES = {
     "StatisticDifference": {"columns": N},
     "TVDistance": {"columns": ["sex", "zip"]},
     "VariableDistanceLoss": {"columns": N, "id": "id"},
+    # two-sample fidelity (plugins/fidelity)
+    "AlphaPrecision": {"columns": ["age", "sex", "income"], "n_boot": 20},
+    "BoundaryAdherence": {"columns": N},
+    "CategoryAdherence": {"columns": ["sex", "zip"]},
+    "DetectionAUC": {"columns": ["age", "sex", "income"]},
+    "MMD": {"columns": ["age", "sex", "income"]},
+    "MissingValueSimilarity": {"columns": ["age", "zip"]},
+    "PRDC": {"columns": ["age", "sex", "income"], "n_boot": 20},
+    "WassersteinDistance": {"columns": ["age", "sex", "income"], "n_projections": 10},
 }
 
 
