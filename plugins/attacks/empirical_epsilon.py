@@ -4,7 +4,7 @@ from a membership attack's true and false positive rates (privacy auditing)."""
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -148,35 +148,45 @@ class EmpiricalEpsilon(AttackMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         s_m, s_o = self.scores(original, anonymized, ctx)
+        point = operating_point(s_m, s_o, p.delta, p.confidence_level,
+                                ctx.rng(33) if p.selection == "split" else None)
         warnings = []
-        if p.selection == "split":
-            rng = ctx.rng(33)
-            pm, po = rng.permutation(len(s_m)), rng.permutation(len(s_o))
-            choose_m, eval_m = s_m[pm[:len(pm) // 2]], s_m[pm[len(pm) // 2:]]
-            choose_o, eval_o = s_o[po[:len(po) // 2]], s_o[po[len(po) // 2:]]
-            if min(len(choose_m), len(choose_o)) < 1:
-                raise DataError("EmpiricalEpsilon: too few members or non-members to split")
-        else:
-            choose_m, eval_m, choose_o, eval_o = s_m, s_m, s_o, s_o
+        if p.selection == "same":
             warnings.append("selection 'same' picks the best of many thresholds on the records "
                             "it bounds with: the bound is optimistic (use 'split' for an audit)")
-        candidates = np.unique(np.concatenate([choose_m, choose_o]))
-        bounds = lower_bounds(choose_m, choose_o, candidates, p.delta, p.confidence_level)
-        threshold = float(candidates[int(np.argmax(bounds))])
-        tp, fp = (int(x[0]) for x in rates(eval_m, eval_o, np.array([threshold])))
-        n1, n0 = len(eval_m), len(eval_o)
-        tpr_ci = clopper_pearson(tp, n1, p.confidence_level)
-        fpr_ci = clopper_pearson(fp, n0, p.confidence_level)
-        low = float(epsilon(tpr_ci[0], fpr_ci[1], p.delta))
-        high = float(epsilon(tpr_ci[1], fpr_ci[0], p.delta))
-        point = float(epsilon(tp / n1, fp / n0, p.delta))
+        low, high = point["epsilon_lower"], point["epsilon_upper"]
         return MeasureResult(
-            value=low, ci=[low, high] if math.isfinite(high) else None,
-            details={"attack": p.attack, "selection": p.selection, "delta": p.delta,
-                     "threshold": threshold, "tp": tp, "fp": fp, "n_members": n1,
-                     "n_non_members": n0, "tpr": tp / n1, "fpr": fp / n0,
-                     "tpr_ci": list(tpr_ci), "fpr_ci": list(fpr_ci),
-                     "epsilon_point": point if math.isfinite(point) else None,
-                     "epsilon_upper": high if math.isfinite(high) else None,
+            value=low, ci=None if high is None else [low, high],
+            details={"attack": p.attack, "selection": p.selection, "delta": p.delta, **point,
                      "auc": auc(s_m, s_o)},
             warnings=warnings)
+
+
+def operating_point(members: np.ndarray, others: np.ndarray, delta: float, level: float,
+                    split: np.random.Generator | None) -> dict[str, Any]:
+    """The audit: the threshold maximising the ε lower bound, chosen on a random half of each
+    group (``split``; None: on all records) and evaluated on the other half (None: on all).
+    Returns the threshold, counts, rates with their Clopper–Pearson intervals and the lower,
+    upper (None if unbounded) and point ε."""
+    if split is not None:
+        pm, po = split.permutation(len(members)), split.permutation(len(others))
+        choose_m, eval_m = members[pm[:len(pm) // 2]], members[pm[len(pm) // 2:]]
+        choose_o, eval_o = others[po[:len(po) // 2]], others[po[len(po) // 2:]]
+        if min(len(choose_m), len(choose_o)) < 1:
+            raise DataError("EmpiricalEpsilon: too few members or non-members to split")
+    else:
+        choose_m, eval_m, choose_o, eval_o = members, members, others, others
+    candidates = np.unique(np.concatenate([choose_m, choose_o]))
+    bounds = lower_bounds(choose_m, choose_o, candidates, delta, level)
+    threshold = float(candidates[int(np.argmax(bounds))])
+    tp, fp = (int(x[0]) for x in rates(eval_m, eval_o, np.array([threshold])))
+    n1, n0 = len(eval_m), len(eval_o)
+    tpr_ci = clopper_pearson(tp, n1, level)
+    fpr_ci = clopper_pearson(fp, n0, level)
+    high = float(epsilon(tpr_ci[1], fpr_ci[0], delta))
+    point = float(epsilon(tp / n1, fp / n0, delta))
+    return {"threshold": threshold, "tp": tp, "fp": fp, "n_members": n1, "n_non_members": n0,
+            "tpr": tp / n1, "fpr": fp / n0, "tpr_ci": list(tpr_ci), "fpr_ci": list(fpr_ci),
+            "epsilon_lower": float(epsilon(tpr_ci[0], fpr_ci[1], delta)),
+            "epsilon_upper": high if math.isfinite(high) else None,
+            "epsilon_point": point if math.isfinite(point) else None}
