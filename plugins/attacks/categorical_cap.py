@@ -214,6 +214,10 @@ class CategoricalCAP(RiskMeasure):
 
     Params = CAPParams
 
+    def columns(self) -> dict[str, list[str]]:
+        cols = [*self.params.key_fields, *self.params.sensitive_fields]
+        return {"original": cols, "anonymized": list(cols)}
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

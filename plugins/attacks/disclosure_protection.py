@@ -89,6 +89,10 @@ class DisclosureProtection(RiskMeasure):
                                  "fields")
             return self
 
+    def columns(self) -> dict[str, list[str]]:
+        cols = [*self.params.key_fields, *self.params.sensitive_fields]
+        return {"original": cols, "anonymized": list(cols)}
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

@@ -66,16 +66,19 @@ class IdentifiabilityScore(RiskMeasure):
     original records with r̂ᵢ < rᵢ (strict: a tie is not identifiable; an original record with
     a duplicate has rᵢ = 0 and never counts), higher = riskier. Data are encoded as synthcity
     does: numbers as they are, other columns as the ranks of their sorted values over both
-    sides. ``weights``: ``none`` (synthcity: it computes Yoon et al.'s entropy weights and then
+    sides. ``weighting``: ``none`` (synthcity: it computes Yoon et al.'s entropy weights and then
     overwrites them with ones) or ``entropy`` (the paper's: each column divided by the
     entropy, in nats, of its rounded original values, plus 1e-16).
 
     Where this differs from synthcity: its default key ``score_OC`` first maps the records
     through a one-class neural embedding (not computed here), and its ``Metrics.evaluate``
     draws min(n, m) records of each side at random; here every record of both sides is used
-    (no subsample, so the value is reproducible). Missing values are refused (synthcity's
-    nearest-neighbour search fails on them). ``ci``: the Wilson (1927) interval of the share
-    over the n original records. details: ``n_identifiable``, ``n_records``.
+    (no subsample, so the value is reproducible), and the distances come from a k-d tree on
+    data centred by the original's means (exact differences; scikit-learn's brute-force
+    search, which synthcity may get, expands ‖x − y‖² and loses digits on large values).
+    Missing values are refused (synthcity's nearest-neighbour search fails on them). ``ci``:
+    the Wilson (1927) interval of the share over the n original records.
+    details: ``n_identifiable``, ``n_records``.
     """
 
     name = "IdentifiabilityScore"
@@ -88,7 +91,7 @@ class IdentifiabilityScore(RiskMeasure):
         columns: list[str] | None = Field(None, min_length=1,
                                           description="Columns compared; null: all of the "
                                                       "original's.")
-        weights: Literal["none", "entropy"] = Field(
+        weighting: Literal["none", "entropy"] = Field(
             "none", description="none: synthcity's unweighted distance; entropy: Yoon et "
                                 "al.'s columns divided by their entropy.")
 
@@ -112,7 +115,7 @@ class IdentifiabilityScore(RiskMeasure):
         x, y = encoded(original.frame[columns], anonymized.frame[columns])
         if not (np.isfinite(x).all() and np.isfinite(y).all()):
             raise DataError("IdentifiabilityScore needs finite numbers (±inf found)")
-        if p.weights == "entropy":
+        if p.weighting == "entropy":
             w = entropy_weights(x) + 1e-16
             x, y = x / w, y / w
         try:
@@ -120,13 +123,16 @@ class IdentifiabilityScore(RiskMeasure):
         except ImportError as exc:
             raise PluginError("IdentifiabilityScore needs scikit-learn; install it with "
                               "pip install 'anoneval[synthetic]'") from exc
+        centre = x.mean(axis=0)  # small magnitudes; a k-d tree sums exact squared differences
+        x, y = x - centre, y - centre
         jobs = task_threads()
-        own = neighbors.NearestNeighbors(n_neighbors=2, n_jobs=jobs).fit(x)
+        own = neighbors.NearestNeighbors(n_neighbors=2, algorithm="kd_tree", n_jobs=jobs).fit(x)
         r = own.kneighbors(x)[0][:, 1]  # the first neighbour is the record itself (0)
-        other = neighbors.NearestNeighbors(n_neighbors=1, n_jobs=jobs).fit(y)
+        other = neighbors.NearestNeighbors(n_neighbors=1, algorithm="kd_tree",
+                                           n_jobs=jobs).fit(y)
         r_hat = other.kneighbors(x)[0][:, 0]
         k = int((r_hat < r).sum())
         n = len(x)
         return MeasureResult(value=k / n, ci=list(wilson_interval(k, n, p.confidence_level)),
                              details={"n_identifiable": k, "n_records": n,
-                                      "weights": p.weights})
+                                      "weighting": p.weighting})
