@@ -57,7 +57,8 @@ class AttributeInference(TargetedAttack):
 
     name = "AttributeInference"
     description = "Attribute-inference attack risk (anonymeter): a secret guessed from the "\
-                  "nearest released record, above the control set's rate."
+                  "nearest released record or a model fitted on the release, above the "\
+                  "control set's rate."
 
     class Params(AttackParams):
         aux_cols: list[str] = Field(min_length=1, description="Columns the attacker knows.")
