@@ -220,7 +220,6 @@ class DOMIAS(AttackMeasure):
     name = "DOMIAS"
     description = "DOMIAS density-ratio membership attack (KDE): AUC with original records "\
                   "as members and control records as non-members."
-    unit = None
 
     class Params(IntervalParams, Params):
         n_attacks: int = Field(2000, ge=1, description="Members and non-members (each).")

@@ -105,7 +105,6 @@ class EmpiricalEpsilon(AttackMeasure):
     name = "EmpiricalEpsilon"
     description = "Lower confidence bound on ε from a membership attack's TPR/FPR "\
                   "(Clopper–Pearson; privacy auditing, Jagielski et al. 2020)."
-    unit = None
 
     class Params(IntervalParams, Params):
         attack: Literal["dcr", "domias"] = Field("dcr", description="Membership attack: dcr "
