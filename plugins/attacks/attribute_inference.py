@@ -46,9 +46,9 @@ class AttributeInference(TargetedAttack):
     :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
 
     ``attacker``: ``nearest`` (the above, anonymeter's), or a model trained on the release to
-    predict the secret from ``aux_cols`` (anonymeter's ``InferencePredictor`` hook; SDMetrics'
-    CategoricalLR/RF-style attackers, Stadler, Oprisanu & Troncoso 2022, "Synthetic data –
-    anonymisation groundhog day", USENIX Security): ``logistic`` (multinomial logistic
+    predict the secret from ``aux_cols`` (anonymeter's ``InferencePredictor`` hook; the kind
+    of SDMetrics' CategoricalRF and NumericalLR attackers; Stadler, Oprisanu & Troncoso 2022,
+    "Synthetic data – anonymisation groundhog day", USENIX Security): ``logistic`` (logistic
     regression; least squares for a numeric secret) or ``forest`` (a random forest of
     ``n_estimators`` trees), fitted on a seeded sample of at most ``max_train_rows`` released
     records (numbers standardised, categories one-hot; see
