@@ -9,8 +9,8 @@ peer/ours are printed, and the values are checked equal. (2) Targets: each measu
 10⁵ × 15 mixed-type records per side (``--quick``: 5,000) through the evaluator, best of
 ``--repeat``, against the 30 s target, with the machine's 1-minute load average and the
 process's CPU seconds (a shared machine's other jobs slow every run; the CPU time does not
-grow with them: divided by the cores used, it is the wall time on an idle machine). synthcity (IdentifiabilityScore, DOMIAS) is no peer
-here: it needs a CUDA torch stack. Usage:
+grow with them: divided by the cores used, it is the wall time on an idle machine).
+synthcity (IdentifiabilityScore, DOMIAS) is no peer here: it needs a CUDA torch stack. Usage:
 ``python benchmarks/bench_privacy.py [--quick] [--repeat N] [--peer-rows N] [--only NAME]``.
 """
 
