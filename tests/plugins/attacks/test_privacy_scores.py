@@ -90,6 +90,27 @@ def test_cap_equals_sdmetrics(variant, seed):
     assert res.ci[0] <= res.value <= res.ci[1]
 
 
+@pytest.mark.parametrize("join_cost", [0.0, 1e12])  # always joins / always the matrix
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_generalized_cap_paths_equal_sdmetrics(monkeypatch, join_cost, seed):
+    import anoneval.plugins.attacks.categorical_cap as module
+
+    monkeypatch.setattr(module, "JOIN_COST", join_cost)
+    rng = np.random.default_rng(seed)
+    n_keys = 1 + seed  # up to 4 key columns: unmatched keys at distances 1 to 4
+    keys = [f"k{j}" for j in range(n_keys)]
+
+    def draw(n: int) -> pd.DataFrame:
+        out = {k: rng.integers(0, 5, n).astype(str) for k in keys}
+        return pd.DataFrame({**out, "s": rng.choice(list("uvw"), n)})
+
+    ori, syn = draw(150), draw(12)
+    res = compute("CategoricalCAP", ori, syn, {"key_fields": keys, "sensitive_fields": ["s"],
+                                                "variant": "generalized_cap"})
+    theirs = sdm(SDMGeneralized.compute, ori, syn, key_fields=keys, sensitive_fields=["s"])
+    assert res.value == pytest.approx(theirs, abs=1e-9)
+
+
 def test_cap_by_hand():
     # released: key x → sensitive u, u, v; key y → w. Originals: (x, u) 2/3, (x, v) 1/3,
     # (y, u) 0, (z, u) unmatched
