@@ -3,6 +3,9 @@ columns' categories (SDMetrics' DisclosureProtection), exact by default."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
@@ -51,12 +54,14 @@ class DisclosureProtection(RiskMeasure):
 
     SDMetrics' ``DisclosureProtectionEstimate`` averages the CAP over ``num_iterations``
     random subsamples of ``num_rows_subsample`` rows of *both* sides. Subsampling the release
-    hides most of the keys an attacker would find (a copy of the original, which discloses
-    everything, then looks protected), and its ``compute`` ignores the two arguments (only
-    ``compute_breakdown`` uses them). Here the CAP is computed exactly over every record
-    (vectorised, so it needs no subsample); ``compat: true`` runs SDMetrics' estimate as its
-    ``compute_breakdown`` does (the given subsample size and iterations, seeded; an
-    iteration without a counted record is left out, where SDMetrics' average turns NaN).
+    hides most of the keys an attacker would find: with ``zero_cap`` (or ``generalized_cap``)
+    a copy of the original, which discloses everything, then looks protected, and with
+    ``cap`` only the few originals whose released twin was drawn count. Its ``compute`` also
+    ignores the two arguments (only ``compute_breakdown`` uses them). Here the CAP is computed
+    exactly over every record (vectorised, so it needs no subsample); ``compat: true`` runs
+    SDMetrics' estimate as its ``compute_breakdown`` does (the given subsample size and
+    iterations, seeded; an iteration without a counted record is left out, where SDMetrics'
+    average turns NaN).
     ``ci``: exact mode, the bootstrap over the original records (the release held fixed);
     ``compat``, the bootstrap over the iterations' CAP values.
     details: ``cap_protection``, ``baseline_protection``, ``mean_cap``, ``n_counted``.
@@ -122,7 +127,8 @@ class DisclosureProtection(RiskMeasure):
             return res
         return self._estimate(real, syn, ratio, details, ctx)
 
-    def _estimate(self, real: pd.DataFrame, syn: pd.DataFrame, ratio, details: dict,
+    def _estimate(self, real: pd.DataFrame, syn: pd.DataFrame,
+                  ratio: Callable[[np.ndarray], np.ndarray], details: dict[str, Any],
                   ctx: Context) -> MeasureResult:
         p = self.params
         rng = ctx.rng(29)
