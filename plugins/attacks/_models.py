@@ -10,6 +10,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from anoneval.core.api import PluginError, task_threads
 from anoneval.plugins._shared.mixed import _as_float, is_numeric
@@ -27,11 +28,11 @@ def sklearn(module: str) -> ModuleType:
 
 
 def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame],
-           columns: Sequence[str]) -> list[np.ndarray]:
-    """Dense features of each frame: numbers standardised by ``fit_on`` (a missing number → 0
-    plus a missing indicator), other columns one-hot on the categories of all frames (missing
-    is a category)."""
-    out: list[list[np.ndarray]] = [[] for _ in frames]
+           columns: Sequence[str]) -> list[sparse.csr_matrix]:
+    """Sparse features of each frame (a category of many values stays small): numbers
+    standardised by ``fit_on`` (a missing number → 0 plus a missing indicator), other columns
+    one-hot on the categories of all frames (missing is a category)."""
+    out: list[list[sparse.spmatrix]] = [[] for _ in frames]
     for c in columns:
         if all(is_numeric(f[c]) for f in (fit_on, *frames)):
             ref = _as_float(fit_on[c])
@@ -42,18 +43,20 @@ def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame],
             for block, f in zip(out, frames, strict=True):
                 x = _as_float(f[c])
                 miss = np.isnan(x)
-                block.append(np.where(miss, 0.0, (x - mu) / sd)[:, None])
-                if gaps:
-                    block.append(miss[:, None].astype(float))
+                cols = [np.where(miss, 0.0, (x - mu) / sd)] + ([miss.astype(float)] if gaps
+                                                               else [])
+                block.append(sparse.csr_matrix(np.column_stack(cols)))
         else:
             codes, uniques = pd.factorize(pd.concat([f[c] for f in frames], ignore_index=True),
                                           use_na_sentinel=False)
             start = 0
             for block, f in zip(out, frames, strict=True):
-                part = codes[start:start + len(f)]
-                block.append((part[:, None] == np.arange(len(uniques))[None, :]).astype(float))
-                start += len(f)
-    return [np.hstack(b) for b in out]
+                n = len(f)
+                block.append(sparse.csr_matrix((np.ones(n), (np.arange(n),
+                                                             codes[start:start + n])),
+                                               shape=(n, len(uniques))))
+                start += n
+    return [sparse.hstack(b, format="csr") for b in out]
 
 
 def model_guesses(attacker: Attacker, released: pd.DataFrame, targets: Sequence[pd.DataFrame],
