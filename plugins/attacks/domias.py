@@ -167,11 +167,12 @@ def bootstrap_auc(member: np.ndarray, other: np.ndarray, rng: np.random.Generato
 def split_sets(ori: pd.DataFrame, ctl: pd.DataFrame, n_attacks: int,
                rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Members (original records), non-members and the reference sample (control records,
-    disjoint): as many members as non-members, at most ``n_attacks`` and half the control."""
-    n = min(n_attacks, len(ori), len(ctl) // 2)
+    disjoint): as many members as non-members, at most ``n_attacks`` and fewer than half the
+    control (the reference keeps at least two records)."""
+    n = min(n_attacks, len(ori), (len(ctl) - 1) // 2)
     if n < 1:
-        raise DataError("DOMIAS needs at least two control records (non-members and a "
-                        "reference sample)")
+        raise DataError(f"DOMIAS needs at least three control records (non-members and a "
+                        f"reference sample of two or more); the control set has {len(ctl)}")
     members = ori.iloc[np.sort(rng.choice(len(ori), n, replace=False))]
     perm = rng.permutation(len(ctl))
     return members, ctl.iloc[np.sort(perm[:n])], ctl.iloc[np.sort(perm[n:])]

@@ -356,6 +356,8 @@ def test_domias_needs_the_control_set_and_complete_numbers():
     ori = numeric_people(50, rng)
     with pytest.raises(ConfigError, match="control"):
         evaluate(ori, ori, [{"name": "DOMIAS"}])
+    small = evaluate(ori, ori, [{"name": "DOMIAS"}], control=numeric_people(2, rng))
+    assert "at least three control records" in small.measures[0].error
     gap = ori.copy()
     gap.loc[3, "a"] = np.nan
     rep = evaluate(ori, gap, [{"name": "DOMIAS"}], control=numeric_people(50, rng))
