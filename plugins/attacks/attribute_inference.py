@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from anoneval.core.api import Context, DataError, Dataset, MeasureResult, repeated
 from anoneval.plugins._shared.mixed import encode, is_numeric, nearest
 from anoneval.plugins.attacks._common import AttackParams, TargetedAttack
+from anoneval.plugins.attacks._models import Attacker, model_guesses
 
 
 def correct(guess: pd.Series, secret: pd.Series, regression: bool,
@@ -26,8 +27,8 @@ def correct(guess: pd.Series, secret: pd.Series, regression: bool,
 
 class AttributeInference(TargetedAttack):
     """Attribute-inference risk: an attacker who knows some attributes of a person guesses a
-    secret one from the nearest released record (Giomi et al. 2023, anonymeter; Article 29
-    Working Party opinion 05/2014).
+    secret one from the nearest released record or a model fitted on the release (Giomi et al.
+    2023, anonymeter; Article 29 Working Party opinion 05/2014).
 
     ``n_attacks`` targets are drawn from the original (main) and from the control set
     (control). For each, the released record nearest on ``aux_cols`` (anonymeter's mixed-type
@@ -43,11 +44,21 @@ class AttributeInference(TargetedAttack):
     guesses onto the targets' index, turning most of them into missing values and deflating
     the baseline (here each target gets its own random guess). See
     :mod:`anoneval.plugins.attacks._common` for the rates and the risk.
+
+    ``attacker``: ``nearest`` (the above, anonymeter's), or a model trained on the release to
+    predict the secret from ``aux_cols`` (anonymeter's ``InferencePredictor`` hook; the kind
+    of SDMetrics' CategoricalRF and NumericalLR attackers; Stadler, Oprisanu & Troncoso 2022,
+    "Synthetic data – anonymisation groundhog day", USENIX Security): ``logistic`` (logistic
+    regression; least squares for a numeric secret) or ``forest`` (a random forest of
+    ``n_estimators`` trees), fitted on a seeded sample of at most ``max_train_rows`` released
+    records (numbers standardised, categories one-hot; see
+    :mod:`anoneval.plugins.attacks._models`). Same targets, rule of success and baseline.
     """
 
     name = "AttributeInference"
     description = "Attribute-inference attack risk (anonymeter): a secret guessed from the "\
-                  "nearest released record, above the control set's rate."
+                  "nearest released record or a model fitted on the release, above the "\
+                  "control set's rate."
 
     class Params(AttackParams):
         aux_cols: list[str] = Field(min_length=1, description="Columns the attacker knows.")
@@ -57,6 +68,14 @@ class AttributeInference(TargetedAttack):
                               "is numeric.")
         tolerance: float = Field(0.05, ge=0, description="Relative tolerance of a numeric "
                                                          "guess: |guess − secret| <= tol·|secret|.")
+        attacker: Attacker = Field("nearest", description="nearest: the nearest released "
+                                                          "record's secret; logistic or "
+                                                          "forest: a model fitted on the "
+                                                          "release.")
+        max_train_rows: int = Field(20_000, ge=1, description="Model attackers: released "
+                                                              "records trained on (a seeded "
+                                                              "sample).")
+        n_estimators: int = Field(100, ge=1, description="forest: number of trees.")
 
         @model_validator(mode="after")
         def _check(self) -> AttributeInference.Params:
@@ -80,15 +99,22 @@ class AttributeInference(TargetedAttack):
             raise DataError(f"regression needs a numeric secret; {p.secret!r} is not numeric")
         order = rng.permutation(len(syn))
         secrets = syn[p.secret].reset_index(drop=True)
+        roles = (("main", ori.iloc[t_ori]), ("control", ctl.iloc[t_ctl]))
         success = {}
-        for role, frame, rows in (("main", ori, t_ori), ("control", ctl, t_ctl)):
-            targets = frame.iloc[rows]
-            (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
-            idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
-            success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
-                                    p.tolerance)
+        if p.attacker == "nearest":
+            for role, targets in roles:
+                (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
+                idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
+                success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
+                                        p.tolerance)
+        else:
+            predicted = model_guesses(p.attacker, syn, [t for _, t in roles], p.aux_cols,
+                                    p.secret, regression, p.max_train_rows, p.n_estimators,
+                                    ctx.rng(34))
+            for (role, targets), guess in zip(roles, predicted, strict=True):
+                success[role] = correct(guess, targets[p.secret], regression, p.tolerance)
         guesses = secrets.iloc[rng.integers(0, len(syn), size=len(t_ori))]
         base = correct(guesses, ori[p.secret].iloc[t_ori], regression, p.tolerance)
         return self.result(success["main"], base, success["control"],
                            {"secret": p.secret, "regression": regression,
-                            "aux_cols": p.aux_cols})
+                            "aux_cols": p.aux_cols, "attacker": p.attacker})

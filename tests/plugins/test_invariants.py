@@ -54,7 +54,7 @@ OTHER_KINDS = sorted((kind, name) for kind in ("risk_measure", "loss_measure")
 #: Measures whose value depends on the record order by design: their attacks draw random
 #: records by position, so a seeded draw picks other records once the rows are permuted (the
 #: other seeded measures, e.g. Linkability or PropensityMSE, keep their value: checked).
-RANDOM_DRAWS = {"AttributeInference", "SinglingOut"}
+RANDOM_DRAWS = {"AttributeInference", "SinglingOut", "DOMIAS", "EmpiricalEpsilon"}
 #: Measures that need a population larger than the sample (an error is their right answer on
 #: these frames; they still must not mutate the data, and fail the same way every time).
 ERRORS_HERE = {"DeltaPresence"}
