@@ -121,6 +121,9 @@ class PropensityScore(LossMeasure):
         ida, na, max_a = tile_sequences(anonymized, grid, interval, t0)
         X = feature_matrix(np.r_[ido, ida], np.r_[no, na], max(max_o, max_a))
         y = np.r_[np.zeros(len(no), dtype=np.int64), np.ones(len(na), dtype=np.int64)]
+        # rows in an order fixed by their values, so the seeded split ignores trajectory order
+        canon = np.lexsort((*X.T[::-1], y))
+        X, y = X[canon], y[canon]
         rng = ctx.rng(26)
         order = rng.permutation(len(y))
         n_test = int(np.ceil(p.test_size * len(y)))  # sklearn's train_test_split rounding
