@@ -7,10 +7,13 @@ dimensions, ``y(..p..) = Σ_j y(..k_j..)`` (sdcTable ``create_m_matrix``). The a
 outsider's attacker problem (Geurts 1992; de Wolf 2002; sdcTable ``attack()``): published
 cells are fixed, every suppressed cell lies in its a-priori bounds (default [0, +inf)), and for
 every suppressed cell c the exact interval is [min y_c, max y_c] over that polytope, two LPs
-per cell solved with HiGHS (Huangfu & Hall 2018) through scipy. The LPs are split into the
-connected components of the suppressed cells (cells linked by a common constraint), which
-leaves every interval unchanged and makes each LP small; components are solved in blocks on
-the engine (both cores).
+per cell solved with HiGHS (Huangfu & Hall 2018, "Parallelizing the dual revised simplex
+method", Math. Prog. Comp. 10). The LPs are split into the connected components of the
+suppressed cells (cells linked by a common constraint), which leaves every interval unchanged
+and makes each LP small; components are solved in blocks on the engine (both cores). With
+highspy (optional extra ``lp``) each block is one LP model whose objective alone changes per
+solve, so the simplex restarts from the last optimal basis; without it every bound is a fresh
+scipy ``linprog`` solve (same intervals, several times slower).
 """
 
 from __future__ import annotations
@@ -146,30 +149,112 @@ class Intervals:
 
 
 def _solve_component(shared: tuple, block: list[tuple]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Min and max of every variable of each component (one LP model, objective per solve)."""
-    out = []
-    for a_eq, b_eq, lb, ub in block:
-        n = a_eq.shape[1]
-        bounds = np.column_stack([lb, ub])
-        bounds_list = [(lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
-                       for lo, hi in bounds]
-        lo_out, hi_out = np.empty(n), np.empty(n)
-        c = np.zeros(n)
-        for j in range(n):
-            for sign, dest in ((1.0, lo_out), (-1.0, hi_out)):
-                c[j] = sign
-                res = linprog(c, A_eq=a_eq if a_eq.shape[0] else None,
-                              b_eq=b_eq if a_eq.shape[0] else None, bounds=bounds_list,
-                              method="highs")
-                c[j] = 0.0
-                if res.status == 3:
-                    dest[j] = -np.inf * sign
-                elif res.status != 0:
-                    raise DataError(f"the audit LP failed ({res.message}); the published cells "
-                                    "and the a-priori bounds are inconsistent")
-                else:
-                    dest[j] = res.x[j]
-        out.append((lo_out, hi_out))
+    """Min and max of every variable of each component in ``block``: highspy's warm-started
+    simplex when installed, else one scipy HiGHS solve per bound."""
+    try:
+        import highspy  # noqa: F401  (optional extra "lp")
+    except ImportError:
+        return [_solve_scipy(*prob) for prob in block]
+    return _solve_highspy(block)
+
+
+def _solve_scipy(a_eq: sp.csr_matrix, b_eq: np.ndarray, lb: np.ndarray,
+                 ub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fallback without highspy: each bound is a fresh scipy ``linprog`` (HiGHS, no warm start)."""
+    n = a_eq.shape[1]
+    bounds_list = [(lo if np.isfinite(lo) else None, hi if np.isfinite(hi) else None)
+                   for lo, hi in zip(lb, ub, strict=True)]
+    lo_out, hi_out = np.empty(n), np.empty(n)
+    c = np.zeros(n)
+    for j in range(n):
+        for sign, dest in ((1.0, lo_out), (-1.0, hi_out)):
+            c[j] = sign
+            res = linprog(c, A_eq=a_eq if a_eq.shape[0] else None,
+                          b_eq=b_eq if a_eq.shape[0] else None, bounds=bounds_list,
+                          method="highs")
+            c[j] = 0.0
+            if res.status == 3:
+                dest[j] = -np.inf * sign
+            elif res.status != 0:
+                raise DataError(f"the audit LP failed ({res.message}); the published cells "
+                                "and the a-priori bounds are inconsistent")
+            else:
+                dest[j] = res.x[j]
+    return lo_out, hi_out
+
+
+_HIGHS_QUIET = False
+
+
+def _new_highs():
+    """A silent ``highspy.Highs``; its once-per-process banner on stdout is swallowed."""
+    global _HIGHS_QUIET
+    import os
+
+    import highspy
+    if _HIGHS_QUIET:
+        h = highspy.Highs()
+    else:
+        fd = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = highspy.Highs()
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+        _HIGHS_QUIET = True
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("presolve", "off")  # presolve would discard the basis kept between solves
+    return h
+
+
+def _solve_highspy(block: list[tuple]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One LP model for the whole block (its components side by side); each solve changes only
+    the objective (+y_j for the lower end, -y_j for the upper), so the dual simplex restarts
+    from the previous optimal basis (a warm start), which stays primal feasible."""
+    import highspy
+    a = sp.block_diag([p[0] for p in block], format="csc") if block else None
+    n = a.shape[1]
+    b = np.concatenate([p[1] for p in block])
+    lb = np.concatenate([p[2] for p in block])
+    ub = np.concatenate([p[3] for p in block])
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, a.shape[0]
+    lp.col_cost_ = np.zeros(n)
+    lp.col_lower_ = np.where(np.isfinite(lb), lb, -highspy.kHighsInf)
+    lp.col_upper_ = np.where(np.isfinite(ub), ub, highspy.kHighsInf)
+    lp.row_lower_ = lp.row_upper_ = b
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = a.indptr
+    lp.a_matrix_.index_ = a.indices
+    lp.a_matrix_.value_ = a.data
+    h = _new_highs()
+    h.passModel(lp)
+    status_ok = highspy.HighsModelStatus.kOptimal
+    unbounded = highspy.HighsModelStatus.kUnbounded
+    maybe_unbounded = highspy.HighsModelStatus.kUnboundedOrInfeasible
+    lower, upper = np.empty(n), np.empty(n)
+    feasible = False
+    for j in range(n):
+        for sign, dest in ((1.0, lower), (-1.0, upper)):
+            h.changeColCost(j, sign)
+            h.run()
+            st = h.getModelStatus()
+            if st == status_ok:
+                dest[j] = h.getSolution().col_value[j]
+                feasible = True
+            elif st == unbounded or (st == maybe_unbounded and feasible):
+                dest[j] = -np.inf * sign
+            else:
+                raise DataError(f"the audit LP failed ({h.modelStatusToString(st)}); the "
+                                "published cells and the a-priori bounds are inconsistent")
+        h.changeColCost(j, 0.0)
+    out, start = [], 0
+    for prob in block:
+        k = prob[0].shape[1]
+        out.append((lower[start:start + k], upper[start:start + k]))
+        start += k
     return out
 
 

@@ -8,6 +8,7 @@ binds (then our upper end is larger or unbounded).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +100,15 @@ def test_rules_flag_the_cells_sdctable_marks_primary(case):
     theirs = cells["status_primary"] == "u"
     assert theirs.any()
     assert (ours == theirs).all(), cells.loc[ours != theirs, [*CASES[case], "n", "value"]]
+
+
+@pytest.mark.parametrize("case", ["hier", "cube"])
+def test_scipy_fallback_gives_the_warm_started_intervals(case, monkeypatch):
+    """Without highspy (extra "lp") every bound is a fresh scipy solve: same intervals."""
+    import highspy  # noqa: F401  (test extra: the warm path really runs)
+    warm, _ = run(case, "simpleheuristic")
+    monkeypatch.setitem(sys.modules, "highspy", None)  # import highspy -> ImportError
+    cold, _ = run(case, "simpleheuristic")
+    np.testing.assert_allclose(cold["lower"], warm["lower"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(cold["upper"].astype(float), warm["upper"].astype(float),
+                               rtol=0, atol=1e-9)
