@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anoneval.core.api import (
     Context,
@@ -17,6 +17,7 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
     Side,
+    data_row,
 )
 from anoneval.plugins.tabular._audit import (
     additivity_gaps,
@@ -29,7 +30,7 @@ from anoneval.plugins.tabular._audit import (
     product_index,
     read_hierarchy,
 )
-from anoneval.plugins.tabular._cells import LevelStats, Rule
+from anoneval.plugins.tabular._cells import LevelStats, Rule, top_units
 
 #: sdcTable's status codes and their roles.
 SDCTABLE_STATUS = {"s": "published", "z": "published", "u": "primary", "x": "secondary"}
@@ -37,25 +38,37 @@ ROLES = ("published", "primary", "secondary")
 
 
 class FrequencyRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     n: int = Field(2, ge=1, description="Unsafe iff 0 < contributors <= n (sdcTable maxN).")
     safety_range: float = Field(0.10, ge=0, description="Protection level as a share of X.")
 
 
 class DominanceRule(BaseModel):
-    n: int = Field(1, ge=1)
-    k: float = Field(80.0, gt=0, le=100)
+    model_config = ConfigDict(extra="forbid")
+    n: int = Field(1, ge=1, description="Largest contributions summed, >= 1.")
+    k: float = Field(80.0, gt=0, le=100, description="Threshold in %, in (0,100].")
 
 
 class PPercentRule(BaseModel):
-    p: float = Field(15.0, gt=0)
+    model_config = ConfigDict(extra="forbid")
+    p: float = Field(15.0, gt=0, lt=100, description="Precision in %, in (0,100).")
 
 
 class PQRuleSpec(BaseModel):
-    p: float = Field(..., gt=0)
-    q: float = Field(100.0, gt=0)
+    model_config = ConfigDict(extra="forbid")
+    p: float = Field(..., gt=0, lt=100, description="Posterior precision in %, in (0,100).")
+    q: float = Field(100.0, gt=0, le=100, description="Prior precision in %, in (p,100].")
+
+    @model_validator(mode="after")
+    def _p_below_q(self) -> PQRuleSpec:
+        if self.p >= self.q:
+            raise ValueError(f"p ({self.p:g}) must be smaller than q ({self.q:g}); allowed: "
+                             "0 < p < q <= 100")
+        return self
 
 
 class Rules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     frequency: FrequencyRule | None = None
     dominance: list[DominanceRule] = Field(default_factory=list)
     p_percent: PPercentRule | None = None
@@ -63,6 +76,7 @@ class Rules(BaseModel):
 
 
 class Apriori(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     relative: float | None = Field(None, ge=0, description="Bounds a·(1 ± relative).")
     lower_column: str | None = None
     upper_column: str | None = None
@@ -166,6 +180,16 @@ class SuppressionAudit(RiskMeasure):
         count_column: str | None = Field(None, description="Original cell table: contributors.")
         contribution_columns: list[str] = Field(
             default_factory=list, description="Original cell table: largest contributions.")
+        weight: str | None = Field(
+            None, description="Sampling weights: in microdata a weight per contributor, in an "
+                              "original cell table a weight per cell (all its contributors); "
+                              "a unit of weight w counts as w units (tau-Argus).")
+        contribution_weight_columns: list[str] = Field(
+            default_factory=list, description="Original cell table: the weight of each of "
+                                              "'contribution_columns', in the same order.")
+        weighted_frequency: bool = Field(
+            True, description="With microdata weights: count contributors as the sum of "
+                              "weights (tau-Argus) rather than as records.")
         apriori: Apriori | None = Field(
             None, description="A-priori bounds an attacker knows: {relative: r} around the "
                               "true value, or {lower_column, upper_column}.")
@@ -182,7 +206,8 @@ class SuppressionAudit(RiskMeasure):
         p = self.params
         bounds = [c for c in (p.apriori.lower_column, p.apriori.upper_column) if c] \
             if p.apriori else []
-        given = [p.magnitude, p.count_column, *p.contribution_columns]
+        given = [p.magnitude, p.count_column, *p.contribution_columns, p.weight,
+                 *p.contribution_weight_columns]
         return {"original": [*p.dimensions, *(c for c in given if c)],
                 "anonymized": [*p.table_columns(), *bounds]}
 
@@ -302,44 +327,115 @@ def _where(i: int, dims) -> str:
 
 
 def _original_stats(original: Dataset, p: Any, dims, size: int) -> LevelStats:
-    """Contributors, total and top-contribution sums T(1..3) of every cell of the table."""
+    """Contributors, total and top-unit sums T(1..depth) of every cell of the table, weighted
+    as tau-Argus does (a unit of weight w counts as w units; :func:`top_units`)."""
     frame = original.frame
-    depth = 3
+    if len(frame) == 0:
+        raise DataError("the original side is empty")
+    depth = _depth(p)
     if p.count_column:
+        for name in ("count_column", "magnitude", "weight"):
+            col = getattr(p, name)
+            if col and col not in frame.columns:
+                raise DataError(f"original cell table: column {col!r} ({name}) is missing "
+                                f"(columns: {list(frame.columns)})")
+        if len(p.contribution_columns) < depth:
+            raise DataError(f"original cell table: the rules need the {depth} largest "
+                            f"contributions, 'contribution_columns' gives "
+                            f"{len(p.contribution_columns)}")
+        if p.contribution_weight_columns and (
+                len(p.contribution_weight_columns) != len(p.contribution_columns)):
+            raise DataError("'contribution_weight_columns' must name one column per "
+                            f"'contribution_columns' ({len(p.contribution_columns)}), not "
+                            f"{len(p.contribution_weight_columns)}")
+        if p.weight and p.contribution_weight_columns:
+            raise DataError("give either 'weight' (per cell) or 'contribution_weight_columns' "
+                            "(per contribution), not both")
         idx = product_index(frame, dims)
+        if len(np.unique(idx)) != len(idx):
+            dup = int(np.flatnonzero(pd.Series(idx).duplicated().to_numpy())[0])
+            raise DataError(f"original cell table: {data_row(dup)} repeats the cell "
+                            f"{_where(int(idx[dup]), dims)}")
         n = np.zeros(size)
-        n[idx] = pd.to_numeric(frame[p.count_column]).to_numpy(float)
-        top = np.zeros((size, depth))
-        cols = p.contribution_columns[:depth]
-        for j, c in enumerate(cols):
-            top[idx, j] = pd.to_numeric(frame[c]).fillna(0).to_numpy(float)
-        top = np.cumsum(top, axis=1)
+        n[idx] = _column(frame, p.count_column, "count_column", allow_nan=False)
+        contrib = np.column_stack([_column(frame, c, "contribution_columns", allow_nan=True)
+                                   for c in p.contribution_columns])
+        if p.weight:
+            w_cell = _column(frame, p.weight, "weight", allow_nan=False, positive=True)
+            weights = np.repeat(w_cell[:, None], contrib.shape[1], axis=1)
+        elif p.contribution_weight_columns:
+            weights = np.column_stack([
+                _column(frame, c, "contribution_weight_columns", allow_nan=True, positive=True)
+                for c in p.contribution_weight_columns])
+        else:
+            weights = None
+        have = ~np.isnan(contrib)
+        if weights is not None:
+            lost = have & np.isnan(weights)
+            if lost.any():
+                r, j = np.argwhere(lost)[0]
+                raise DataError(f"original cell table: {data_row(int(r))} has a contribution in "
+                                f"{p.contribution_columns[j]!r} but no weight in "
+                                f"{p.contribution_weight_columns[j]!r}")
+        if p.nonnegative and (contrib[have] < 0).any():
+            r, j = np.argwhere(have & (np.nan_to_num(contrib) < 0))[0]
+            raise DataError(f"original column {p.contribution_columns[j]!r}: negative "
+                            f"contribution in {data_row(int(r))}; set nonnegative: false")
+        cells = np.repeat(idx[:, None], contrib.shape[1], axis=1)[have]
+        top = top_units(cells, np.abs(contrib[have]),
+                        None if weights is None else weights[have], size, depth)
         total = np.full(size, np.nan)
         if p.magnitude:
-            total[idx] = pd.to_numeric(frame[p.magnitude]).to_numpy(float)
+            total[idx] = _column(frame, p.magnitude, "magnitude", allow_nan=True)
         return LevelStats(n, total, top)
     if not p.magnitude:
         raise DataError("original microdata need 'magnitude' (or give a cell table with "
                         "'count_column' and 'contribution_columns')")
-    x = pd.to_numeric(frame[p.magnitude], errors="coerce").to_numpy(float)
-    if np.isnan(x).any():
-        raise DataError(f"original column {p.magnitude!r}: row {int(np.argmax(np.isnan(x)))} "
-                        "is not a number")
+    if p.contribution_weight_columns:
+        raise DataError("'contribution_weight_columns' applies to an original cell table "
+                        "(with 'count_column'); for microdata give 'weight'")
+    for col in [*p.dimensions, p.magnitude, *([p.weight] if p.weight else [])]:
+        if col not in frame.columns:
+            raise DataError(f"original microdata: column {col!r} is missing (columns: "
+                            f"{list(frame.columns)})")
+    x = _column(frame, p.magnitude, "magnitude", allow_nan=False)
     if p.nonnegative and (x < 0).any():
-        raise DataError(f"original column {p.magnitude!r}: negative magnitude in row "
-                        f"{int(np.argmax(x < 0))}; set nonnegative: false")
+        raise DataError(f"original column {p.magnitude!r}: negative magnitude in "
+                        f"{data_row(int(np.argmax(x < 0)))}; set nonnegative: false")
+    w = _column(frame, p.weight, "weight", allow_nan=False, positive=True) if p.weight else None
     rows, cell = leaf_to_cells(frame, dims)
-    v = x[rows]
-    n = np.bincount(cell, minlength=size).astype(float)
-    total = np.bincount(cell, weights=v, minlength=size)
-    order = np.lexsort((-v, cell))
-    cs, vs = cell[order], v[order]
-    first = np.searchsorted(cs, cs, side="left")
-    rank = np.arange(len(cs)) - first
-    top = np.zeros((size, depth))
-    keep = rank < depth
-    top[cs[keep], rank[keep]] = vs[keep]
-    return LevelStats(n, total, np.cumsum(top, axis=1))
+    v = np.abs(x[rows])
+    wr = None if w is None else w[rows]
+    n = np.bincount(cell, weights=wr if (wr is not None and p.weighted_frequency) else None,
+                    minlength=size).astype(float)
+    total = np.bincount(cell, weights=x[rows] if wr is None else x[rows] * wr, minlength=size)
+    return LevelStats(n, total, top_units(cell, v, wr, size, depth))
+
+
+def _depth(p: Any) -> int:
+    """How many largest units the rules read: n of every (n,k) rule, 2 for p% and pq."""
+    return max([2 if (p.rules.p_percent or p.rules.pq) else 1,
+                *(r.n for r in p.rules.dominance)])
+
+
+def _column(frame: pd.DataFrame, col: str, param: str, allow_nan: bool,
+            positive: bool = False) -> np.ndarray:
+    """A numeric column of the original side, with an error naming the param, column and row."""
+    raw = frame[col]
+    x = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    bad = np.isnan(x) & raw.notna().to_numpy()
+    if not allow_nan:
+        bad |= np.isnan(x)
+    bad |= np.isinf(x)
+    if positive:
+        bad |= x <= 0
+    if bad.any():
+        r = int(np.argmax(bad))
+        need = "a number > 0" if positive else "a finite number"
+        raise DataError(f"original column {col!r} ({param}): {data_row(r)} holds "
+                        f"{raw.iloc[r]!r}, expected {need}"
+                        + ("" if allow_nan else " (missing values are not allowed)"))
+    return x
 
 
 def _levels(p: Any, stats: LevelStats | None, true: np.ndarray, size: int):

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from anoneval.core.api import Context, Microdata, Table
+from anoneval.plugins.tabular import _audit
 from anoneval.plugins.tabular.suppression_audit import SuppressionAudit
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sdctable"
@@ -112,3 +113,14 @@ def test_scipy_fallback_gives_the_warm_started_intervals(case, monkeypatch):
     np.testing.assert_allclose(cold["lower"], warm["lower"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(cold["upper"].astype(float), warm["upper"].astype(float),
                                rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7])
+def test_split_and_merged_tasks_give_the_same_intervals(chunk, monkeypatch):
+    """Tasks of ``chunk`` variables (large components split, small ones merged into one model)
+    leave sdcTable's intervals unchanged."""
+    monkeypatch.setattr(_audit, "CHUNK", chunk)
+    for case, pattern in [("cube", "simpleheuristic"), ("hier", "subtotal"), ("cube", "box")]:
+        sup, _ = run(case, pattern, compat="sdctable")
+        np.testing.assert_allclose(sup["lower"], sup[f"low_{pattern}"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(sup["upper"], sup[f"up_{pattern}"], rtol=0, atol=1e-9)
