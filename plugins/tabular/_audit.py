@@ -71,11 +71,18 @@ def build_dimension(name: str, spec: str | Sequence[Sequence[str]], present: Seq
         children = {total_code: leaves}
     else:
         children = {}
+        seen: dict[str, str] = {}
         for i, edge in enumerate(spec):
             if len(edge) != 2:
                 raise DataError(f"dimension {name!r}: hierarchy edge {i} is {edge!r}, "
                                 "expected [parent, child]")
-            children.setdefault(str(edge[0]), []).append(str(edge[1]))
+            parent, child = str(edge[0]), str(edge[1])
+            if child in seen:
+                raise DataError(f"dimension {name!r}: hierarchy edge {i} [{parent}, {child}] "
+                                f"repeats the code {child!r}, already a child of "
+                                f"{seen[child]!r}; a code has one parent")
+            seen[child] = parent
+            children.setdefault(parent, []).append(child)
     kids = {k for ks in children.values() for k in ks}
     roots = set(children) - kids
     if roots != {total_code}:

@@ -110,6 +110,12 @@ def load_table(data: Dataset, p: TableParams, ctx: Context):
         if col not in frame.columns:
             raise DataError(f"protected table: column {col!r} is missing (columns: "
                             f"{list(frame.columns)})")
+    for col in [*p.dimensions, p.status_column]:
+        miss = frame[col].isna().to_numpy()
+        if miss.any():
+            raise DataError(f"protected table: column {col!r} is empty in "
+                            f"{data_row(int(np.argmax(miss)))} ({int(miss.sum())} such rows); "
+                            "every cell needs its codes and a status")
     dims = []
     for name, spec in p.dimensions.items():
         edges = read_hierarchy(str(ctx.path(spec))) if isinstance(spec, str) and spec != "flat" \
@@ -117,25 +123,39 @@ def load_table(data: Dataset, p: TableParams, ctx: Context):
         dims.append(build_dimension(name, edges, frame[name].astype(str).unique(), p.total_code))
     flat = product_index(frame, dims)
     size = int(np.prod([len(d.codes) for d in dims]))
-    if len(np.unique(flat)) != len(flat):
-        dup = frame[pd.Series(flat).duplicated().to_numpy()].index[0]
-        raise DataError(f"protected table: row {dup} repeats a cell")
+    dup = pd.Series(flat).duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(flat == flat[np.argmax(dup)])
+        raise DataError(f"protected table: {data_row(int(rows[0]))} and {data_row(int(rows[1]))} "
+                        f"are the same cell ({_where(int(flat[rows[0]]), dims)}); give each "
+                        f"cell once ({int(dup.sum())} rows repeat a cell)")
     if len(flat) != size:
+        have = np.zeros(size, dtype=bool)
+        have[flat] = True
         raise DataError(f"protected table: {size - len(flat)} of the {size} cells of the "
-                        "hierarchies' product are missing (give every cell, totals included)")
+                        f"hierarchies' product are missing, e.g. "
+                        f"{_where(int(np.argmin(have)), dims)} (give every cell, totals "
+                        "included)")
     status = frame[p.status_column].astype(str)
     unknown = sorted(set(status) - set(p.status_codes))
     if unknown:
-        row = status.index[status == unknown[0]][0]
-        raise DataError(f"column {p.status_column!r}: status {unknown[0]!r} (row {row}) is not in "
-                        f"status_codes {sorted(p.status_codes)}")
+        row = int(np.argmax((status == unknown[0]).to_numpy()))
+        raise DataError(f"column {p.status_column!r}: status {unknown[0]!r} ({data_row(row)}) is "
+                        f"not in status_codes; allowed: {sorted(p.status_codes)}")
     roles = np.empty(size, dtype=object)
     roles[flat] = status.map(p.status_codes).to_numpy()
     raw = pd.to_numeric(frame[p.value_column], errors="coerce").to_numpy(dtype=float)
+    text = (np.isnan(raw) & frame[p.value_column].notna().to_numpy()) | np.isinf(raw)
+    if text.any():
+        r = int(np.argmax(text))
+        raise DataError(f"column {p.value_column!r}: {data_row(r)} holds "
+                        f"{frame[p.value_column].iloc[r]!r}, expected a finite number (or "
+                        "empty for a suppressed cell)")
     bad_pub = (roles[flat] == "published") & np.isnan(raw)
     if bad_pub.any():
-        raise DataError(f"column {p.value_column!r}: published cell in row "
-                        f"{frame.index[np.argmax(bad_pub)]} has no numeric value")
+        raise DataError(f"column {p.value_column!r}: the published cell in "
+                        f"{data_row(int(np.argmax(bad_pub)))} is empty; only suppressed cells "
+                        "may be empty")
     values = np.full(size, np.nan)
     values[flat] = raw
     a, labels = constraint_matrix(dims)
@@ -162,6 +182,14 @@ class SuppressionAudit(RiskMeasure):
     Without an original side no rule runs and every level is ``min_level`` (sdcTable's default
     LPL = UPL = 1). Each cell lists ``alone_in``, a constraint in which it is the only
     suppressed cell (a suppressed total whose parts are all published), which makes it exact.
+    Weights follow tau-Argus (DataCell.cpp ``ComputeWeightedScoreCell``, as the sensitivity
+    rules of ``_cells``): a contributor of weight w counts as w units, the largest-units sums
+    T(j) fill j units in descending order (the last contributor fractionally), the cell total
+    is Σ w·x and, with ``weighted_frequency``, the count Σ w; integer weights equal replicating
+    each contributor w times, which is what sdcTable does with ``sampWeightInd``. Microdata
+    carry a weight per contributor (``weight``); an original cell table a weight per cell
+    (``weight``) or per listed contribution (``contribution_weight_columns``), its count as
+    given. Without ``nonnegative`` contributions are ranked by absolute value (tau-Argus).
     value: failing primary cells / primary cells. ``compat="sdctable"`` caps every suppressed
     cell at the largest cell value as sdcTable's ``attack()`` does (it hides unbounded intervals
     and uses knowledge an outsider lacks; off by default). The LP audit is an outsider attack:
@@ -432,9 +460,10 @@ def _column(frame: pd.DataFrame, col: str, param: str, allow_nan: bool,
     if bad.any():
         r = int(np.argmax(bad))
         need = "a number > 0" if positive else "a finite number"
-        raise DataError(f"original column {col!r} ({param}): {data_row(r)} holds "
-                        f"{raw.iloc[r]!r}, expected {need}"
-                        + ("" if allow_nan else " (missing values are not allowed)"))
+        v = raw.iloc[r]
+        held = "is empty" if pd.isna(v) else f"holds {getattr(v, 'item', lambda: v)()!r}"
+        raise DataError(f"original column {col!r} ({param}): {data_row(r)} {held}, expected "
+                        f"{need}" + ("" if allow_nan else " (missing values are not allowed)"))
     return x
 
 
