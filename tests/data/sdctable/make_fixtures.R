@@ -40,17 +40,22 @@ audit <- function(sdc_mag, status) {  # attack() of every suppressed cell on the
   list(low = low, up = up)
 }
 
-run_case <- function(name, dims, seed, rules, extra = list()) {
+run_case <- function(name, dims, seed, rules, extra = list(), weighted = FALSE) {
   dir.create(file.path(out, name), recursive = TRUE, showWarnings = FALSE)
   dl <- lapply(dims, hier)
   micro <- microdata(dims, seed)
   dnames <- names(dims)
+  weight <- NULL
+  if (weighted) {  # integer sampling weights: sdcTable replicates each record w times
+    micro$w <- sample(1:3, nrow(micro), replace = TRUE, prob = c(.7, .2, .1))
+    weight <- match("w", names(micro))
+  }
   sdc <- makeProblem(data = micro, dimList = dl, dimVarInd = match(dnames, names(micro)),
-                     numVarInd = match("mag", names(micro)))
+                     numVarInd = match("mag", names(micro)), sampWeightInd = weight)
   for (r in rules) sdc <- do.call(primarySuppression, c(list(object = sdc), r))
   prim <- cells_of(sdc)
   # the magnitude table: the same cells, Freq = summed magnitude (attack() audits Freq)
-  inner <- aggregate(micro$mag, by = micro[dnames], FUN = sum)
+  inner <- aggregate(micro$mag * (if (weighted) micro$w else 1), by = micro[dnames], FUN = sum)
   names(inner)[ncol(inner)] <- "mag"
   sdc_mag <- makeProblem(data = inner, dimList = dl, dimVarInd = seq_along(dnames),
                          freqVarInd = match("mag", names(inner)))
@@ -101,4 +106,6 @@ run_case("cube", list(v1 = list(Tot = c("G1", "G2"), G1 = c("A", "B"), G2 = c("C
                       v2 = list(Tot = c("k", "l", "m")), v3 = list(Tot = c("r", "s"))), 14, rules,
          extra = list(box = c("A|k|r", "A|k|s", "A|l|r", "A|l|s", "B|k|r", "B|k|s", "B|l|r",
                               "B|l|s")))
+run_case("weighted", list(v1 = list(Tot = c("G1", "G2"), G1 = c("A", "B", "C"), G2 = c("D", "E")),
+                          v2 = list(Tot = c("k", "l", "m"))), 17, rules, weighted = TRUE)
 cat(R.version.string, "; sdcTable", as.character(packageVersion("sdcTable")), "\n")

@@ -20,7 +20,8 @@ from anoneval.plugins.tabular import _audit
 from anoneval.plugins.tabular.suppression_audit import SuppressionAudit
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sdctable"
-CASES = {"oned": ["v1"], "twod": ["v1", "v2"], "hier": ["v1", "v2"], "cube": ["v1", "v2", "v3"]}
+CASES = {"oned": ["v1"], "twod": ["v1", "v2"], "hier": ["v1", "v2"], "cube": ["v1", "v2", "v3"],
+         "weighted": ["v1", "v2"]}
 RULES = {"frequency": {"n": 2, "safety_range": 0.10},
          "dominance": [{"n": 1, "k": 80}, {"n": 2, "k": 90}], "p_percent": {"p": 15}}
 CTX = Context()
@@ -89,18 +90,25 @@ def test_sdctable_cap_hides_an_unbounded_total(case, pattern):
 @pytest.mark.parametrize("case", list(CASES))
 def test_rules_flag_the_cells_sdctable_marks_primary(case):
     """Frequency (n <= 2), (1,80), (2,90) dominance and p% (15) on the microdata, on every cell
-    (margins included): the flagged cells are sdcTable's primary suppressions."""
+    (margins included): the flagged cells are sdcTable's primary suppressions; in ``weighted``
+    with integer sampling weights (sdcTable ``sampWeightInd``: count Σw, records replicated)."""
     tab, dims = load(case)
     micro = pd.read_csv(DATA / case / "microdata.csv", dtype={d: str for d in CASES[case]})
     frame = tab[[*CASES[case], "value"]].copy()
     frame["status"] = "s"
-    res = SuppressionAudit(dimensions=dims, rules=RULES, magnitude="mag").compute(
+    weight = {"weight": "w"} if "w" in micro.columns else {}
+    res = SuppressionAudit(dimensions=dims, rules=RULES, magnitude="mag", **weight).compute(
         Microdata(micro), Table(frame), CTX)
     cells = pd.DataFrame(res.details["cells"]).merge(tab, on=CASES[case])
     ours = cells["role"] == "primary"
     theirs = cells["status_primary"] == "u"
     assert theirs.any()
     assert (ours == theirs).all(), cells.loc[ours != theirs, [*CASES[case], "n", "value"]]
+    if weight:  # sdcTable's weights (each record replicated w times) matter here
+        plain = SuppressionAudit(dimensions=dims, rules=RULES, magnitude="mag").compute(
+            Microdata(micro), Table(frame), CTX)
+        other = pd.DataFrame(plain.details["cells"]).merge(tab, on=CASES[case])
+        assert ((other["role"] == "primary") != theirs).any()
 
 
 @pytest.mark.parametrize("case", ["hier", "cube"])
