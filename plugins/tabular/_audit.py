@@ -163,6 +163,15 @@ class Intervals:
 CHUNK = 100
 
 
+def lp_solver() -> str:
+    """Which LP path the audit takes on this installation (reported in the details)."""
+    try:
+        import highspy  # noqa: F401
+    except ImportError:
+        return "scipy linprog (HiGHS, a fresh solve per bound; install the extra 'lp')"
+    return "highspy (HiGHS, warm-started)"
+
+
 def _solve_tasks(shared: None, task: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Min and max of the variables ``j0 .. j1 - 1`` of one LP model ``(A, b, lb, ub)``:
     highspy's warm-started simplex when installed, else one scipy HiGHS solve per bound."""

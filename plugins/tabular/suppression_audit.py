@@ -27,6 +27,7 @@ from anoneval.plugins.tabular._audit import (
     cell_codes,
     constraint_matrix,
     leaf_to_cells,
+    lp_solver,
     product_index,
     read_hierarchy,
 )
@@ -325,7 +326,7 @@ class SuppressionAudit(RiskMeasure):
             "n_exact_secondary": int((exact & (roles == "secondary")).sum()),
             "n_unbounded": int(np.isinf(upper).sum()),
             "n_constraints": int(a.shape[0]), "n_constraints_used": iv.n_constraints,
-            "n_components": iv.n_components,
+            "n_components": iv.n_components, "lp_solver": lp_solver(),
             "constraints": sorted(set(labels)),
             "failed": [r for r in records if r["status"] == "failed"],
             "cells": records,  # every cell; status published/suppressed/protected/failed/disclosed

@@ -116,7 +116,9 @@ def test_scipy_fallback_gives_the_warm_started_intervals(case, monkeypatch):
     """Without highspy (extra "lp") every bound is a fresh scipy solve: same intervals."""
     import highspy  # noqa: F401  (test extra: the warm path really runs)
     warm, _ = run(case, "simpleheuristic")
+    assert _audit.lp_solver().startswith("highspy")
     monkeypatch.setitem(sys.modules, "highspy", None)  # import highspy -> ImportError
+    assert _audit.lp_solver().startswith("scipy")
     cold, _ = run(case, "simpleheuristic")
     np.testing.assert_allclose(cold["lower"], warm["lower"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(cold["upper"].astype(float), warm["upper"].astype(float),
