@@ -7,12 +7,13 @@ random non-negative inner values, 1,000 suppressed cells: 2 × 2 × 2 boxes of s
 overlap) and a tenth at random (mostly exactly disclosed). ``--quick``: 12 × 10 × 10 codes, 100
 suppressed.
 
-Timed in the same run: anoneval with highspy (extra ``lp``: one warm-started model per block of
-components) on two worker processes and on one, anoneval's scipy fallback (a fresh HiGHS solve
-per bound, one worker), and, when ``Rscript`` with sdcTable is on this machine, sdcTable's
-``attack()`` on both cores (``benchmarks/bench_table_audit_attack.R``; the grand total stays
-published, so its max(Freq) cap is implied and its intervals must equal ours). Ratios are
-peer time / anoneval time.
+Timed in the same run: anoneval with highspy (extra ``lp``: one warm-started model per task of
+100 variables) on two worker processes and on one, anoneval's scipy fallback (a fresh HiGHS
+solve per bound, one worker), and, when ``Rscript`` with sdcTable is on this machine,
+sdcTable's ``attack()`` (``benchmarks/bench_table_audit_attack.R``) on both cores, or on one
+where its R's ``future`` is too old for ``n_workers``. The grand total stays published, so
+``attack()``'s max(Freq) cap is implied and its intervals must equal ours. Ratios are peer
+time / anoneval time.
 Run: ``python benchmarks/bench_table_audit.py [--quick] [--no-fallback] [--no-sdctable]``.
 """
 

@@ -27,8 +27,12 @@ run <- function(w) {
   res <- attack(sdc, to_attack = sup, verbose = FALSE, n_workers = w)
   list(res = res, took = proc.time()[["elapsed"]] - t0, workers = w)
 }
-# attack(n_workers > 1) needs future's with(plan(...), local = TRUE), which older future lacks
-got <- tryCatch(run(workers), error = function(e) run(1L))
+# attack(n_workers > 1) needs future.apply and future's with(plan(...), local = TRUE) (a
+# with() method for FutureStrategyList, which older future lacks): else one worker
+parallel_ok <- requireNamespace("future.apply", quietly = TRUE) &&
+  !is.null(getS3method("with", "FutureStrategyList", optional = TRUE,
+                       envir = asNamespace("future")))
+got <- run(if (parallel_ok) workers else 1L)
 res <- got$res
 took <- got$took
 out <- df[res$id, dnames]
