@@ -387,8 +387,9 @@ def _original_stats(original: Dataset, p: Any, dims, size: int) -> LevelStats:
                             f"{_where(int(idx[dup]), dims)}")
         n = np.zeros(size)
         n[idx] = _column(frame, p.count_column, "count_column", allow_nan=False)
-        contrib = np.column_stack([_column(frame, c, "contribution_columns", allow_nan=True)
-                                   for c in p.contribution_columns])
+        contrib = np.column_stack([np.empty((len(frame), 0))] + [
+            _column(frame, c, "contribution_columns", allow_nan=True)
+            for c in p.contribution_columns])
         if p.weight:
             w_cell = _column(frame, p.weight, "weight", allow_nan=False, positive=True)
             weights = np.repeat(w_cell[:, None], contrib.shape[1], axis=1)
@@ -442,8 +443,9 @@ def _original_stats(original: Dataset, p: Any, dims, size: int) -> LevelStats:
 
 
 def _depth(p: Any) -> int:
-    """How many largest units the rules read: n of every (n,k) rule, 2 for p% and pq."""
-    return max([2 if (p.rules.p_percent or p.rules.pq) else 1,
+    """How many largest units the rules read: n of every (n,k) rule, 2 for p% and pq, none
+    for the frequency rule alone."""
+    return max([2 if (p.rules.p_percent or p.rules.pq) else 0,
                 *(r.n for r in p.rules.dominance)])
 
 

@@ -273,3 +273,12 @@ def test_weight_params_errors():
         audit(Microdata(weighted_micro()), t, magnitude="x", contribution_weight_columns=["w"])
     with pytest.raises(DataError, match=r"original microdata: column 'v' is missing"):
         audit(Microdata(weighted_micro()), t, magnitude="x", weight="v")
+
+
+def test_cell_table_needs_no_contributions_for_the_frequency_rule_alone():
+    ct = pd.DataFrame({"d0": ["A", "A", "B", "B"], "d1": ["X", "Y", "X", "Y"],
+                       "n": [2, 5, 5, 5]})
+    got = cells(audit(Table(ct), table(INNER), count_column="n",
+                      rules={"frequency": {"n": 2, "safety_range": 0.2}}))
+    assert got.loc[("A", "X"), "level_frequency"] == pytest.approx(20.0)  # published: failed
+    assert list(got.index[got["role"] == "primary"]) == [("A", "X")]
