@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.sparse.csgraph import connected_components
 
-from anoneval.core.api import Context, DataError, read_text
+from anoneval.core.api import Context, DataError, data_row, read_text
 
 
 @dataclass
@@ -340,10 +340,11 @@ def product_index(frame: pd.DataFrame, dims: Sequence[Dimension]) -> np.ndarray:
         pos = {c: i for i, c in enumerate(d.codes)}
         codes = frame[d.name].astype(str)
         mapped = codes.map(pos)
-        if mapped.isna().any():
-            bad = codes[mapped.isna()]
-            raise DataError(f"column {d.name!r}: code {bad.iloc[0]!r} (row {bad.index[0]}) is not "
-                            "in the dimension's hierarchy")
+        missing = mapped.isna().to_numpy()
+        if missing.any():
+            r = int(np.argmax(missing))
+            raise DataError(f"column {d.name!r}: code {codes.iloc[r]!r} ({data_row(r)}) is not "
+                            f"in the dimension's hierarchy ({int(missing.sum())} such rows)")
         idx.append(mapped.to_numpy(dtype=np.int64))
     return np.ravel_multi_index(tuple(idx), shape)
 
