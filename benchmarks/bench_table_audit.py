@@ -14,7 +14,8 @@ sdcTable's ``attack()`` (``benchmarks/bench_table_audit_attack.R``) on both core
 where its R's ``future`` is too old for ``n_workers``. The grand total stays published, so
 ``attack()``'s max(Freq) cap is implied and its intervals must equal ours. Ratios are peer
 time / anoneval time.
-Run: ``python benchmarks/bench_table_audit.py [--quick] [--no-fallback] [--no-sdctable]``.
+Run: ``python benchmarks/bench_table_audit.py [--quick] [--no-fallback] [--no-sdctable]
+[--peer-timeout SECONDS]``.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def run_anoneval(frame: pd.DataFrame, dims: dict, workers: int,
     return took, cells[cells["status"] != "published"].reset_index(drop=True), res.details
 
 
-def run_sdctable(frame: pd.DataFrame, dims: dict) -> tuple[int, float, pd.DataFrame] | str:
+def run_sdctable(frame: pd.DataFrame, dims: dict,
+                 timeout: float) -> tuple[int, float, pd.DataFrame] | str:
     """sdcTable's attack() on two workers (one where its R lacks what that needs): workers,
     seconds and intervals, or why it did not run."""
     rscript = shutil.which("Rscript")
@@ -122,7 +124,11 @@ def run_sdctable(frame: pd.DataFrame, dims: dict) -> tuple[int, float, pd.DataFr
         for d, e in dims.items():
             pd.DataFrame(e, columns=["parent", "child"]).to_csv(Path(tmp) / f"hier_{d}.csv",
                                                                 index=False)
-        out = subprocess.run([rscript, str(PEER), tmp, "2"], capture_output=True, text=True)
+        try:
+            out = subprocess.run([rscript, str(PEER), tmp, "2"], capture_output=True, text=True,
+                                 timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"attack() did not finish within {timeout:g} s"
         if out.returncode:
             return f"attack() failed: {out.stderr.strip()[-300:]}"
         got = pd.read_csv(Path(tmp) / "attack.csv", dtype={"a": str, "b": str, "c": str})
@@ -135,6 +141,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-fallback", action="store_true", help="skip the scipy fallback")
     parser.add_argument("--no-sdctable", action="store_true", help="skip sdcTable's attack()")
+    parser.add_argument("--peer-timeout", type=float, default=3600.0,
+                        help="seconds sdcTable's attack() may take (default 3600)")
     args = parser.parse_args()
     sizes, k = ([(3, 8), (3, 6), (0, 9)], 100) if args.quick else ([(4, 20), (4, 15), (0, 19)],
                                                                      1000)
@@ -156,7 +164,7 @@ def main() -> None:
               f"{cold / one:.1f}x the warm-started 1 worker; same intervals: {same}")
     if args.no_sdctable:
         return
-    peer = run_sdctable(frame, dims)
+    peer = run_sdctable(frame, dims, args.peer_timeout)
     if isinstance(peer, str):
         print(f"  sdcTable attack(): not run ({peer})")
         return
