@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from anoneval.core.api import (
     Context,
@@ -17,6 +17,7 @@ from anoneval.core.api import (
     Params,
     RiskMeasure,
     Side,
+    data_row,
 )
 from anoneval.plugins.tabular._audit import (
     additivity_gaps,
@@ -26,9 +27,11 @@ from anoneval.plugins.tabular._audit import (
     cell_codes,
     constraint_matrix,
     leaf_to_cells,
+    lp_solver,
     product_index,
     read_hierarchy,
 )
+from anoneval.plugins.tabular._cells import top_units
 from anoneval.plugins.tabular._rules import LevelStats, Rule
 
 #: sdcTable's status codes and their roles.
@@ -37,25 +40,37 @@ ROLES = ("published", "primary", "secondary")
 
 
 class FrequencyRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     n: int = Field(2, ge=1, description="Unsafe iff 0 < contributors <= n (sdcTable maxN).")
     safety_range: float = Field(0.10, ge=0, description="Protection level as a share of X.")
 
 
 class DominanceRule(BaseModel):
-    n: int = Field(1, ge=1)
-    k: float = Field(80.0, gt=0, le=100)
+    model_config = ConfigDict(extra="forbid")
+    n: int = Field(1, ge=1, description="Largest contributions summed, >= 1.")
+    k: float = Field(80.0, gt=0, le=100, description="Threshold in %, in (0,100].")
 
 
 class PPercentRule(BaseModel):
-    p: float = Field(15.0, gt=0)
+    model_config = ConfigDict(extra="forbid")
+    p: float = Field(15.0, gt=0, lt=100, description="Precision in %, in (0,100).")
 
 
 class PQRuleSpec(BaseModel):
-    p: float = Field(..., gt=0)
-    q: float = Field(100.0, gt=0)
+    model_config = ConfigDict(extra="forbid")
+    p: float = Field(..., gt=0, lt=100, description="Posterior precision in %, in (0,100).")
+    q: float = Field(100.0, gt=0, le=100, description="Prior precision in %, in (p,100].")
+
+    @model_validator(mode="after")
+    def _p_below_q(self) -> PQRuleSpec:
+        if self.p >= self.q:
+            raise ValueError(f"p ({self.p:g}) must be smaller than q ({self.q:g}); allowed: "
+                             "0 < p < q <= 100")
+        return self
 
 
 class Rules(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     frequency: FrequencyRule | None = None
     dominance: list[DominanceRule] = Field(default_factory=list)
     p_percent: PPercentRule | None = None
@@ -63,6 +78,7 @@ class Rules(BaseModel):
 
 
 class Apriori(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     relative: float | None = Field(None, ge=0, description="Bounds a·(1 ± relative).")
     lower_column: str | None = None
     upper_column: str | None = None
@@ -96,6 +112,12 @@ def load_table(data: Dataset, p: TableParams, ctx: Context):
         if col not in frame.columns:
             raise DataError(f"protected table: column {col!r} is missing (columns: "
                             f"{list(frame.columns)})")
+    for col in [*p.dimensions, p.status_column]:
+        miss = frame[col].isna().to_numpy()
+        if miss.any():
+            raise DataError(f"protected table: column {col!r} is empty in "
+                            f"{data_row(int(np.argmax(miss)))} ({int(miss.sum())} such rows); "
+                            "every cell needs its codes and a status")
     dims = []
     for name, spec in p.dimensions.items():
         edges = read_hierarchy(str(ctx.path(spec))) if isinstance(spec, str) and spec != "flat" \
@@ -103,25 +125,39 @@ def load_table(data: Dataset, p: TableParams, ctx: Context):
         dims.append(build_dimension(name, edges, frame[name].astype(str).unique(), p.total_code))
     flat = product_index(frame, dims)
     size = int(np.prod([len(d.codes) for d in dims]))
-    if len(np.unique(flat)) != len(flat):
-        dup = frame[pd.Series(flat).duplicated().to_numpy()].index[0]
-        raise DataError(f"protected table: row {dup} repeats a cell")
+    dup = pd.Series(flat).duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(flat == flat[np.argmax(dup)])
+        raise DataError(f"protected table: {data_row(int(rows[0]))} and {data_row(int(rows[1]))} "
+                        f"are the same cell ({_where(int(flat[rows[0]]), dims)}); give each "
+                        f"cell once ({int(dup.sum())} rows repeat a cell)")
     if len(flat) != size:
+        have = np.zeros(size, dtype=bool)
+        have[flat] = True
         raise DataError(f"protected table: {size - len(flat)} of the {size} cells of the "
-                        "hierarchies' product are missing (give every cell, totals included)")
+                        f"hierarchies' product are missing, e.g. "
+                        f"{_where(int(np.argmin(have)), dims)} (give every cell, totals "
+                        "included)")
     status = frame[p.status_column].astype(str)
     unknown = sorted(set(status) - set(p.status_codes))
     if unknown:
-        row = status.index[status == unknown[0]][0]
-        raise DataError(f"column {p.status_column!r}: status {unknown[0]!r} (row {row}) is not in "
-                        f"status_codes {sorted(p.status_codes)}")
+        row = int(np.argmax((status == unknown[0]).to_numpy()))
+        raise DataError(f"column {p.status_column!r}: status {unknown[0]!r} ({data_row(row)}) is "
+                        f"not in status_codes; allowed: {sorted(p.status_codes)}")
     roles = np.empty(size, dtype=object)
     roles[flat] = status.map(p.status_codes).to_numpy()
     raw = pd.to_numeric(frame[p.value_column], errors="coerce").to_numpy(dtype=float)
+    text = (np.isnan(raw) & frame[p.value_column].notna().to_numpy()) | np.isinf(raw)
+    if text.any():
+        r = int(np.argmax(text))
+        raise DataError(f"column {p.value_column!r}: {data_row(r)} holds "
+                        f"{frame[p.value_column].iloc[r]!r}, expected a finite number (or "
+                        "empty for a suppressed cell)")
     bad_pub = (roles[flat] == "published") & np.isnan(raw)
     if bad_pub.any():
-        raise DataError(f"column {p.value_column!r}: published cell in row "
-                        f"{frame.index[np.argmax(bad_pub)]} has no numeric value")
+        raise DataError(f"column {p.value_column!r}: the published cell in "
+                        f"{data_row(int(np.argmax(bad_pub)))} is empty; only suppressed cells "
+                        "may be empty")
     values = np.full(size, np.nan)
     values[flat] = raw
     a, labels = constraint_matrix(dims)
@@ -148,6 +184,14 @@ class SuppressionAudit(RiskMeasure):
     Without an original side no rule runs and every level is ``min_level`` (sdcTable's default
     LPL = UPL = 1). Each cell lists ``alone_in``, a constraint in which it is the only
     suppressed cell (a suppressed total whose parts are all published), which makes it exact.
+    Weights follow tau-Argus (DataCell.cpp ``ComputeWeightedScoreCell``, as the sensitivity
+    rules of ``_cells``): a contributor of weight w counts as w units, the largest-units sums
+    T(j) fill j units in descending order (the last contributor fractionally), the cell total
+    is Σ w·x and, with ``weighted_frequency``, the count Σ w; integer weights equal replicating
+    each contributor w times, which is what sdcTable does with ``sampWeightInd``. Microdata
+    carry a weight per contributor (``weight``); an original cell table a weight per cell
+    (``weight``) or per listed contribution (``contribution_weight_columns``), its count as
+    given. Without ``nonnegative`` contributions are ranked by absolute value (tau-Argus).
     value: failing primary cells / primary cells. ``compat="sdctable"`` caps every suppressed
     cell at the largest cell value as sdcTable's ``attack()`` does (it hides unbounded intervals
     and uses knowledge an outsider lacks; off by default). The LP audit is an outsider attack:
@@ -166,6 +210,16 @@ class SuppressionAudit(RiskMeasure):
         count_column: str | None = Field(None, description="Original cell table: contributors.")
         contribution_columns: list[str] = Field(
             default_factory=list, description="Original cell table: largest contributions.")
+        weight: str | None = Field(
+            None, description="Sampling weights: in microdata a weight per contributor, in an "
+                              "original cell table a weight per cell (all its contributors); "
+                              "a unit of weight w counts as w units (tau-Argus).")
+        contribution_weight_columns: list[str] = Field(
+            default_factory=list, description="Original cell table: the weight of each of "
+                                              "'contribution_columns', in the same order.")
+        weighted_frequency: bool = Field(
+            True, description="With microdata weights: count contributors as the sum of "
+                              "weights (tau-Argus) rather than as records.")
         apriori: Apriori | None = Field(
             None, description="A-priori bounds an attacker knows: {relative: r} around the "
                               "true value, or {lower_column, upper_column}.")
@@ -182,7 +236,8 @@ class SuppressionAudit(RiskMeasure):
         p = self.params
         bounds = [c for c in (p.apriori.lower_column, p.apriori.upper_column) if c] \
             if p.apriori else []
-        given = [p.magnitude, p.count_column, *p.contribution_columns]
+        given = [p.magnitude, p.count_column, *p.contribution_columns, p.weight,
+                 *p.contribution_weight_columns]
         return {"original": [*p.dimensions, *(c for c in given if c)],
                 "anonymized": [*p.table_columns(), *bounds]}
 
@@ -272,7 +327,7 @@ class SuppressionAudit(RiskMeasure):
             "n_exact_secondary": int((exact & (roles == "secondary")).sum()),
             "n_unbounded": int(np.isinf(upper).sum()),
             "n_constraints": int(a.shape[0]), "n_constraints_used": iv.n_constraints,
-            "n_components": iv.n_components,
+            "n_components": iv.n_components, "lp_solver": lp_solver(),
             "constraints": sorted(set(labels)),
             "failed": [r for r in records if r["status"] == "failed"],
             "cells": records,  # every cell; status published/suppressed/protected/failed/disclosed
@@ -302,44 +357,118 @@ def _where(i: int, dims) -> str:
 
 
 def _original_stats(original: Dataset, p: Any, dims, size: int) -> LevelStats:
-    """Contributors, total and top-contribution sums T(1..3) of every cell of the table."""
+    """Contributors, total and top-unit sums T(1..depth) of every cell of the table, weighted
+    as tau-Argus does (a unit of weight w counts as w units; :func:`top_units`)."""
     frame = original.frame
-    depth = 3
+    if len(frame) == 0:
+        raise DataError("the original side is empty")
+    depth = _depth(p)
     if p.count_column:
+        for name in ("count_column", "magnitude", "weight"):
+            col = getattr(p, name)
+            if col and col not in frame.columns:
+                raise DataError(f"original cell table: column {col!r} ({name}) is missing "
+                                f"(columns: {list(frame.columns)})")
+        if len(p.contribution_columns) < depth:
+            raise DataError(f"original cell table: the rules need the {depth} largest "
+                            f"contributions, 'contribution_columns' gives "
+                            f"{len(p.contribution_columns)}")
+        if p.contribution_weight_columns and (
+                len(p.contribution_weight_columns) != len(p.contribution_columns)):
+            raise DataError("'contribution_weight_columns' must name one column per "
+                            f"'contribution_columns' ({len(p.contribution_columns)}), not "
+                            f"{len(p.contribution_weight_columns)}")
+        if p.weight and p.contribution_weight_columns:
+            raise DataError("give either 'weight' (per cell) or 'contribution_weight_columns' "
+                            "(per contribution), not both")
         idx = product_index(frame, dims)
+        if len(np.unique(idx)) != len(idx):
+            dup = int(np.flatnonzero(pd.Series(idx).duplicated().to_numpy())[0])
+            raise DataError(f"original cell table: {data_row(dup)} repeats the cell "
+                            f"{_where(int(idx[dup]), dims)}")
         n = np.zeros(size)
-        n[idx] = pd.to_numeric(frame[p.count_column]).to_numpy(float)
-        top = np.zeros((size, depth))
-        cols = p.contribution_columns[:depth]
-        for j, c in enumerate(cols):
-            top[idx, j] = pd.to_numeric(frame[c]).fillna(0).to_numpy(float)
-        top = np.cumsum(top, axis=1)
+        n[idx] = _column(frame, p.count_column, "count_column", allow_nan=False)
+        contrib = np.column_stack([np.empty((len(frame), 0))] + [
+            _column(frame, c, "contribution_columns", allow_nan=True)
+            for c in p.contribution_columns])
+        if p.weight:
+            w_cell = _column(frame, p.weight, "weight", allow_nan=False, positive=True)
+            weights = np.repeat(w_cell[:, None], contrib.shape[1], axis=1)
+        elif p.contribution_weight_columns:
+            weights = np.column_stack([
+                _column(frame, c, "contribution_weight_columns", allow_nan=True, positive=True)
+                for c in p.contribution_weight_columns])
+        else:
+            weights = None
+        have = ~np.isnan(contrib)
+        if weights is not None:
+            lost = have & np.isnan(weights)
+            if lost.any():
+                r, j = np.argwhere(lost)[0]
+                raise DataError(f"original cell table: {data_row(int(r))} has a contribution in "
+                                f"{p.contribution_columns[j]!r} but no weight in "
+                                f"{p.contribution_weight_columns[j]!r}")
+        if p.nonnegative and (contrib[have] < 0).any():
+            r, j = np.argwhere(have & (np.nan_to_num(contrib) < 0))[0]
+            raise DataError(f"original column {p.contribution_columns[j]!r}: negative "
+                            f"contribution in {data_row(int(r))}; set nonnegative: false")
+        cells = np.repeat(idx[:, None], contrib.shape[1], axis=1)[have]
+        top = top_units(cells, np.abs(contrib[have]),
+                        None if weights is None else weights[have], size, depth)
         total = np.full(size, np.nan)
         if p.magnitude:
-            total[idx] = pd.to_numeric(frame[p.magnitude]).to_numpy(float)
+            total[idx] = _column(frame, p.magnitude, "magnitude", allow_nan=True)
         return LevelStats(n, total, top)
     if not p.magnitude:
         raise DataError("original microdata need 'magnitude' (or give a cell table with "
                         "'count_column' and 'contribution_columns')")
-    x = pd.to_numeric(frame[p.magnitude], errors="coerce").to_numpy(float)
-    if np.isnan(x).any():
-        raise DataError(f"original column {p.magnitude!r}: row {int(np.argmax(np.isnan(x)))} "
-                        "is not a number")
+    if p.contribution_weight_columns:
+        raise DataError("'contribution_weight_columns' applies to an original cell table "
+                        "(with 'count_column'); for microdata give 'weight'")
+    for col in [*p.dimensions, p.magnitude, *([p.weight] if p.weight else [])]:
+        if col not in frame.columns:
+            raise DataError(f"original microdata: column {col!r} is missing (columns: "
+                            f"{list(frame.columns)})")
+    x = _column(frame, p.magnitude, "magnitude", allow_nan=False)
     if p.nonnegative and (x < 0).any():
-        raise DataError(f"original column {p.magnitude!r}: negative magnitude in row "
-                        f"{int(np.argmax(x < 0))}; set nonnegative: false")
+        raise DataError(f"original column {p.magnitude!r}: negative magnitude in "
+                        f"{data_row(int(np.argmax(x < 0)))}; set nonnegative: false")
+    w = _column(frame, p.weight, "weight", allow_nan=False, positive=True) if p.weight else None
     rows, cell = leaf_to_cells(frame, dims)
-    v = x[rows]
-    n = np.bincount(cell, minlength=size).astype(float)
-    total = np.bincount(cell, weights=v, minlength=size)
-    order = np.lexsort((-v, cell))
-    cs, vs = cell[order], v[order]
-    first = np.searchsorted(cs, cs, side="left")
-    rank = np.arange(len(cs)) - first
-    top = np.zeros((size, depth))
-    keep = rank < depth
-    top[cs[keep], rank[keep]] = vs[keep]
-    return LevelStats(n, total, np.cumsum(top, axis=1))
+    v = np.abs(x[rows])
+    wr = None if w is None else w[rows]
+    n = np.bincount(cell, weights=wr if (wr is not None and p.weighted_frequency) else None,
+                    minlength=size).astype(float)
+    total = np.bincount(cell, weights=x[rows] if wr is None else x[rows] * wr, minlength=size)
+    return LevelStats(n, total, top_units(cell, v, wr, size, depth))
+
+
+def _depth(p: Any) -> int:
+    """How many largest units the rules read: n of every (n,k) rule, 2 for p% and pq, none
+    for the frequency rule alone."""
+    return max([2 if (p.rules.p_percent or p.rules.pq) else 0,
+                *(r.n for r in p.rules.dominance)])
+
+
+def _column(frame: pd.DataFrame, col: str, param: str, allow_nan: bool,
+            positive: bool = False) -> np.ndarray:
+    """A numeric column of the original side, with an error naming the param, column and row."""
+    raw = frame[col]
+    x = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    bad = np.isnan(x) & raw.notna().to_numpy()
+    if not allow_nan:
+        bad |= np.isnan(x)
+    bad |= np.isinf(x)
+    if positive:
+        bad |= x <= 0
+    if bad.any():
+        r = int(np.argmax(bad))
+        need = "a number > 0" if positive else "a finite number"
+        v = raw.iloc[r]
+        held = "is empty" if pd.isna(v) else f"holds {getattr(v, 'item', lambda: v)()!r}"
+        raise DataError(f"original column {col!r} ({param}): {data_row(r)} {held}, expected "
+                        f"{need}" + ("" if allow_nan else " (missing values are not allowed)"))
+    return x
 
 
 def _levels(p: Any, stats: LevelStats | None, true: np.ndarray, size: int):
