@@ -274,10 +274,12 @@ def size_correction(counts: np.ndarray, size: int, to_size: int) -> float:
     return float(_so_integral(float(to_size), w_eff, norm_) / at_own)
 
 
-def empirical_bayes_count(counts: np.ndarray, size: int, to_size: int,
-                          max_iter: int = 2000, tol: float = 1e-9) -> float:
+def empirical_bayes_counts(counts: np.ndarray, size: int, to_size: int,
+                           max_iter: int = 2000, tol: float = 1e-9) -> np.ndarray:
     """Estimated number of queries that would single out one record of a ``to_size``-record
-    set drawn like the ``size``-record set on which they match ``counts`` records.
+    set drawn like the ``size``-record set on which they match ``counts`` records; ``counts``
+    is one row of per-query counts or a matrix of rows (e.g. bootstrap replicates), one
+    estimate per row.
 
     Each query i matches a record with an unknown probability q_i, so its count is
     Binomial(``size``, q_i) and its expected singling-outs at ``to_size`` records are
@@ -285,31 +287,39 @@ def empirical_bayes_count(counts: np.ndarray, size: int, to_size: int,
     count when ``to_size`` > ``size`` (it is a polynomial of degree above ``size``), so the
     q_i are treated as draws of a prior G estimated from all the counts (empirical Bayes,
     Robbins 1956): G is the nonparametric maximum-likelihood mixing distribution (Kiefer &
-    Wolfowitz 1956) on a grid (0, 200 points log-spaced from 10⁻³/``to_size`` to 1, and the
-    observed count/``size``), fitted by EM (Laird 1978), and the estimate is the sum over
-    queries of the posterior mean of ``to_size``·q(1 − q)^(``to_size`` − 1). The likelihood
-    depends only on the count, so queries are grouped by count. For ``to_size`` ≤ ``size``
-    use :func:`singled_out` instead (the exact hypergeometric expectation on a subset).
+    Wolfowitz 1956) on a grid (0, 200 points log-spaced from 10⁻³/``to_size`` to 1, and every
+    count/``size`` up to the largest), fitted by EM (Laird 1978), and the estimate is the sum
+    over queries of the posterior mean of ``to_size``·q(1 − q)^(``to_size`` − 1). The
+    likelihood depends only on the count, so each row is its histogram of counts; the rows
+    are fitted together (two matrix products per EM step). For ``to_size`` ≤ ``size`` use
+    :func:`singled_out` instead (the exact hypergeometric expectation on a subset).
     Bias measured by simulation in the tests (within 10 % at ``size`` = ``to_size``/2 and
-    ``to_size``/4 on several mixing distributions, where anonymeter's fit is off by a factor).
+    ``to_size``/4 on several mixing distributions and on independent releases, where
+    anonymeter's fit is off by a factor).
     """
-    m, k = np.unique(np.asarray(counts, dtype=np.int64), return_counts=True)
+    rows = np.atleast_2d(np.asarray(counts, dtype=np.int64))
+    top = int(rows.max(initial=0))
+    hist = np.stack([np.bincount(r, minlength=top + 1) for r in rows]).astype(float)
     grid = np.unique(np.concatenate([[0.0], np.geomspace(1e-3 / to_size, 1.0, 200),
-                                     np.clip(m / size, 0.0, 1.0)]))
-    like = np.exp(binom.logpmf(m[:, None], size, grid[None, :]))  # distinct counts × grid
-    prior = np.full(len(grid), 1.0 / len(grid))
+                                     np.clip(np.arange(top + 1) / size, 0.0, 1.0)]))
+    like = np.exp(binom.logpmf(np.arange(top + 1)[:, None], size, grid[None, :]))  # C × G
+    n = hist.sum(axis=1, keepdims=True)
+    prior = np.full((len(rows), len(grid)), 1.0 / len(grid))
     for _ in range(max_iter):
-        post = like * prior
-        post /= post.sum(axis=1, keepdims=True)
-        new = k @ post / k.sum()
+        marginal = np.maximum(prior @ like.T, 1e-300)  # B × C
+        new = prior * ((hist / marginal) @ like) / n
         done = np.abs(new - prior).max() < tol
         prior = new
         if done:
             break
-    post = like * prior
-    post /= post.sum(axis=1, keepdims=True)
     gain = to_size * grid * (1.0 - grid) ** (to_size - 1)  # 0**0 = 1 when to_size = 1
-    return float(k @ (post @ gain))
+    marginal = np.maximum(prior @ like.T, 1e-300)
+    return ((hist / marginal) * ((prior * gain) @ like.T)).sum(axis=1)
+
+
+def empirical_bayes_count(counts: np.ndarray, size: int, to_size: int) -> float:
+    """:func:`empirical_bayes_counts` of one row of per-query counts."""
+    return float(empirical_bayes_counts(counts, size, to_size)[0])
 
 
 class SinglingOut(AttackMeasure):

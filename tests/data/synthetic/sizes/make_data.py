@@ -24,3 +24,14 @@ near.loc[rows, "income"] = rng.integers(0, 120, len(rows))
 for name, frame in (("original", original), ("control", control), ("near_copy", near),
                     ("independent", independent)):
     frame.to_csv(f"{name}.csv.gz", index=False)
+
+# The issue-23 scale: a 4,000-record original with a 2,000-record control (its first 1,000
+# rows are the quarter-size control), a near copy and an independent release of 4,000.
+rng = np.random.default_rng(2024)
+original, control, independent = people(4000, rng), people(2000, rng), people(4000, rng)
+near = original.copy()
+rows = rng.choice(len(near), 200, replace=False)
+near.loc[rows, "income"] = rng.integers(0, 120, len(rows))
+for name, frame in (("original4k", original), ("control4k", control), ("near_copy4k", near),
+                    ("independent4k", independent)):
+    frame.to_csv(f"{name}.csv.gz", index=False)
