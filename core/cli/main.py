@@ -149,7 +149,8 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     if strict and failed:
         for v, m in failed:
             where = f"[{v}] " if v is not None else ""
-            print(f"threshold FAIL: {where}{m.label} = {m.value} (threshold "
+            ci = f" ci {m.ci}" if m.ci is not None else ""
+            print(f"threshold FAIL: {where}{m.label} = {m.value}{ci} (threshold "
                   f"{json.dumps(m.threshold)})", file=sys.stderr)
     if errors:
         return EXIT_MEASURE_FAILED

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy.stats import beta, norm
 
 
 class IntervalParams(BaseModel):
@@ -25,6 +24,8 @@ class IntervalParams(BaseModel):
 
 
 def _z(confidence_level: float) -> float:
+    from scipy.stats import norm  # here: importing the contract stays cheap (no scipy.stats)
+
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level must lie in (0, 1), got {confidence_level!r}")
     return float(norm.ppf((1 + confidence_level) / 2))
@@ -48,6 +49,8 @@ def clopper_pearson(k: int, n: int, confidence_level: float = 0.95) -> tuple[flo
     """
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    from scipy.stats import beta
+
     alpha = 1 - confidence_level
     low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))

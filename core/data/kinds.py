@@ -131,7 +131,7 @@ class Dataset:
         """A copy of this dataset with ``conversions`` applied to their columns."""
         raise NotImplementedError
 
-    def summary(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, Any]:
         """What the report says about this input."""
         return {"kind": self.data_kind, "path": self.source, "rows": len(self),
                 "hash": self.content_hash()}
@@ -449,8 +449,8 @@ class Trajectories(Dataset):
             "lat": self.lat,
         })
 
-    def summary(self) -> dict[str, Any]:
-        out = super().summary()
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
         out.update(points=self.n_points, dropped_points=self.dropped_points,
                    dropped_trajectories=self.dropped_trajectories,
                    trajectories_with_several_users=self.several_users)

@@ -6,12 +6,15 @@ text. The HTML fragments ``report_section`` plugins return are filtered to harml
 (:mod:`anoneval.core.report.sanitize`), and the page carries a Content-Security-Policy that
 allows no script, no form submission and no navigation, as a second line of defence.
 
-Layout: a summary table (each measure's value with its unit, direction and pass/fail against
-the config's thresholds; one row per variant for many variants), the risk–utility table and
-map, the inputs (paths, rows, hashes), the synthesizer (with plots of actual against replica
-when the data are passed), and a section per measure: for many variants one chart of the
-value across variants, then each variant's value, the fragments of every ``report_section``
-hookimpl (the built-in families' plots come through the same hook) and its details as tables.
+Layout: a summary table (each measure's value with its unit and interval, direction and
+pass/fail against the config's thresholds; one row per variant for many variants, scrolling
+sideways under a fixed variant column, headers never broken inside a word), the risk–utility
+table and map (intervals as error bars, labels that overlap nothing), the notices (a warning
+given on several measures, once, with the measures and variants it concerns), the inputs
+(paths, rows, hashes), the synthesizer (with plots of actual against replica when the data
+are passed), and a section per measure: for many variants one chart of the value across
+variants, then each variant's value, the fragments of every ``report_section`` hookimpl (the
+built-in families' plots come through the same hook) and its details as tables.
 Per-variant sections are drawn up to :data:`VARIANT_SECTIONS_UP_TO` variants unless the
 config's ``report.variant_sections`` says otherwise, so the number of images does not grow with
 the number of variants.
@@ -65,7 +68,17 @@ def _threshold(m: Mapping[str, Any], unit: str | None = None) -> str:
     thr = m.get("threshold") or {}
     parts = [f"≥ {fmt_value(thr['min'], unit)}" if thr.get("min") is not None else "",
              f"≤ {fmt_value(thr['max'], unit)}" if thr.get("max") is not None else ""]
-    return " and ".join(p for p in parts if p) or "–"
+    text = " and ".join(p for p in parts if p) or "–"
+    on = thr.get("on", "value")
+    return text if on == "value" or text == "–" else f"{text} ({on} end of ci)"
+
+
+def _level(m: Mapping[str, Any]) -> str:
+    """The interval's level as people read it ("95 % interval"), "" without one."""
+    level = m.get("confidence_level")
+    if m.get("ci") is None or not isinstance(level, float | int):
+        return ""
+    return f"{fmt_value(float(level), 'share')} interval"
 
 
 # -- details as blocks for the templates -----------------------------------------------------
@@ -225,7 +238,8 @@ def _value_cell(v: Mapping[str, Any], m: Mapping[str, Any], unit: str | None) ->
     cls, label = _status(m)
     return {"cls": cls, "badge": label, "status": label or "ok", "variant": v["variant"] or "",
             "label": m["label"], "json": json.dumps(m["value"]),
-            "text": fmt_value(m["value"], unit)}
+            "ci": json.dumps(m.get("ci")), "level": _level(m),
+            "text": fmt_value(m["value"], unit, m.get("ci"))}
 
 
 def _summary(variants: list[dict[str, Any]], multi: bool,
@@ -238,14 +252,16 @@ def _summary(variants: list[dict[str, Any]], multi: bool,
              "cells": [_value_cell(v, m, u) for m, u in zip(v["measures"], units, strict=True)]}
             for v in variants]
     rounded = any(is_roundoff(m["value"]) for v in variants for m in v["measures"])
+    levels = sorted({lv for v in variants for m in v["measures"] if (lv := _level(m))})
     return {"multi": multi, "measures": measures, "rows": rows,
-            "zero_note": ZERO_NOTE if rounded else ""}
+            "zero_note": ZERO_NOTE if rounded else "", "levels": ", ".join(levels)}
 
 
 def _risk_utility(ru: Mapping[str, Any], units: Mapping[str, str | None]) -> dict[str, Any]:
     points = [{"variant": p["variant"], "pareto": p["pareto"],
-               "risk": fmt_value(p["risk"], units.get(ru["risk"])),
-               "loss": fmt_value(p["loss"], units.get(ru["loss"]))} for p in ru["points"]]
+               "risk": fmt_value(p["risk"], units.get(ru["risk"]), p.get("risk_ci")),
+               "loss": fmt_value(p["loss"], units.get(ru["loss"]), p.get("loss_ci"))}
+              for p in ru["points"]]
     return {**ru, "points": points,
             "figure": ru_map_figure(ru, units.get(ru["risk"]), units.get(ru["loss"]))}
 
@@ -281,8 +297,31 @@ def _synthesizer(synth: Mapping[str, Any], datasets: Mapping[str, Dataset] | Non
             if synth.get("details") else [], "figures": figures}
 
 
+def shared_notices(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The warnings a variant repeats on more than one measure (e.g. about its inputs): each
+    once, with the measures and the variants it applies to (variants giving the same notice
+    on the same measures share one entry); the measure sections leave them out."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for v in variants:
+        where: dict[str, list[str]] = {}
+        for m in v["measures"]:
+            for w in dict.fromkeys(m.get("warnings") or []):
+                where.setdefault(w, []).append(m["label"])
+        for w, labels in where.items():
+            if len(labels) > 1:
+                on = ("all measures" if len(labels) == len(v["measures"])
+                      else ", ".join(labels))
+                grouped.setdefault((w, on), []).append(v["variant"] or "")
+    return [{"text": w, "labels": on, "variants": names,
+             "where": ("" if len(variants) < 2 else "every variant"
+                       if len(names) == len(variants) else
+                       f"variant{'s' if len(names) > 1 else ''} {', '.join(names)}")}
+            for (w, on), names in grouped.items()]
+
+
 def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Registry,
-             max_rows: int, unit: str | None, per_variant: bool) -> dict[str, Any]:
+             max_rows: int, unit: str | None, per_variant: bool,
+             shared: Mapping[str, set[str]] | None = None) -> dict[str, Any]:
     first = variants[0]["measures"][i]
     out: dict[str, Any] = {
         "index": i, "label": first["label"], "name": first["name"], "kind": first["kind"],
@@ -295,7 +334,8 @@ def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Regi
         out["chart"] = variants_figure(
             first["label"], [v["variant"] or "" for v in variants],
             [v["measures"][i]["value"] for v in variants], first.get("threshold"),
-            first["direction"], unit)
+            first["direction"], unit, cis=[v["measures"][i].get("ci") for v in variants],
+            passed=[v["measures"][i].get("passed") for v in variants])
         if not per_variant:
             out["variant_note"] = (
                 f"{len(variants):,} variants: each variant's plots, details and warnings are "
@@ -307,11 +347,16 @@ def _measure(i: int, variants: list[dict[str, Any]], multi: bool, registry: Regi
     for v in variants:
         m = v["measures"][i]
         cls, label = _status(m)
+        common = (shared or {}).get(v["variant"] or "", set())
+        own = [w for w in m.get("warnings") or [] if w not in common]
+        n_common = len(set(m.get("warnings") or []) & common)
         out["variants"].append({
             "variant": v["variant"] or "", "cls": cls, "badge": label,
-            "text": fmt_value(m["value"], unit),
+            "text": fmt_value(m["value"], unit, m.get("ci")), "level": _level(m),
             "seconds": f"{m['seconds']:.3f}" if m["seconds"] else "",  # 0: timings off
-            "error": m.get("error"), "warnings": m.get("warnings") or [],
+            "error": m.get("error"), "warnings": own,
+            "notices": f"{n_common} notice{'s' if n_common > 1 else ''} shared with other "
+                       "measures: see Notices" if n_common else "",
             "fragments": plugin_fragments(registry, m, v),
             "details": details_blocks(m["details"], max_rows) if m.get("details") else []})
     return out
@@ -356,6 +401,12 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
     synth = None if _multi(report) else report.synthesizer  # type: ignore[union-attr]
     toc = [("summary-section", "Summary")]
     toc += [("ru-section", "Risk–utility")] if ru else []
+    notices = shared_notices(variants)
+    shared: dict[str, set[str]] = {}
+    for n in notices:
+        for name in n["variants"]:
+            shared.setdefault(name, set()).add(n["text"])
+    toc += [("notices-section", "Notices")] if notices else []
     toc += [("inputs-section", "Inputs")]
     toc += [("synth-section", "Synthesizer")] if synth else []
     toc += [(f"m-{i}", m["label"]) for i, m in enumerate(entries)]
@@ -364,9 +415,10 @@ def render_html(report: Report | MultiReport, plan: Plan | None = None, *,
         generated=generated, toc=toc, multi=multi,
         n_failed=sum(1 for v in variants for m in v["measures"] if m.get("error")),
         summary=_summary(variants, multi, units), ru=ru, inputs=_inputs(report),
+        notices=notices,
         synth=_synthesizer(synth, datasets, report.seed, max_rows) if synth else None,
-        measures=[_measure(i, variants, multi, registry, max_rows, units[i], variant_sections)
-                  for i in range(len(entries))]))
+        measures=[_measure(i, variants, multi, registry, max_rows, units[i], variant_sections,
+                           shared) for i in range(len(entries))]))
 
 
 def write_html(report: Report | MultiReport, path: str | Path, plan: Plan | None = None, *,

@@ -17,6 +17,7 @@ from anoneval.core.report.jsonable import to_jsonable
 from anoneval.core.report.numbers import (
     ZERO_NOTE,
     fmt_value,
+    is_interval,
     is_roundoff,
     unit_of,
 )
@@ -34,13 +35,17 @@ class MeasureReport(BaseModel):
     label: str
     kind: str
     value: float | None
+    #: ``[low, high]``, the interval of an estimated value (None when the value is exact).
+    ci: list[float] | None = None
+    #: The level of ``ci`` (the measure's ``confidence_level``), None without an interval.
+    confidence_level: float | None = None
     direction: Direction
     details: dict[str, Any] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
     warnings: list[str] = Field(default_factory=list)
-    threshold: dict[str, float | None] | None = None
+    threshold: dict[str, float | str | None] | None = None
     passed: bool | None = None
     #: The measure's unit for people (``Measure.unit_for``); not part of the JSON report.
     unit: str | None = Field(None, exclude=True)
@@ -115,6 +120,9 @@ class RUPoint(BaseModel):
     risk: float | None
     loss: float | None
     pareto: bool | None
+    #: The intervals of ``risk`` and ``loss`` where the measures report one.
+    risk_ci: list[float] | None = None
+    loss_ci: list[float] | None = None
 
 
 class RiskUtility(BaseModel):
@@ -138,9 +146,13 @@ class RiskUtility(BaseModel):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per variant: ``variant``, ``risk``, ``loss`` and ``pareto`` (True, False,
-        or None when a value is missing)."""
-        return pd.DataFrame([p.model_dump() for p in self.points],
-                            columns=["variant", "risk", "loss", "pareto"])
+        or None when a value is missing), then the intervals' ends (``risk_low``, ...; None
+        where a measure gives no interval)."""
+        return pd.DataFrame([{**p.model_dump(exclude={"risk_ci", "loss_ci"}),
+                              **_ends("risk", p.risk_ci), **_ends("loss", p.loss_ci)}
+                             for p in self.points],
+                            columns=["variant", "risk", "loss", "pareto", "risk_low",
+                                     "risk_high", "loss_low", "loss_high"])
 
 
 class MultiReport(_Reports):
@@ -196,22 +208,60 @@ class MultiReport(_Reports):
         out = frame_html(self.to_frame(), units)
         if self.risk_utility is not None:
             ru = self.risk_utility
-            rows = [[p.variant, fmt_value(p.risk, units.get(ru.risk)),
-                     fmt_value(p.loss, units.get(ru.loss)),
+            rows = [[p.variant, fmt_value(p.risk, units.get(ru.risk), p.risk_ci),
+                     fmt_value(p.loss, units.get(ru.loss), p.loss_ci),
                      {True: "✓", False: "", None: "n/a"}[p.pareto]] for p in ru.points]
             out += _table_html(["variant", f"{ru.risk} ({ru.risk_direction})",
                                 f"{ru.loss} ({ru.loss_direction})", "Pareto-optimal"], rows)
         return out
 
 
-FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "direction", "passed", "seconds",
-                 "error"]
+FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "ci_low", "ci_high", "direction",
+                 "passed", "seconds", "error"]
+
+
+def checked_interval(ci: Any, value: float | None, warnings: list[str]) -> list[float] | None:
+    """A measure's ``ci`` as the report keeps it: ``[low, high]`` of two finite numbers with
+    low <= high, or None (with a warning saying why a given interval was dropped)."""
+    if ci is None:
+        return None
+    if value is None:
+        return None
+    if not is_interval(ci):
+        warnings.append(f"the interval {ci!r} is not two finite numbers low <= high; "
+                        "reported as null")
+        return None
+    return [float(ci[0]), float(ci[1])]
+
+
+def interval_level(params: Mapping[str, Any], ci: list[float] | None) -> float | None:
+    """The level of a measure's interval: its ``confidence_level`` param (``confidence`` for
+    measures that name it so); None without an interval."""
+    if ci is None:
+        return None
+    level = params.get("confidence_level", params.get("confidence"))
+    return float(level) if isinstance(level, int | float) and not isinstance(level, bool) \
+        else None
 
 
 def _row(m: MeasureReport, variant: str | None) -> dict[str, Any]:
+    low, high = m.ci if m.ci is not None else (None, None)
     return {"variant": variant, "label": m.label, "name": m.name, "kind": m.kind,
-            "value": m.value, "direction": m.direction, "passed": m.passed,
-            "seconds": m.seconds, "error": m.error}
+            "value": m.value, "ci_low": low, "ci_high": high, "direction": m.direction,
+            "passed": m.passed, "seconds": m.seconds, "error": m.error}
+
+
+def _ci_of(r: Any) -> list[float] | None:
+    """The interval of a frame row (None when it has none)."""
+    low, high = getattr(r, "ci_low", None), getattr(r, "ci_high", None)
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return None
+    return [float(low), float(high)]
+
+
+def _ends(name: str, ci: list[float] | None) -> dict[str, float | None]:
+    low, high = ci if ci is not None else (None, None)
+    return {f"{name}_low": low, f"{name}_high": high}
 
 
 def units_by_label(measures: Sequence[MeasureReport],
@@ -243,7 +293,8 @@ def _summary_rows(frame: pd.DataFrame, units: Mapping[str, str | None],
         value = None if r.value is None or pd.isna(r.value) else float(r.value)
         rows.append({"variant": str(r.variant), "label": r.label,
                      "kind": str(r.kind).replace("_measure", ""),
-                     "value": fmt_value(value, units.get(r.label)), "direction": r.direction,
+                     "value": fmt_value(value, units.get(r.label), _ci_of(r)),
+                     "direction": r.direction,
                      "status": _status_text(r.error, r.passed, n_warn),
                      "seconds": f"{r.seconds:.3f}"})
     return cols, rows
@@ -295,7 +346,7 @@ def format_sweep(frame: pd.DataFrame, param: str,
         cols.remove("error")
     rows = [{param: fmt_value(r.param_value), "variant": str(r.variant), "label": r.label,
              "value": fmt_value(None if r.value is None or pd.isna(r.value) else float(r.value),
-                                units.get(r.label)),
+                                units.get(r.label), _ci_of(r)),
              "status": _status_text(r.error, r.passed), "error": str(r.error or "")}
             for r in frame.itertuples(index=False)]
     widths = {c: max([len(c), *(len(row[c]) for row in rows)]) for c in cols}
@@ -352,7 +403,7 @@ def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
         return None
     r0, l0 = variants[0][risk], variants[0][loss]
     points = [RUPoint(variant=str(v.variant), risk=v[risk].value, loss=v[loss].value,
-                      pareto=None) for v in variants]
+                      pareto=None, risk_ci=v[risk].ci, loss_ci=v[loss].ci) for v in variants]
     sign_r = 1.0 if r0.direction.higher_is_worse else -1.0
     sign_l = 1.0 if l0.direction.higher_is_worse else -1.0
     full = [i for i, p in enumerate(points) if p.risk is not None and p.loss is not None]
@@ -367,8 +418,8 @@ def build_risk_utility(variants: Sequence[Report], risk: str | None = None,
 def format_risk_utility(ru: RiskUtility, units: Mapping[str, str | None] | None = None) -> str:
     """The risk–utility table as fixed-width text (``*`` marks Pareto-optimal variants)."""
     units = units or {}
-    rows = [(p.variant, fmt_value(p.risk, units.get(ru.risk)),
-             fmt_value(p.loss, units.get(ru.loss)),
+    rows = [(p.variant, fmt_value(p.risk, units.get(ru.risk), p.risk_ci),
+             fmt_value(p.loss, units.get(ru.loss), p.loss_ci),
              {True: "*", False: "", None: "n/a"}[p.pareto]) for p in ru.points]
     head = ("variant", f"{ru.risk} ({ru.risk_direction})", f"{ru.loss} ({ru.loss_direction})",
             "pareto")

@@ -54,29 +54,48 @@ def _plain(value: float) -> str:
     return f"{value:.6g}"
 
 
-def fmt_value(value: Any, unit: str | None = None) -> str:
-    """A value as people read it, with its unit (see the module doc); None is "–"."""
+def _number(value: int | float, unit: str | None) -> str:
+    """A number without its unit (shares as percentages)."""
+    value = float(value) if unit == SHARE else value
+    if isinstance(value, int):
+        return _int(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if unit == SHARE:
+        share = 100 * value
+        return "0" if abs(value) < ZERO_TOLERANCE else (
+            f"{share:.4g}" if abs(share) >= 1e-3 else f"{share:.2g}")
+    return _plain(value)
+
+
+def fmt_value(value: Any, unit: str | None = None, ci: Any = None) -> str:
+    """A value as people read it, with its unit (see the module doc); None is "–".
+
+    With ``ci`` (``[low, high]``) the interval follows the value, the unit written once after
+    both: ``0.12 [0.08, 0.17]``, ``12.3 [8.1, 17.2] %``, ``40 [31, 52] metres``.
+    """
     if value is None:
         return "–"
     if isinstance(value, bool):
         return str(value).lower()
     if not isinstance(value, int | float):
         return str(value)
-    value = float(value) if unit == SHARE else value
-    if isinstance(value, int):
-        text = _int(value)
-    elif math.isnan(value):
+    if isinstance(value, float) and math.isnan(value):
         return "NaN"
-    elif math.isinf(value):
-        text = "∞" if value > 0 else "−∞"
-    elif unit == SHARE:
-        share = 100 * value
-        text = "0" if abs(value) < ZERO_TOLERANCE else (
-            f"{share:.4g}" if abs(share) >= 1e-3 else f"{share:.2g}")
-        return f"{text} %"
-    else:
-        text = _plain(value)
-    return f"{text} {unit}" if unit else text
+    text = _number(value, unit)
+    if is_interval(ci):
+        text += f" [{_number(float(ci[0]), unit)}, {_number(float(ci[1]), unit)}]"
+    suffix = unit_label(unit)
+    return f"{text} {suffix}" if suffix else text
+
+
+def is_interval(ci: Any) -> bool:
+    """Whether ``ci`` is an interval as reports hold it: two finite numbers, low <= high."""
+    return (isinstance(ci, list | tuple) and len(ci) == 2
+            and all(isinstance(c, int | float) and not isinstance(c, bool)
+                    and math.isfinite(c) for c in ci) and ci[0] <= ci[1])
 
 
 def unit_label(unit: str | None) -> str:
@@ -122,4 +141,4 @@ def higher_is_worse(direction: str) -> bool:
 
 
 __all__ = ["SHARE", "ZERO_NOTE", "ZERO_TOLERANCE", "axis_label", "axis_scale", "fmt_value",
-           "higher_is_worse", "is_roundoff", "unit_label", "unit_of"]
+           "higher_is_worse", "is_interval", "is_roundoff", "unit_label", "unit_of"]

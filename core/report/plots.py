@@ -183,19 +183,25 @@ def ecdf(ax: Axes, values: np.ndarray, color: str, label: str) -> None:
 
 
 def variants_figure(label: str, variants: Sequence[str], values: Sequence[float | None],
-                    threshold: Mapping[str, float | None] | None, direction: str,
-                    unit: str | None = None) -> Markup:
+                    threshold: Mapping[str, Any] | None, direction: str,
+                    unit: str | None = None, cis: Sequence[Any] | None = None,
+                    passed: Sequence[bool | None] | None = None) -> Markup:
     """One measure across variants: a bar per variant (up to :data:`MAX_BARS`), else the
-    values sorted, with the thresholds as dashed lines and failing values marked."""
+    values sorted, with the thresholds as dashed lines, failing values marked (``passed``,
+    else the value against the bounds) and each value's interval (``cis``) as an error bar."""
     scale = axis_scale(unit)
     v = np.array([np.nan if x is None else float(x) for x in values]) * scale
     thr = threshold or {}
     lo, hi = thr.get("min"), thr.get("max")
     fails = np.zeros(len(v), dtype=bool)
-    if lo is not None:
-        fails |= v < lo * scale
-    if hi is not None:
-        fails |= v > hi * scale
+    if passed is not None:
+        fails = np.array([p is False for p in passed], dtype=bool)
+    else:
+        if lo is not None:
+            fails |= v < lo * scale
+        if hi is not None:
+            fails |= v > hi * scale
+    err = _errors(v, cis, scale) if cis is not None else None
     colors = [COLORS["fail"] if f else COLORS["pass"] for f in fails]
     finite = np.isfinite(v)
     if len(v) <= MAX_BARS:
@@ -204,6 +210,9 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
                                 left=text_inches(names) + 0.2)
         pos = np.arange(len(v))
         ax.barh(pos, np.where(finite, v, 0.0), color=colors)
+        if err is not None:
+            ax.errorbar(np.where(finite, v, np.nan), pos, xerr=err, fmt="none",
+                        ecolor="#222222", elinewidth=0.8, capsize=2)
         ax.set_yticks(pos, names)
         ax.invert_yaxis()
         ax.set_xlabel(short(axis_label(label, unit), 60))
@@ -212,18 +221,24 @@ def variants_figure(label: str, variants: Sequence[str], values: Sequence[float 
         fig, (ax,) = new_figure(width=6.4, height=3.6)
         order = np.argsort(np.where(finite, v, np.inf), kind="stable")
         ax.scatter(np.arange(len(v)), v[order], s=8, c=[colors[i] for i in order])
+        if err is not None:
+            ax.errorbar(np.arange(len(v)), v[order], yerr=err[:, order], fmt="none",
+                        ecolor=COLORS["other"], elinewidth=0.6, alpha=0.7)
         ax.set_xlabel(f"variants, sorted by value ({len(v):,})")
         ax.set_ylabel(short(axis_label(label, unit), 40))
         line = ax.axhline
     for bound, name in ((lo, "min"), (hi, "max")):
         if bound is not None:
             line(bound * scale, color=COLORS["other"], linestyle="--",
-                 label=f"threshold {name} {fmt_value(bound, unit)}")
+                 label=f"threshold {name} {fmt_value(bound, unit)}"
+                 + (f" on the {thr['on']} end" if thr.get("on", "value") != "value" else ""))
     if lo is not None or hi is not None:
         ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
     ax.set_title(short(f"{label} by variant ({direction})", 60))
     caption = f"{label} of {len(v):,} variants"
+    if err is not None:
+        caption = f"{label} of {len(v):,} variants (bars: each value's interval)"
     if finite.any():
         caption += (f": from {fmt_value(float(np.nanmin(v)) / scale, unit)} to "
                     f"{fmt_value(float(np.nanmax(v)) / scale, unit)}")
@@ -243,14 +258,83 @@ def ru_map_figure(ru: Mapping[str, Any], risk_unit: str | None = None,
     return figure_block(fig, "risk–utility map", caption)
 
 
+def _errors(centre: np.ndarray, cis: Sequence[Any], scale: float) -> np.ndarray | None:
+    """Asymmetric error-bar lengths (2 × n) from ``[low, high]`` intervals (NaN where a point
+    has none; an end on the wrong side of the value, as a bootstrap interval may give, draws
+    no bar on that side); None when no point has an interval."""
+    ends = np.array([[c[0], c[1]] if c is not None else [np.nan, np.nan] for c in cis],
+                    dtype=np.float64).reshape(-1, 2) * scale
+    if not np.isfinite(ends).any():
+        return None
+    return np.clip(np.vstack([centre - ends[:, 0], ends[:, 1] - centre]), 0.0, None)
+
+
+#: Offsets tried for a variant's label on the risk–utility map, in points from its marker:
+#: four corners, then the sides, at growing distances (the first free one is taken).
+LABEL_OFFSETS = [(dx * r, dy * r) for r in (6, 14, 26, 40)
+                 for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (-1, 0), (0, 1),
+                                (0, -1))]
+
+
+def repel_labels(ax: Axes, xy: Sequence[tuple[float, float]], texts: Sequence[str],
+                 fontsize: float = 8.0) -> list[bool]:
+    """Label each point of ``xy`` with its text where it overlaps no other label, no marker
+    and stays inside the axes: each label takes the first free offset of
+    :data:`LABEL_OFFSETS` (joined to its marker by a thin line when far from it); a label
+    with no free place is left out. Returns which labels were drawn.
+
+    Text extents are measured with the Agg renderer, so the check is the one the PNG shows.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    fig = ax.figure
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    marker = 4.0 * fig.dpi / 72  # half a marker's width, in pixels
+    centres = ax.transData.transform(np.asarray(xy, dtype=np.float64).reshape(-1, 2))
+    taken = [Bbox.from_extents(x - marker, y - marker, x + marker, y + marker)
+             for x, y in centres]
+    drawn: list[bool] = []
+    for (x, y), text in zip(xy, texts, strict=True):
+        ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 0),
+                          fontsize=fontsize, zorder=4)
+        placed = False
+        for dx, dy in LABEL_OFFSETS:
+            ann.set_position((dx, dy))
+            ann.set_horizontalalignment("left" if dx > 0 else "right" if dx < 0 else "center")
+            ann.set_verticalalignment("bottom" if dy > 0 else "top" if dy < 0 else "center")
+            box = ann.get_window_extent(renderer).padded(1.0)
+            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                      and box.y1 <= frame.y1)
+            if inside and not any(box.overlaps(t) for t in taken):
+                taken.append(box)
+                if abs(dx) > 10 or abs(dy) > 10:  # far: the same label with a leader line
+                    ann.remove()
+                    ann = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy),
+                                      fontsize=fontsize, zorder=4,
+                                      ha=ann.get_horizontalalignment(),
+                                      va=ann.get_verticalalignment(),
+                                      arrowprops={"arrowstyle": "-", "color": COLORS["other"],
+                                                  "lw": 0.5, "shrinkA": 0, "shrinkB": 2})
+                placed = True
+                break
+        if not placed:
+            ann.remove()
+        drawn.append(placed)
+    return drawn
+
+
 def ru_map(ru: Mapping[str, Any], risk_unit: str | None = None,
            loss_unit: str | None = None) -> tuple[Figure, str]:
-    """The R-U map: one point per variant; Pareto-optimal ones filled and joined. Returns the
-    figure and its caption.
+    """The R-U map: one point per variant; Pareto-optimal ones filled and joined; each value's
+    interval (``risk_ci``, ``loss_ci``) as an error bar. Returns the figure and its caption.
 
     Axes are oriented so that better is toward the lower left: an axis where higher is better
-    (e.g. k of k-anonymity, "higher = safer") is drawn reversed. Shares are drawn in percent;
-    above :data:`MAX_BARS` variants only the Pareto-optimal ones are labelled.
+    (e.g. k of k-anonymity, "higher = safer") is drawn reversed. Shares are drawn in percent.
+    Labels never overlap (:func:`repel_labels`, Pareto-optimal variants first): a variant whose
+    label finds no free place is left unlabelled, and the caption says how many.
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter
@@ -263,7 +347,14 @@ def ru_map(ru: Mapping[str, Any], risk_unit: str | None = None,
         return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
 
     widest = [plain(p["loss"] * k) for p in points for k in (1.15, -1.15)]
-    fig, (ax,) = new_figure(width=6.4, height=4.6, left=text_inches(widest) + 0.45)
+    fig, (ax,) = new_figure(width=6.4, height=4.8, left=text_inches(widest) + 0.45, top=0.75)
+    x = np.array([p["risk"] for p in points], dtype=np.float64)
+    y = np.array([p["loss"] for p in points], dtype=np.float64)
+    xerr = _errors(x, [p.get("risk_ci") for p in points], sx)
+    yerr = _errors(y, [p.get("loss_ci") for p in points], sy)
+    if xerr is not None or yerr is not None:
+        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor=COLORS["other"],
+                    elinewidth=0.8, capsize=2, alpha=0.7, zorder=2)
     for on in (False, True):
         group = [p for p in points if bool(p["pareto"]) is on]
         if group:
@@ -271,14 +362,6 @@ def ru_map(ru: Mapping[str, Any], risk_unit: str | None = None,
                        s=60 if on else 40, zorder=3, marker="D" if on else "o",
                        color=COLORS["pareto" if on else "other"],
                        facecolors=None if on else "none")
-    at: dict[tuple[float, float], list[str]] = {}  # one label per drawn position
-    for p in points:
-        if len(points) <= MAX_BARS or p["pareto"]:
-            at.setdefault((p["risk"], p["loss"]), []).append(str(p["variant"]))
-    for xy, names in list(at.items())[:MAX_BARS]:
-        more = f" (+{len(names) - 1:,})" if len(names) > 1 else ""
-        ax.annotate(short(names[0], 24) + more, xy, textcoords="offset points", xytext=(6, 6),
-                    fontsize=9)
     front = sorted(((p["risk"], p["loss"]) for p in points if p["pareto"]),
                    key=lambda t: (t[0] if higher_is_worse(ru["risk_direction"]) else -t[0]))
     if len(front) > 1:
@@ -296,14 +379,32 @@ def ru_map(ru: Mapping[str, Any], risk_unit: str | None = None,
         axis.set_major_formatter(FuncFormatter(plain))
     ax.margins(0.15)  # room for the variant labels at the edges
     ax.grid(alpha=0.3)
-    ax.set_title("risk–utility map (better: lower left)")
-    ax.legend(handles=[
+    fig.suptitle("risk–utility map (better: lower left)", y=0.985)
+    handles = [
         Line2D([], [], marker="D", linestyle="", color=COLORS["pareto"], label="Pareto-optimal"),
         Line2D([], [], marker="o", linestyle="", color=COLORS["other"], markerfacecolor="none",
-               label="dominated")], loc="best")
+               label="dominated")]
+    if xerr is not None or yerr is not None:
+        handles.append(Line2D([], [], color=COLORS["other"], lw=0.8, label="interval (ci)"))
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=len(handles), frameon=False, fontsize=9)  # above the axes: never on a label
+    ax.autoscale_view()
+    ax.set_autoscale_on(False)  # labels are placed in the final limits
+    at: dict[tuple[float, float], list[str]] = {}  # one label per drawn position
+    for p in sorted(points, key=lambda p: not p["pareto"]):
+        at.setdefault((p["risk"], p["loss"]), []).append(str(p["variant"]))
+    texts = [short(names[0], 24) + (f" (+{len(names) - 1:,})" if len(names) > 1 else "")
+             for names in at.values()]
+    drawn = repel_labels(ax, list(at), texts)
     missing = len(ru["points"]) - len(points)
     caption = (f"{ru['risk']} against {ru['loss']} for {len(points):,} variants; "
                f"{sum(1 for p in points if p['pareto']):,} Pareto-optimal.")
+    if xerr is not None or yerr is not None:
+        caption += " Bars: each value's interval (ci)."
+    unlabelled = sum(len(names) for names, ok in zip(at.values(), drawn, strict=True) if not ok)
+    if unlabelled:
+        caption += (f" {unlabelled:,} variants unlabelled where a label would overlap another "
+                    "(the table above names every point).")
     if missing:
         caption += f" {missing:,} variants not drawn (a value is missing or infinite)."
     return fig, caption
@@ -405,7 +506,8 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
     """Value against the swept param: one panel per measure label (one line per variant), or
     with ``overlay`` one panel with a line per label and variant.
 
-    ``frame`` has columns ``param_value``, ``variant``, ``label`` and ``value``.
+    ``frame`` has columns ``param_value``, ``variant``, ``label`` and ``value``; its
+    ``ci_low`` and ``ci_high``, where given, are drawn as a band around the line.
     """
     labels = list(pd.unique(frame["label"]))
     groups = [[label] for label in labels] if not overlay else [labels]
@@ -419,7 +521,13 @@ def sweep_figure(frame: pd.DataFrame, param: str, overlay: bool = False) -> Figu
                                                  else "")
         for key, part in sub.groupby(keys, sort=False):
             x = part["param_value"] if numeric_x else part["param_value"].astype(str)
-            ax.plot(x, part["value"].astype(float), marker="o", markersize=3, label=str(key))
+            line, = ax.plot(x, part["value"].astype(float), marker="o", markersize=3,
+                            label=str(key))
+            if numeric_x and {"ci_low", "ci_high"} <= set(part.columns) \
+                    and part["ci_low"].notna().any():  # the intervals as a band
+                ax.fill_between(x.astype(float), part["ci_low"].astype(float),
+                                part["ci_high"].astype(float), color=line.get_color(),
+                                alpha=0.2, linewidth=0)
         ax.set_title(str(group[0]) if not overlay else "")
         ax.set_xlabel(param)
         ax.set_ylabel("value" if overlay else str(group[0]))

@@ -154,11 +154,20 @@ class VariantSpec(DataSpec):
 
 
 class Threshold(BaseModel):
-    """Pass/fail bounds on a measure's value (inclusive, finite, min <= max)."""
+    """Pass/fail bounds on a measure's value or an end of its interval (inclusive, finite,
+    min <= max).
+
+    ``on: "upper"`` with ``max`` fails when the interval's upper end exceeds ``max`` (the
+    cautious test of a risk); ``on: "lower"`` tests the lower end. A measure that gives no
+    interval FAILs such a threshold, with the reason as a warning.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
     max: float | None = Field(None, description="The value passes when it is <= max.")
     min: float | None = Field(None, description="The value passes when it is >= min.")
+    on: Literal["value", "lower", "upper"] = Field(
+        "value", description="What is tested: the value, or the lower or upper end of its "
+                             "interval ci.")
 
     @model_validator(mode="after")
     def _ordered(self) -> Threshold:
@@ -166,6 +175,19 @@ class Threshold(BaseModel):
             raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g}): no value "
                              "can pass")
         return self
+
+    def check(self, value: float | None, ci: Sequence[float] | None) -> tuple[bool, str | None]:
+        """Whether the tested number passes, and why it FAILs when it cannot be tested."""
+        if value is None:
+            return False, "the threshold FAILs: the measure gave no value"
+        tested = value
+        if self.on != "value":
+            if ci is None:
+                return False, (f"the threshold on the {self.on} end of the interval FAILs: "
+                               "the measure gave no interval (ci)")
+            tested = ci[0] if self.on == "lower" else ci[1]
+        return ((self.max is None or tested <= self.max)
+                and (self.min is None or tested >= self.min)), None
 
 
 class MeasureSpec(BaseModel):
@@ -206,6 +228,12 @@ class MeasureSpec(BaseModel):
         problems: list[Problem] = []
         made = validate_params(cls, self.params, "params", registry, problems,
                                _files_dir(info))
+        if (self.threshold is not None and self.threshold.on != "value"
+                and not {"confidence_level", "confidence"} & set(cls.Params.model_fields)
+                and not getattr(cls, "gives_interval", False)):
+            problems.append(("threshold.on", f"{self.name} reports no interval (ci), so its "
+                             f"threshold cannot test the {self.threshold.on} end; use \"on\": "
+                             "\"value\""))
         if problems:
             _fail(problems)
         assert isinstance(made, Measure)

@@ -40,7 +40,14 @@ from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.data.summary import dataset_summarizer
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.jsonable import non_finite
-from anoneval.core.report.model import MeasureReport, MultiReport, Report, build_risk_utility
+from anoneval.core.report.model import (
+    MeasureReport,
+    MultiReport,
+    Report,
+    build_risk_utility,
+    checked_interval,
+    interval_level,
+)
 from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
 from anoneval.core.run.engine import new_recipe, open_engine
 from anoneval.core.run.scaled import Mode, ScaledRun, gather_limit, mode_of
@@ -230,11 +237,11 @@ class Evaluator:
         """The inputs as given (before any column was read as another kind)."""
         original, control = self._given
         inputs: dict[str, Any] = {
-            "original": original.summary() if original is not None else None}
+            "original": original.describe() if original is not None else None}
         if not many:
-            inputs["anonymized"] = anonymized.summary() if anonymized is not None else None
+            inputs["anonymized"] = anonymized.describe() if anonymized is not None else None
         if control is not None:
-            inputs["control"] = control.summary()
+            inputs["control"] = control.describe()
         return inputs
 
     def _prepare(self, i: int, planned: PlannedMeasure) -> tuple[Any, BaseException | None]:
@@ -322,20 +329,20 @@ class Evaluator:
             if bad:
                 warnings.append(f"details not finite (reported as null): {', '.join(bad[:10])}"
                                 + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
+        ci = checked_interval(result.ci if result is not None else None, value, warnings)
         passed = None
         thr = planned.threshold
-        if thr is not None and value is not None:
-            passed = (thr.max is None or value <= thr.max) and (thr.min is None or value >= thr.min)
-        elif thr is not None:  # a threshold on no value is not met (``run --strict`` fails)
-            passed = False
-            if error is None:
-                warnings.append("the threshold FAILs: the measure gave no value")
+        if thr is not None:  # a threshold on no value (or no interval) FAILs (``--strict``)
+            passed, why = thr.check(value, ci)
+            if why is not None and error is None:
+                warnings.append(why)
+        params = measure.params.model_dump(mode="json")
         return MeasureReport(
             name=measure.name, label=planned.label, kind=measure.kind, value=value,
             direction=measure.direction(),
             details=result.details if result is not None else {},
-            params=measure.params.model_dump(mode="json"),
-            unit=type(measure).unit_for(measure.params.model_dump(mode="json")),
+            params=params, ci=ci, confidence_level=interval_level(params, ci),
+            unit=type(measure).unit_for(params),
             seconds=(float(ctx.extra.get("seconds", 0.0)) + self._prepare_seconds.pop(i, 0.0)
                      if self.timings else 0.0), error=error,
             warnings=warnings,
@@ -439,20 +446,28 @@ class Evaluator:
             self._prepare(i, planned)
         for given in self._given:
             if given is not None:
-                given.summary()
+                given.describe()
+
+    def evaluate_release(self, anonymized: Any = None, *, engine: Any = None) -> Report:
+        """Evaluate one release (None for analytic measures) as the one unnamed variant of
+        :meth:`evaluate_many`; the report's ``engine`` describes where it ran."""
+        many = self.evaluate_many({"": anonymized}, engine=engine)
+        return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
 
     def evaluate_many(self, variants: Mapping[str, Any],
                       ru_map: tuple[str, str] | None = None, *,
                       engine: Any = None) -> MultiReport:
         """Evaluate each named variant against the same original, reusing original-side work.
 
-        ``ru_map`` = (risk label, loss label) chooses the measures of the risk–utility table;
-        by default the first risk and the first loss measure. ``engine`` (a name, an engine
-        config dict or a ``distributed.Client``; default local and serial) runs the variants
-        as independent tasks: in worker processes (``{"name": "local", "workers": 2}``) or on a
-        Dask cluster; a single variant runs here and the engine runs its measures' blocks
-        (``Context.map_blocks``). A variant may be data or a zero-argument callable loading it
-        (called where the task runs). The reports equal a serial run's apart from timings.
+        This is the one place that decides where a run's tasks go. ``ru_map`` = (risk label,
+        loss label) chooses the measures of the risk–utility table; by default the first risk
+        and the first loss measure. ``engine`` (a name, an engine config dict or a
+        ``distributed.Client``; default local and serial) runs the variants as independent
+        tasks: in worker processes (``{"name": "local", "workers": 2}``) or on a Dask cluster;
+        a single variant (a single release is the unnamed one) and partitioned data on a Dask
+        cluster run here, and the engine runs the measures' blocks (``Context.map_blocks``). A
+        variant may be data or a zero-argument callable loading it (called where the task
+        runs). The reports equal a serial run's apart from timings.
         """
         if not isinstance(variants, Mapping):
             raise TypeError("variants: expected a mapping of variant name to data (a "
@@ -521,15 +536,12 @@ def evaluate(original: Any, anonymized: Any, measures: Sequence[MeasureLike], *,
              control: Any = None) -> Report:
     """Evaluate ``measures`` on DataFrames or datasets; see :class:`Evaluator`.
 
-    ``engine`` runs the evaluation as one task of that engine (see
-    :meth:`Evaluator.evaluate_many`); ``control`` is the control set.
+    The release is the one unnamed variant of :meth:`Evaluator.evaluate_many`; ``engine``
+    runs its measures' blocks (see there); ``control`` is the control set.
     """
-    ev = Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
-                   show_progress=show_progress, control=control)
-    if engine is None:
-        return ev.evaluate(anonymized)
-    many = ev.evaluate_many({"": anonymized}, engine=engine)
-    return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
+    return Evaluator(original, measures, seed=seed, registry=registry, data_kind=data_kind,
+                     show_progress=show_progress, control=control).evaluate_release(
+        anonymized, engine=engine)
 
 
 def evaluate_many(original: Any, variants: Mapping[str, Any], measures: Sequence[MeasureLike],

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from anoneval.core.api import Context
-from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks
 from anoneval.core.data.kinds import Dataset, load
 from anoneval.core.data.memory import MEMORY_HINT, human_bytes
 from anoneval.core.data.parampaths import param_paths
@@ -19,7 +18,7 @@ from anoneval.core.report.atomic import write_frame_atomic
 from anoneval.core.report.model import MultiReport, Report
 from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.config import Input, Plan
-from anoneval.core.run.engine import engine_spec
+from anoneval.core.run.engine import check_engine, engine_spec
 from anoneval.core.run.evaluator import Evaluator
 
 
@@ -82,6 +81,14 @@ def _cached(datasets: dict[str, Dataset] | None, key: str, item: Input,
     return datasets[key]
 
 
+def _variant(datasets: dict[str, Dataset] | None, key: str, item: Input, lazy: bool) -> Any:
+    """A variant's data: loaded now (into the cache, or as partitions), else a loader that
+    loads it where its task runs."""
+    if datasets is not None or lazy:
+        return _cached(datasets, key, item, lazy)
+    return functools.partial(load_input, item)
+
+
 def run_plan(plan: Plan, show_progress: bool = False,
              datasets: dict[str, Dataset] | None = None,
              engine: Any = None) -> Report | MultiReport:
@@ -97,17 +104,9 @@ def run_plan(plan: Plan, show_progress: bool = False,
     check_outputs(plan_inputs(plan), plan_outputs(plan))
     spec = engine if engine is not None else plan.config.engine
     if spec is not None:
-        from anoneval.core.run.engine import check_engine
-
         check_engine(spec)  # Dask installed, scheduler allowed: before any input is read
     try:
-        if spec is None or _many(plan) or _lazy(plan, spec):
-            return _run(plan, show_progress, datasets, engine)
-        from anoneval.core.run.engine import open_engine
-
-        with open_engine(spec) as eng:  # one evaluation: the engine runs the measures' blocks
-            report = _run(plan, show_progress, datasets, engine, eng.blocks())
-            return report.model_copy(update={"engine": eng.describe()})
+        return _run(plan, show_progress, datasets, spec)
     except MemoryError:  # outside the measures (each measure's is its own error)
         raise DataError(out_of_memory(plan)) from None
 
@@ -127,7 +126,8 @@ def out_of_memory(plan: Plan) -> str:
 
 
 def _many(plan: Plan) -> bool:
-    """Whether the plan evaluates named variants (tasks of :meth:`Evaluator.evaluate_many`)."""
+    """Whether the plan evaluates named variants (a multi-variant report); a single release is
+    the one unnamed variant."""
     return plan.synthesizer is None and (len(plan.anonymized) > 1 or bool(
         plan.anonymized and plan.anonymized[0].name is not None))
 
@@ -138,46 +138,51 @@ def _lazy(plan: Plan, engine: Any) -> bool:
 
 
 def _run(plan: Plan, show_progress: bool, datasets: dict[str, Dataset] | None,
-         engine: Any, blocks: Blocks = SERIAL_BLOCKS) -> Report | MultiReport:
-    engine = engine if engine is not None else plan.config.engine
+         engine: Any) -> Report | MultiReport:
+    """Load the inputs and evaluate the plan's variants with
+    :meth:`Evaluator.evaluate_many`, which alone decides where the tasks run."""
     lazy = _lazy(plan, engine)
     original = _cached(datasets, "original", plan.original, lazy) if plan.original else None
     control = _cached(datasets, "control", plan.control, lazy) if plan.control else None
     evaluator = Evaluator(original, plan.measures, seed=plan.seed, registry=plan.registry,
                           show_progress=show_progress, base_dir=plan.base_dir, control=control,
                           timings=plan.config.report is None or plan.config.report.timings)
-    evaluator.block_runner = blocks
     if plan.synthesizer is not None:
-        synth = plan.synthesizer
-        try:
-            made = evaluator.synthesize(synth)
-        except Exception as exc:
-            raise DataError(f"synthesizer {synth.name} failed: {type(exc).__name__}: "
-                            f"{exc}") from exc
-        info: dict[str, Any] = {"name": synth.name,
-                                "params": synth.params.model_dump(mode="json"),
-                                "details": made.details, "warnings": made.warnings,
-                                "output": str(plan.synthesizer_output)
-                                if plan.synthesizer_output else None}
-        data: Dataset = made.data
-        if datasets is not None:
-            datasets["anonymized"] = data
-        if plan.synthesizer_output is not None:
-            frame = data.to_frame() if hasattr(data, "to_frame") else data.frame  # type: ignore
-            write_frame_atomic(frame, plan.synthesizer_output)
-        return evaluator.evaluate(data, synthesizer=info)
-    if _many(plan):
-        # without a cache to fill, each variant is loaded where its task runs
-        variants = {v.name or "": (_cached(datasets, f"variant:{v.name}", v, lazy)
-                                   if datasets is not None or lazy
-                                   else functools.partial(load_input, v))
-                    for v in plan.anonymized}
-        ru = plan.config.report.ru_map if plan.config.report else None
-        return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None,
-                                       engine=engine)
-    anonymized = (_cached(datasets, "anonymized", plan.anonymized[0], lazy)
-                  if plan.anonymized else None)
-    if lazy:
-        many = evaluator.evaluate_many({"": anonymized}, engine=engine)
-        return many.variants[0].model_copy(update={"variant": None, "engine": many.engine})
-    return evaluator.evaluate(anonymized)
+        synthesized: dict[str, Any] = {}
+        release = functools.partial(_synthesize, plan, evaluator, datasets, synthesized)
+        report = evaluator.evaluate_release(release, engine=engine)
+        return report.model_copy(update={"synthesizer": synthesized["info"]})
+    if not _many(plan):
+        release = (_variant(datasets, "anonymized", plan.anonymized[0], lazy)
+                   if plan.anonymized else None)
+        return evaluator.evaluate_release(release, engine=engine)
+    variants = {v.name or "": _variant(datasets, f"variant:{v.name}", v, lazy)
+                for v in plan.anonymized}
+    ru = plan.config.report.ru_map if plan.config.report else None
+    return evaluator.evaluate_many(variants, ru_map=(ru.risk, ru.loss) if ru else None,
+                                   engine=engine)
+
+
+def _synthesize(plan: Plan, evaluator: Evaluator, datasets: dict[str, Dataset] | None,
+                synthesized: dict[str, Any]) -> Dataset:
+    """The release a plan's synthesizer makes (a variant's loader, run where the engine runs
+    it); its report section goes in ``synthesized["info"]`` and the data, when the plan says
+    so, in ``synthesizer.output``."""
+    assert plan.synthesizer is not None
+    synth = plan.synthesizer
+    try:
+        made = evaluator.synthesize(synth)
+    except Exception as exc:
+        raise DataError(f"synthesizer {synth.name} failed: {type(exc).__name__}: "
+                        f"{exc}") from exc
+    synthesized["info"] = {"name": synth.name, "params": synth.params.model_dump(mode="json"),
+                           "details": made.details, "warnings": made.warnings,
+                           "output": str(plan.synthesizer_output)
+                           if plan.synthesizer_output else None}
+    data: Dataset = made.data
+    if datasets is not None:
+        datasets["anonymized"] = data
+    if plan.synthesizer_output is not None:
+        frame = data.to_frame() if hasattr(data, "to_frame") else data.frame  # type: ignore
+        write_frame_atomic(frame, plan.synthesizer_output)
+    return data

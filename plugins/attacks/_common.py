@@ -15,12 +15,12 @@ control attack leaves to gain,
     R = (p̃_main − p̃_control) / (1 − p̃_control),
     e_R = √[(e_main / (1 − p̃_c))² + (e_c (p̃_main − 1) / (1 − p̃_c)²)²]
 
-(first-order error propagation). The value is R clipped to [0, 1]; ``risk_ci`` is R ± e_R
-clipped to [0, 1]. The linkability and inference rates are per target, so an original and a
-control set of different sizes are compared as they are (``n_attacks`` capped by each set's
-size); only the singling-out count grows with the size of the set, and there the control
-count is brought to the original's size by anonymeter's fitted correction (see
-:class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
+(first-order error propagation). The value is R clipped to [0, 1]; its interval ``ci`` is
+R ± e_R clipped to [0, 1] (anonymeter's ``risk().ci``). The linkability and inference rates
+are per target, so an original and a control set of different sizes are compared as they are
+(``n_attacks`` capped by each set's size); only the singling-out count grows with the size of
+the set, and there the control count is brought to the original's size by anonymeter's
+fitted correction (see :class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def attack_result(n_attacks: int, n_success: float, n_baseline: float, n_control
                   confidence_level: float, n_control_attacks: int | None = None,
                   details: dict[str, Any] | None = None,
                   warnings: Sequence[str] = ()) -> MeasureResult:
-    """The attack's MeasureResult: value = clipped risk, rates with errors, risk interval."""
+    """The attack's MeasureResult: value = clipped risk, ci its interval, rates with errors."""
     n_c = n_control_attacks or n_attacks
     main = wilson(n_success, n_attacks, confidence_level)
     base = wilson(n_baseline, n_attacks, confidence_level)
@@ -96,7 +96,6 @@ def attack_result(n_attacks: int, n_success: float, n_baseline: float, n_control
         "attack_rate": {"value": main[0], "error": main[1]},
         "baseline_rate": {"value": base[0], "error": base[1]},
         "control_rate": {"value": ctrl[0], "error": ctrl[1]},
-        "risk_ci": [clip01(r - e), clip01(r + e)],
         "risk_unclipped": r,
         "confidence_level": confidence_level,
         "n_attacks": n_attacks,
@@ -106,7 +105,8 @@ def attack_result(n_attacks: int, n_success: float, n_baseline: float, n_control
         "n_control_attacks": n_c,
         **(details or {}),
     }
-    return MeasureResult(value=clip01(r), details=out, warnings=notes)
+    return MeasureResult(value=clip01(r), ci=[clip01(r - e), clip01(r + e)], details=out,
+                         warnings=notes)
 
 
 def microdata(data: Dataset | None, role: str) -> Microdata:

@@ -22,7 +22,7 @@ def attack_section(measure: Mapping[str, Any]) -> str | None:
 
     rows = [(label, float(details[k]["value"]), float(details[k]["error"]), color)
             for k, label, color in RATES]
-    ci = details.get("risk_ci")
+    ci = measure.get("ci") or details.get("risk_ci")  # risk_ci: reports before ci existed
     fig, (ax,) = new_figure(width=6.4, height=2.2,
                             left=text_inches([label for label, *_ in rows]) + 0.2)
     for y, (_, value, err, color) in enumerate(reversed(rows)):

@@ -6,7 +6,14 @@ import numpy as np
 from pydantic import Field
 from scipy.stats import rankdata
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Params
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Params,
+)
+from anoneval.plugins._shared.intervals import LevelParams, delong_auc
 from anoneval.plugins._shared.mixed import encode, nearest_distances
 from anoneval.plugins.attacks._common import (
     AttackMeasure,
@@ -37,14 +44,17 @@ class MembershipInference(AttackMeasure):
     data sets, 0/1 for categories; see :mod:`anoneval.plugins._shared.mixed`). The AUC of
     that score separating members from non-members (ties count one half) gives the value
     2·(AUC − 0.5) floored at 0, the attacker's advantage (Yeom et al. 2018; higher = riskier).
-    details: ``auc``, ``advantage_unclipped`` and the median DCR of each group.
+    details: ``auc`` with its interval ``auc_ci``, ``advantage_unclipped`` and the median DCR
+    of each group. ``ci``: the DeLong (1988) interval of the AUC at ``confidence_level``
+    (:mod:`anoneval.plugins._shared.intervals`) mapped through 2·(AUC − 0.5) floored at 0;
+    it covers the sampling of members and non-members, not the distance's fit.
     """
 
     name = "MembershipInference"
     description = "Distance-to-closest-record membership attack with the control set: "\
                   "advantage 2·(AUC − 0.5)."
 
-    class Params(Params):
+    class Params(Params, LevelParams):
         n_attacks: int = Field(2000, ge=1, description="Members and non-members drawn (each).")
         columns: list[str] | None = Field(None, min_length=1,
                                           description="Columns compared; null: all of the "
@@ -64,9 +74,11 @@ class MembershipInference(AttackMeasure):
         (enc_m, enc_o, enc_s), _, _ = encode([members, others, syn], columns)
         d_m = nearest_distances(enc_m, enc_s)[:, 0]
         d_o = nearest_distances(enc_o, enc_s)[:, 0]
-        a = auc(-d_m, -d_o)
-        return MeasureResult(value=max(0.0, 2 * (a - 0.5)), details={
-            "auc": a, "advantage_unclipped": 2 * (a - 0.5), "n_members": len(d_m),
-            "n_non_members": len(d_o), "member_dcr_median": float(np.median(d_m)),
+        a, (low, high) = delong_auc(-d_m, -d_o, p.confidence_level)
+        ci = [max(0.0, 2 * (low - 0.5)), max(0.0, 2 * (high - 0.5))]
+        return MeasureResult(value=max(0.0, 2 * (a - 0.5)), ci=ci, details={
+            "auc": a, "auc_ci": [low, high], "advantage_unclipped": 2 * (a - 0.5),
+            "n_members": len(d_m), "n_non_members": len(d_o),
+            "member_dcr_median": float(np.median(d_m)),
             "non_member_dcr_median": float(np.median(d_o))})
 

@@ -102,26 +102,26 @@ def _diagonals(n: int, m: int):
         yield i, s - i
 
 
-def dtw(cost: np.ndarray) -> np.ndarray:
-    """Σ of cost along the cheapest warping path (C[0][0]=0, borders ∞); cost (n, m, B)."""
+def _warping(cost: np.ndarray, combine: np.ufunc) -> np.ndarray:
+    """The warping-path DP of DTW and the discrete Fréchet distance: C[i][j] = combine(c_ij,
+    min(C[i−1][j−1], C[i−1][j], C[i][j−1])), C[0][0] = 0, borders ∞; cost (n, m, B)."""
     n, m = cost.shape[:2]
     acc = np.full((n + 1, m + 1, *cost.shape[2:]), np.inf)
     acc[0, 0] = 0.0
     for i, j in _diagonals(n, m):
         best = np.minimum(np.minimum(acc[i - 1, j - 1], acc[i - 1, j]), acc[i, j - 1])
-        acc[i, j] = cost[i - 1, j - 1] + best
+        acc[i, j] = combine(cost[i - 1, j - 1], best)
     return acc[n, m]
+
+
+def dtw(cost: np.ndarray) -> np.ndarray:
+    """Σ of cost along the cheapest warping path (C[0][0]=0, borders ∞); cost (n, m, B)."""
+    return _warping(cost, np.add)
 
 
 def discrete_frechet(cost: np.ndarray) -> np.ndarray:
     """Eiter & Mannila: C[i][j] = max(c_ij, min(C[i−1][j], C[i][j−1], C[i−1][j−1]))."""
-    n, m = cost.shape[:2]
-    acc = np.full((n + 1, m + 1, *cost.shape[2:]), np.inf)
-    acc[0, 0] = 0.0
-    for i, j in _diagonals(n, m):
-        best = np.minimum(np.minimum(acc[i - 1, j - 1], acc[i - 1, j]), acc[i, j - 1])
-        acc[i, j] = np.maximum(cost[i - 1, j - 1], best)
-    return acc[n, m]
+    return _warping(cost, np.maximum)
 
 
 def lcss_length(match: np.ndarray) -> np.ndarray:

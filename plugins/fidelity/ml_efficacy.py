@@ -13,10 +13,12 @@ from anoneval.core.api import (
     Context,
     DataError,
     Dataset,
+    IntervalParams,
     LossMeasure,
     MeasureResult,
     Microdata,
     Params,
+    percentile_interval,
 )
 from anoneval.plugins._control import checked_control
 from anoneval.plugins._shared.mixed import is_numeric
@@ -35,6 +37,71 @@ HIGHER_IS_BETTER = {"accuracy": True, "balanced_accuracy": True, "f1_macro": Tru
 MAX_ROWS = {"linear": 50_000, "tree": 100_000, "forest": 20_000}
 CLASSIFICATION = ("accuracy", "balanced_accuracy", "f1_macro")
 REGRESSION = ("r2", "mae", "rmse")
+#: Bootstrap cells (replicates × test rows) weighed at once: bounds the bootstrap's memory.
+BOOT_CELLS = 1 << 21
+
+
+def weighted_metric(metric: str, y_true: np.ndarray, pred: np.ndarray,
+                    weights: np.ndarray) -> np.ndarray:
+    """``metric`` of each row of ``weights`` (b × n multiplicities of the test records), as
+    scikit-learn computes it on the test set with each record repeated that often (all ones:
+    the test set itself). Classification: labels compared as given; macro averages over the
+    classes present among the weighted true or predicted labels (f1) or the true ones
+    (balanced accuracy), an empty F1 denominator scoring 0 as scikit-learn does."""
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    total = w.sum(axis=1)
+    if metric in REGRESSION:
+        y = np.asarray(y_true, dtype=np.float64)
+        err = y - np.asarray(pred, dtype=np.float64)
+        if metric == "mae":
+            return (w @ np.abs(err)) / total
+        sse = w @ (err * err)
+        if metric == "rmse":
+            return np.sqrt(sse / total)
+        sst = w @ (y * y) - (w @ y) ** 2 / total
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 1 - sse / sst
+    codes, _ = pd.factorize(np.concatenate([np.asarray(y_true), np.asarray(pred)]))
+    t, q = codes[:len(y_true)], codes[len(y_true):]
+    correct = (t == q).astype(np.float64)
+    if metric == "accuracy":
+        return (w @ correct) / total
+    k = int(codes.max()) + 1
+    rows = np.arange(len(t))
+
+    def per_class(labels: np.ndarray, ones: np.ndarray) -> np.ndarray:
+        """b × k weighted counts (sparse one-hot: memory O(n), not O(n·k))."""
+        onehot = sparse.csr_matrix((ones, (rows, labels)), shape=(len(t), k))
+        return np.asarray((onehot.T @ w.T).T)
+
+    hit = per_class(t, correct)  # true positives
+    support = per_class(t, np.ones(len(t)))
+    predicted = per_class(q, np.ones(len(t)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if metric == "balanced_accuracy":
+            recall = np.where(support > 0, hit / support, np.nan)
+            return np.nanmean(recall, axis=1)
+        present = (support + predicted) > 0
+        f1 = np.where(present, 2 * hit / np.where(present, support + predicted, 1), np.nan)
+        return np.nanmean(f1, axis=1)
+
+
+def loss_replicates(metric: str, y_test: np.ndarray, pred_release: np.ndarray,
+                    pred_original: np.ndarray, n_boot: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """The loss recomputed on ``n_boot`` bootstrap resamples of the test records (the same
+    resample for both models: a paired bootstrap), the models kept as fitted."""
+    n = len(y_test)
+    per = max(1, BOOT_CELLS // n)
+    out = []
+    for start in range(0, n_boot, per):
+        b = min(per, n_boot - start)
+        rows = rng.integers(0, n, (b, n)) + n * np.arange(b)[:, None]
+        w = np.bincount(rows.ravel(), minlength=b * n).reshape(b, n)  # multiplicities
+        release = weighted_metric(metric, y_test, pred_release, w)
+        real = weighted_metric(metric, y_test, pred_original, w)
+        out.append(real - release if HIGHER_IS_BETTER[metric] else release - real)
+    return np.concatenate(out)
 
 
 class MLEfficacy(LossMeasure):
@@ -58,7 +125,10 @@ class MLEfficacy(LossMeasure):
     ``max_rows`` (default 50,000 for linear, 100,000 for tree, 20,000 for forest models) is
     replaced by a uniform random sample of that many records drawn with the evaluation seed
     (a warning says so; ``details`` gives the sizes used), so the measure stays within
-    seconds on millions of records.
+    seconds on millions of records. ``ci``: the bootstrap percentile interval at
+    ``confidence_level`` over ``n_boot`` resamples of the test records, both models scored on
+    the same resample (a paired bootstrap: Efron & Tibshirani 1993, ch. 13); it covers the
+    test set's sampling, not the randomness of training.
     """
 
     name = "MLEfficacy"
@@ -66,7 +136,7 @@ class MLEfficacy(LossMeasure):
                   "(tested on held-out original records)."
     uses_control = "optional"
 
-    class Params(Params):
+    class Params(Params, IntervalParams):
         target: str = Field(description="Column to predict.")
         features: list[str] | None = Field(None, min_length=1,
                                            description="Predictors; null: every other column.")
@@ -127,11 +197,14 @@ class MLEfficacy(LossMeasure):
         if p.model != "linear":
             X_o, X_s, X_t = for_trees(X_o), for_trees(X_s), for_trees(X_t)
         seed = int(rng.integers(2**31 - 1))
-        scores = [_score(self._model(task, seed), X, f[p.target], X_t, test[p.target], task,
-                         metric) for X, f in ((X_s, train_s), (X_o, train_o))]
-        release, real = scores
+        (release, pred_s), (real, pred_o) = (
+            _score(self._model(task, seed), X, f[p.target], X_t, test[p.target], task, metric)
+            for X, f in ((X_s, train_s), (X_o, train_o)))
         loss = real - release if HIGHER_IS_BETTER[metric] else release - real
-        return MeasureResult(value=loss, details={
+        y_t = test[p.target].to_numpy(dtype=str if task == "classification" else np.float64)
+        reps = loss_replicates(metric, y_t, pred_s, pred_o, p.n_boot, ctx.rng(9))
+        ends = percentile_interval(reps, p.confidence_level)
+        return MeasureResult(value=loss, ci=list(ends) if ends else None, details={
             "score": release, "score_original": real, "metric": metric, "task": task,
             "model": p.model, "test_set": test_set, "n_test": len(test),
             "n_train_release": len(train_s), "n_train_original": len(train_o)},
@@ -156,7 +229,8 @@ class MLEfficacy(LossMeasure):
 
 def _score(model: Any, X: sparse.csr_matrix | np.ndarray, y: pd.Series,
            X_test: sparse.csr_matrix | np.ndarray, y_test: pd.Series, task: str,
-           metric: str) -> float:
+           metric: str) -> tuple[float, np.ndarray]:
+    """The fitted model's metric on the test set and its predictions."""
     metrics = sklearn("metrics", "MLEfficacy")
     if task == "classification":
         y, y_test = y.astype(str), y_test.astype(str)
@@ -166,14 +240,14 @@ def _score(model: Any, X: sparse.csr_matrix | np.ndarray, y: pd.Series,
         raise DataError("the training target has a single class; no classifier can be fitted")
     pred = model.fit(X, y).predict(X_test)
     if metric == "accuracy":
-        return float(metrics.accuracy_score(y_test, pred))
+        return float(metrics.accuracy_score(y_test, pred)), pred
     if metric == "balanced_accuracy":
-        return float(metrics.balanced_accuracy_score(y_test, pred))
+        return float(metrics.balanced_accuracy_score(y_test, pred)), pred
     if metric == "f1_macro":
-        return float(metrics.f1_score(y_test, pred, average="macro"))
+        return float(metrics.f1_score(y_test, pred, average="macro")), pred
     if metric == "r2":
-        return float(metrics.r2_score(y_test, pred))
+        return float(metrics.r2_score(y_test, pred)), pred
     if metric == "mae":
-        return float(metrics.mean_absolute_error(y_test, pred))
-    return float(np.sqrt(metrics.mean_squared_error(y_test, pred)))
+        return float(metrics.mean_absolute_error(y_test, pred)), pred
+    return float(np.sqrt(metrics.mean_squared_error(y_test, pred))), pred
 

@@ -7,8 +7,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from pydantic import Field
+from scipy.optimize import brentq
+from scipy.stats import ncx2
 
 from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.plugins._shared.intervals import LevelParams
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
     design,
@@ -25,6 +28,22 @@ MAX_ROWS = {"logistic": 200_000, "cart": 20_000}
 def pmse(scores: np.ndarray, c: float) -> float:
     """(1/N) Σ (p̂_i − c)²."""
     return float(np.mean((scores - c) ** 2))
+
+
+def noncentrality_interval(t: float, df: int, confidence_level: float) -> tuple[float, float]:
+    """The interval of λ for an observed ``t`` ~ χ²_df(λ) by inverting the noncentral χ²
+    distribution (equal tails; an end is 0 where even λ = 0 cannot reach its tail)."""
+    alpha = (1 - confidence_level) / 2
+
+    def end(p: float) -> float:
+        if ncx2.cdf(t, df, 1e-12) <= p:
+            return 0.0
+        hi = t + 10 * np.sqrt(t + df) + 10
+        while ncx2.cdf(t, df, hi) > p:
+            hi *= 2
+        return float(brentq(lambda lam: ncx2.cdf(t, df, lam) - p, 1e-12, hi, xtol=1e-10))
+
+    return end(1 - alpha), end(alpha)
 
 
 class PropensityMSE(LossMeasure):
@@ -55,13 +74,19 @@ class PropensityMSE(LossMeasure):
     drawn with the evaluation seed, so the measure stays within seconds on millions of
     records (a warning says so; pMSE and its null then refer to the sample sizes). SDMetrics
     has no pMSE (SDMetrics#123); its LogisticDetection is a different score.
+
+    ``ci`` (logistic only) at ``confidence_level``: by the same first-order argument
+    N·pMSE / (c(1 − c)) ~ χ²_{k−1}(λ), noncentral when the sides differ, and
+    E[pMSE] = c(1 − c)(k − 1 + λ)/N; inverting the noncentral χ² at the observed statistic
+    gives an interval of λ (:func:`noncentrality_interval`) and so of E[pMSE]. CART has no
+    such form and a refitting bootstrap would cost ``n_boot`` fits, so its ``ci`` is None.
     """
 
     name = "PropensityMSE"
     description = "Propensity-score MSE (Snoke et al. 2018), logistic or CART, with its ratio "\
                   "to the null expectation."
 
-    class Params(FidelityParams):
+    class Params(FidelityParams, LevelParams):
         model: Literal["logistic", "cart"] = Field("logistic", description="Propensity model.")
         n_permutations: int = Field(10, ge=1, description="CART: refits with permuted labels "
                                                           "for the null expectation.")
@@ -84,6 +109,7 @@ class PropensityMSE(LossMeasure):
         n_all = len(y)
         c = sizes["anonymized"] / n_all
         details: dict[str, object] = {"model": p.model, "c": c, "n": n_all, "model_rows": sizes}
+        ci: list[float] | None = None
         if p.model == "logistic":
             lm = sklearn("linear_model", self.name)
             fit = lm.LogisticRegression(C=np.inf, max_iter=1000).fit(X, y)
@@ -93,6 +119,10 @@ class PropensityMSE(LossMeasure):
             sd = np.sqrt(2 * k1) * c * (1 - c) / n_all
             details.update(k=k1 + 1, null="logistic closed form (k − 1) c (1 − c) / N",
                            standardized=(value - null) / sd if sd > 0 else None)
+            if k1 > 0 and 0 < c < 1:
+                unit = c * (1 - c) / n_all
+                lam = noncentrality_interval(value / unit, k1, p.confidence_level)
+                ci = [unit * (k1 + lam[0]), unit * (k1 + lam[1])]
         else:
             tree = sklearn("tree", self.name)
             rng = ctx.rng(6)
@@ -113,5 +143,5 @@ class PropensityMSE(LossMeasure):
         details.update(pmse=value, null_pmse=null, ratio=value / null if null > 0 else None)
         if not null > 0:
             warnings.append("the null expectation is 0: no ratio")
-        return MeasureResult(value=value, details=details, warnings=warnings)
+        return MeasureResult(value=value, ci=ci, details=details, warnings=warnings)
 

@@ -68,8 +68,15 @@ class AttackParams(Params):
 
 
 class MobilityAttack(RiskMeasure):
-    """Base of the eight skmob attacks: subclasses say how instances are drawn and matched."""
+    """Base of the eight skmob attacks: subclasses say how instances are drawn and matched.
 
+    When users' instances are sampled (``max_instances``) the value is a lower bound and
+    ``ci`` the sure bounds [value, the mean with every sampled user at risk 1]; an exact run
+    has no ``ci``.
+    """
+
+    #: ``ci`` is given when instances are sampled: a threshold may test its ends.
+    gives_interval = True
     unit = "share"
     accepts = ("trajectories",)
     inputs = "either"
@@ -169,7 +176,9 @@ class MobilityAttack(RiskMeasure):
             details["interval"] = [float(r.mean()),
                                    float(np.where(sampled[has], 1.0, r).mean())]
         details.update(self.extra_details())
-        return MeasureResult(value=float(r.mean()), details=details)
+        # sampled users: the value is a lower bound and ci the sure bounds [value, all at 1]
+        return MeasureResult(value=float(r.mean()), ci=details.get("interval"),
+                             details=details)
 
 
 BATCH_INSTANCES = 1 << 20  # instances enumerated at once: bounds memory (~100 MB)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.mobility._attacks import Lookup, Plan, frequency_rows, within
-from anoneval.plugins.mobility._frequency import ToleranceParams
-from anoneval.plugins.mobility._risk import MobilityAttack
+from anoneval.plugins.mobility._frequency import VectorAttack
 
 
-class LocationFrequencyAttack(MobilityAttack):
+class LocationFrequencyAttack(VectorAttack):
     """The intruder knows k rows of a user's frequency vector (location, visit count f).
 
     v matches I when it visited every location ℓ of I with ``f_v(1−τ) ≤ f_I(ℓ) ≤ f_v(1+τ)``
@@ -19,10 +17,3 @@ class LocationFrequencyAttack(MobilityAttack):
 
     name = "LocationFrequencyAttack"
     description = "Location frequency attack: k known locations with their visit counts."
-    Params = ToleranceParams
-
-    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
-        plan = Plan(frequency_rows(know.starts, know.loc),
-                                   self.params.knowledge_length, "combo")
-        look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return plan, look, within(look, self.params.tolerance)

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.plugins.mobility._attacks import (
-    Lookup,
-    Plan,
-    Rows,
-    frequency_rows,
-    within,
-)
-from anoneval.plugins.mobility._frequency import ToleranceParams
-from anoneval.plugins.mobility._risk import MobilityAttack
+from anoneval.plugins.mobility._attacks import Rows, frequency_rows
+from anoneval.plugins.mobility._frequency import VectorAttack
 
 
 def probability_rows(rows: Rows) -> Rows:
@@ -22,7 +15,7 @@ def probability_rows(rows: Rows) -> Rows:
     return Rows(freq.starts, freq.loc, freq.value / n)
 
 
-class LocationProbabilityAttack(MobilityAttack):
+class LocationProbabilityAttack(VectorAttack):
     """The intruder knows k rows of a user's probability vector (location, p = f/n).
 
     v matches I when it visited every location ℓ of I with ``p_v(1−τ) ≤ p_I(ℓ) ≤ p_v(1+τ)``,
@@ -36,9 +29,6 @@ class LocationProbabilityAttack(MobilityAttack):
 
     name = "LocationProbabilityAttack"
     description = "Location probability attack: k known locations with their visit shares."
-    Params = ToleranceParams
 
-    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
-        plan = Plan(probability_rows(know), self.params.knowledge_length, "combo")
-        look = Lookup(probability_rows(pop), n_loc)
-        return plan, look, within(look, self.params.tolerance)
+    def vector(self, rows: Rows) -> Rows:
+        return probability_rows(rows)

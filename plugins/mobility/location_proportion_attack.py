@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from anoneval.plugins.mobility._attacks import (
-    Lookup,
-    Plan,
-    frequency_rows,
-    proportion,
-)
-from anoneval.plugins.mobility._frequency import ToleranceParams
-from anoneval.plugins.mobility._risk import MobilityAttack
+from anoneval.plugins.mobility._attacks import Lookup, Predicate, proportion
+from anoneval.plugins.mobility._frequency import VectorAttack
 
 
-class LocationProportionAttack(MobilityAttack):
+class LocationProportionAttack(VectorAttack):
     """The intruder knows k locations of a user and their counts relative to each other.
 
     With ``prop(ℓ) = f(ℓ) / max_{ℓ'∈I} f(ℓ')`` taken over I's locations only, for u and for v,
@@ -25,10 +19,7 @@ class LocationProportionAttack(MobilityAttack):
 
     name = "LocationProportionAttack"
     description = "Location proportion attack: k known locations with their proportions."
-    Params = ToleranceParams
 
-    def attack(self, know, pop, n_loc, tie):  # type: ignore[no-untyped-def]
-        plan = Plan(frequency_rows(know.starts, know.loc),
-                                   self.params.knowledge_length, "combo")
-        look = Lookup(frequency_rows(pop.starts, pop.loc), n_loc)
-        return plan, look, proportion(look, self.params.tolerance)
+    def match(self, look: Lookup) -> Predicate:
+        """Every known location visited, the proportions within τ."""
+        return proportion(look, self.params.tolerance)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
+from scipy.stats import norm
 
 from anoneval.core.api import (
     Context,
@@ -19,6 +20,7 @@ from anoneval.core.api import (
     Trajectories,
     released,
 )
+from anoneval.plugins._shared.intervals import LevelParams
 from anoneval.plugins.mobility._attacks import (
     Lookup,
     Rows,
@@ -48,8 +50,10 @@ class Unicity(RiskMeasure):
     the details, not in the mean). ``method: "exact"`` enumerates every p-subset of every T_u
     and counts the users containing it (f_u = unique subsets / C(|T_u|, p)); ``"monte_carlo"``
     draws ``samples`` subsets per user (seeded), with the standard error
-    ``sqrt(Σ_u f_u(1 − f_u)/N) / |U|``; ``"auto"`` is exact when Σ_u C(|T_u|, p) ≤
-    ``max_subsets``. Knowledge and population are the same (released) dataset.
+    ``sqrt(Σ_u f_u(1 − f_u)/N) / |U|`` and ``ci`` the normal interval value ± z·se at
+    ``confidence_level`` clipped to [0, 1] (the exact method has no sampling error: ``ci`` is
+    None); ``"auto"`` is exact when Σ_u C(|T_u|, p) ≤ ``max_subsets``. Knowledge and
+    population are the same (released) dataset.
     """
 
     name = "Unicity"
@@ -58,7 +62,7 @@ class Unicity(RiskMeasure):
     accepts = ("trajectories",)
     inputs = "either"
 
-    class Params(Params):
+    class Params(Params, LevelParams):
         points: int = Field(4, ge=1, le=10, description="p: points the intruder knows.")
         tiles: TileSpec = Field(default_factory=TileSpec, description="Spatial resolution.")
         visits: Literal["points", "last_point"] = Field(
@@ -111,11 +115,13 @@ class Unicity(RiskMeasure):
             "per_user": {str(u): float(v) for u, v in zip(table.users[eligible], f,
                                                            strict=True)},
         }
+        ci = None
         if not exact:
             se = math.sqrt(float(np.sum(f * (1 - f))) / p.samples) / len(eligible)
             details["standard_error"] = se
-            details["interval"] = [float(f.mean() - 1.96 * se), float(f.mean() + 1.96 * se)]
-        return MeasureResult(value=float(f.mean()), details=details)
+            half = float(norm.ppf((1 + p.confidence_level) / 2)) * se
+            ci = [max(float(f.mean()) - half, 0.0), min(float(f.mean()) + half, 1.0)]
+        return MeasureResult(value=float(f.mean()), ci=ci, details=details)
 
     def _subsets(self, sets: Rows, users: np.ndarray, exact: bool,
                  ctx: Context) -> Iterator[tuple[np.ndarray, np.ndarray]]:

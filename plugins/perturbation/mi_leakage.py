@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
+from scipy.stats import norm
 
 from anoneval.core.api import (
     Context,
@@ -48,8 +49,10 @@ class MILeakage(RiskMeasure):
     Empirical mode measures the leakage in data: ``original_column`` of the original and
     ``randomized_column`` (one column, or several read together as one output symbol, e.g. one
     column per unary bit) of the anonymized data, row-aligned. The value is the plug-in MI with
-    the Miller–Madow correction, with a bootstrap confidence interval; when a mechanism is
-    given, its analytic value for the data prior is reported beside it.
+    the Miller–Madow correction, with a bootstrap confidence interval (``ci``, at
+    ``confidence``, floored at 0); when a mechanism is given, its analytic value for the data
+    prior is reported beside it. A Monte-Carlo analytic value has ``ci`` = I ± z·se at
+    ``confidence``; an exact one has none.
 
     Details: H(C), H(C′), H(C′|C); the normalized leakage I/H(C), Theil's uncertainty
     coefficient, the share of the attribute's entropy the report reveals. It is 0 iff C and C′
@@ -199,7 +202,11 @@ class MILeakage(RiskMeasure):
         curve = self._curve(channel, prior)
         if curve is not None:
             details["curve"] = curve
-        return MeasureResult(value=self._unit(leak.mi), details=details,
+        ci = None
+        if leak.standard_error is not None:  # Monte Carlo: the normal interval at confidence
+            half = float(norm.ppf((1 + self.params.confidence) / 2)) * leak.standard_error
+            ci = [self._unit(max(leak.mi - half, 0.0)), self._unit(leak.mi + half)]
+        return MeasureResult(value=self._unit(leak.mi), ci=ci, details=details,
                              warnings=_epsilon_warnings(details))
 
     # -- analytic ------------------------------------------------------------------------------
@@ -388,7 +395,9 @@ class MILeakage(RiskMeasure):
                             "ldp_epsilon": channel.ldp_epsilon()})
             if est.ci is not None:
                 details["analytic_within_ci"] = bool(est.ci[0] <= leak.mi <= est.ci[1])
-        return MeasureResult(value=self._unit(value), details=details,
+        ci = ([self._unit(max(est.ci[0], 0.0)), self._unit(max(est.ci[1], 0.0))]
+              if est.ci is not None else None)
+        return MeasureResult(value=self._unit(value), ci=ci, details=details,
                              warnings=_epsilon_warnings(details))
 
 

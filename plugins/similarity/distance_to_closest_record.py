@@ -15,10 +15,13 @@ from anoneval.core.api import (
     ControlUse,
     DataError,
     Dataset,
+    IntervalParams,
     MeasureResult,
     Microdata,
     RiskMeasure,
+    percentile_interval,
     spans,
+    wilson_interval,
 )
 from anoneval.plugins._control import checked_control, refuse_non_finite
 from anoneval.plugins._shared.continuous import ColumnsParams, Scale, paired, scale_pair
@@ -64,6 +67,28 @@ def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Contex
         return float(np.count_nonzero((d < threshold) | (d == 0)) / len(d))
 
     return share(dcr), threshold, dcr, nn_actual, share(nn_actual)
+
+
+#: Bootstrap cells (replicates × rows) resampled at once: bounds the memory of the bootstrap.
+BOOT_CELLS = 1 << 22
+
+
+def share_replicates(nn_actual: np.ndarray, dcr: np.ndarray, percentile: float,
+                     n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap replicates of :func:`dcr_share`'s share: each replicate resamples the actual
+    rows' NN distances (so the threshold t_b) and the replica rows. Given t_b, the number of
+    resampled replica rows that count is Binomial(m, F(t_b)), F the replica's share counting
+    at t_b, which draws it exactly without materialising the m resampled rows; the
+    thresholds' resamples are drawn in blocks of :data:`BOOT_CELLS` cells."""
+    n = len(nn_actual)
+    per = max(1, BOOT_CELLS // n)
+    thresholds = np.concatenate([
+        np.percentile(nn_actual[rng.integers(0, n, (min(per, n_boot - i), n))], percentile,
+                      axis=1) for i in range(0, n_boot, per)])
+    ordered = np.sort(dcr)
+    zeros = int(np.count_nonzero(dcr == 0))
+    counting = np.maximum(np.searchsorted(ordered, thresholds, side="left"), zeros)
+    return rng.binomial(len(dcr), counting / len(dcr)) / len(dcr)
 
 
 def _sdm_block(shared: tuple[Encoded, Encoded], span: tuple[int, int]) -> np.ndarray:
@@ -131,7 +156,12 @@ class DistanceToClosestRecord(RiskMeasure):
     drawn with the evaluation seed; None when the random median is 0. overfitting (needs the
     control set as holdout): p = share of released rows strictly closer to the original than
     to the control set (ties count as control), score = min(2(1 − p), 1). ``details.score``
-    is SDMetrics' score (higher = safer); the value is 1 − score (higher = riskier). Nothing
+    is SDMetrics' score (higher = safer); the value is 1 − score (higher = riskier).
+    ``ci`` at ``confidence_level``: in share mode the bootstrap percentile interval of
+    :func:`share_replicates` (``n_boot`` replicates, resampling the threshold's actual rows and
+    the replica rows; the actual rows' NN distances are resampled as values, not recomputed);
+    overfitting, Wilson's interval of p mapped through the score; baseline, the bootstrap of
+    both medians (the random table is kept). Nothing
     is subsampled (SDMetrics' ``num_rows_subsample`` also subsamples the real reference,
     SDMetrics#934, which hides copies). The search is exhaustive and exact, in blocks of
     bounded memory (:func:`anoneval.plugins._shared.mixed.nearest`); no tree index fits
@@ -148,7 +178,7 @@ class DistanceToClosestRecord(RiskMeasure):
         """A share in the default mode; 1 − an SDMetrics score (no unit) otherwise."""
         return cls.unit if params.get("mode", "share") == "share" else None
 
-    class Params(ColumnsParams):
+    class Params(ColumnsParams, IntervalParams):
         mode: Literal["share", "baseline", "overfitting"] = Field(
             "share", description="share: share below the actual-to-actual percentile; "
                                  "baseline / overfitting: SDMetrics' DCR protections.")
@@ -172,8 +202,9 @@ class DistanceToClosestRecord(RiskMeasure):
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile, ctx)
         q = np.percentile(dcr, [5, 50])
+        reps = share_replicates(nn_actual, dcr, p.percentile, p.n_boot, ctx.rng(6))
         return MeasureResult(
-            value=share,
+            value=share, ci=_ci(percentile_interval(reps, p.confidence_level)),
             details={"threshold": threshold, "percentile": p.percentile,
                      "expected_share": expected,
                      "dcr_p5": float(q[0]), "dcr_median": float(q[1]),
@@ -209,14 +240,27 @@ class DistanceToClosestRecord(RiskMeasure):
                                      warnings=["the random baseline's median DCR is 0: the "
                                                "score is undefined"])
             score = min(med_syn / med_rand, 1.0)
+            rng = ctx.rng(6)  # resample both medians; the score is capped at 1 as the value
+            ratios = [float(np.median(to_real[rng.integers(0, len(to_real), len(to_real))]))
+                      / max(float(np.median(to_random[rng.integers(0, len(to_random),
+                                                                   len(to_random))])), 1e-300)
+                      for _ in range(p.n_boot)]
+            ends = percentile_interval(1 - np.minimum(ratios, 1.0), p.confidence_level)
         else:
             to_holdout = sdm_dcr(syn, ctx.control.frame[columns], columns, ctx)
-            closer = float(np.mean(to_real < to_holdout))
+            n_closer = int(np.count_nonzero(to_real < to_holdout))
+            closer = n_closer / len(to_real)
             score = min(2 * (1 - closer), 1.0)
+            low, high = wilson_interval(n_closer, len(to_real), p.confidence_level)
+            ends = (1 - min(2 * (1 - low), 1.0), 1 - min(2 * (1 - high), 1.0))
             details = {"synthetic_data_percentages": {"closer_to_training": closer,
                                                       "closer_to_holdout": 1 - closer}}
             if len(ctx.control) < len(original) / 2:
                 details["note"] = "the control set is smaller than half the original"
-        return MeasureResult(value=1 - score, details={"score": score, "mode": p.mode,
-                                                       **details})
+        return MeasureResult(value=1 - score, ci=_ci(ends),
+                             details={"score": score, "mode": p.mode, **details})
+
+
+def _ci(ends: tuple[float, float] | None) -> list[float] | None:
+    return None if ends is None else [ends[0], ends[1]]
 

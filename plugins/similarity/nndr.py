@@ -16,8 +16,10 @@ from anoneval.core.api import (
     RiskMeasure,
     plugin_ref,
     spans,
+    wilson_interval,
 )
 from anoneval.plugins._control import checked_control
+from anoneval.plugins._shared.intervals import LevelParams
 from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of query records.
@@ -76,7 +78,9 @@ class NNDR(RiskMeasure):
     quantiles (numpy's linear interpolation) and mean; with a control set (optional), the same
     for the control records against the original, the reference for records that were not
     copied. syntheval's variant (ratios of *original* records against the release) is not this
-    one. The search is exhaustive, chunked.
+    one. The search is exhaustive, chunked. ``ci``: Wilson's (1927) score interval of the
+    share at ``confidence_level``, the released records taken as m draws of the generator
+    (the original, the reference, is fixed).
     """
 
     name = "NNDR"
@@ -85,7 +89,7 @@ class NNDR(RiskMeasure):
     unit = "share"
     uses_control = "optional"
 
-    class Params(Params):
+    class Params(Params, LevelParams):
         threshold: float = Field(0.5, gt=0, le=1, description="A ratio below it counts.")
         distance: PluginRef = plugin_ref(
             "distance", "Gower", "Record distance, fitted on the original (e.g. Gower, "
@@ -107,7 +111,10 @@ class NNDR(RiskMeasure):
             control = checked_control(ctx.control, [], "NNDR")
             details["control"] = summary(_named(distance, control, original, ctx,
                                                 "control set"), t)
-        return MeasureResult(value=released["share_below"], details=details)
+        ratios_n = int(released["n"])  # type: ignore[call-overload]
+        below = round(float(released["share_below"]) * ratios_n)  # type: ignore[arg-type]
+        ci = list(wilson_interval(below, ratios_n, self.params.confidence_level))
+        return MeasureResult(value=released["share_below"], ci=ci, details=details)
 
 
 def _named(distance: Distance, data: Dataset, original: Dataset, ctx: Context,

@@ -1,4 +1,5 @@
-"""Cells of a magnitude table and the sensitivity-rule engine shared by the tabular risk plugins.
+"""Cells of a magnitude table: the per-cell statistics the sensitivity rules read, built from
+microdata, a class summary or a table dataset, and the params that say how.
 
 A cell table is built either from microdata (``cells`` span the table, ``magnitude`` is the
 response, optional ``contributor`` ids and ``weight``) or from a ready ``table`` dataset (one row
@@ -16,11 +17,6 @@ From microdata the cells are built from the released side's class summary keyed 
 variables, contributor, magnitude and weight (:func:`cell_specs`): each summary row stands for
 its records, so counts, totals, holdings and the top contributions are those of the records,
 and an engine can compute it without gathering the data.
-
-Every rule's ``details["cells"]`` has the key columns, ``contributors`` (and ``records`` and
-``holdings`` when rules run at both levels), the signed ``total``, ``top1_share``, ... (T(j)/X),
-``protection_level`` (tau-Argus's upper protection level of the most demanding failing magnitude
-rule), ``status`` (safe/unsafe/empty) and ``reason`` (the failing rules).
 
 Conventions (those of tau-Argus and sdcTable, with their differences noted):
 
@@ -62,20 +58,14 @@ from anoneval.core.api import (
     DataError,
     Dataset,
     FrameData,
-    MeasureResult,
     Microdata,
     Params,
-    RiskMeasure,
     SummarySpec,
     Table,
     data_row,
     distinct,
-    released,
 )
-
-#: Relative tolerance of the rule comparisons (see the module docstring).
-RTOL = 1e-10
-Level = Literal["record", "holding"]
+from anoneval.plugins.tabular._rules import RTOL, LevelStats
 
 
 class SpanParams(Params):
@@ -121,78 +111,6 @@ class CellParams(SpanParams):
         10_000, ge=0, description="Rows of details['cells'] (unsafe cells first); null for all. "
                                   "Counts and shares are always exact.")
 
-
-# -- rules ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One primary sensitivity rule at record or holding level."""
-
-    kind: Literal["nk", "p", "freq"]
-    level: Level = "record"
-    n: int = 1
-    k: float = 75.0
-    p: float = 10.0
-    q: float = 100.0
-    min_contributors: float = 3
-
-    @property
-    def depth(self) -> int:
-        """How many top units the rule reads: n for (n,k), n+1 for p/pq, none for freq."""
-        return {"nk": self.n, "p": self.n + 1, "freq": 0}[self.kind]
-
-    @property
-    def label(self) -> str:
-        if self.kind == "nk":
-            text = f"nk({self.n},{_num(self.k)})"
-        elif self.kind == "p" and self.q == 100:
-            text = f"p({_num(self.p)},n={self.n})"
-        elif self.kind == "p":
-            text = f"pq({_num(self.p)},{_num(self.q)},n={self.n})"
-        else:
-            text = f"freq(<{_num(self.min_contributors)})"
-        return f"holding:{text}" if self.level == "holding" else text
-
-    def unsafe(self, lv: LevelStats) -> np.ndarray:
-        """Cells failing the rule (empty cells are excluded by the caller)."""
-        if self.kind == "freq":
-            return lv.contributors < self.min_contributors
-        x_total = lv.total
-        tol = RTOL * np.abs(x_total)
-        if self.kind == "nk":
-            # unsafe iff Σ_{i<=n} x_i > k/100 · X  (sdcTable domRule, tau-Argus DataCell.cpp)
-            return self.k * x_total < 100.0 * lv.top[:, self.n - 1] - 100.0 * tol
-        # unsafe iff X − Σ_{i<=n+1} x_i < p/q · x1  (tau-Argus P(p,q,n); p% rule when q = 100)
-        gap = x_total - lv.top[:, self.n]
-        return self.q * gap < self.p * lv.top[:, 0] - self.q * tol
-
-
-    def protection(self, lv: LevelStats) -> np.ndarray:
-        """tau-Argus's upper protection level (Table.cpp): how far the cell total must be from
-        what an intruder could claim: (n,k): 100·Σ_{i<=n} x_i / k − X; p/pq: (p/q)·x_1 −
-        (X − Σ_{i<=n+1} x_i). Positive exactly when the rule fails; NaN for the freq rule."""
-        if self.kind == "freq":
-            return np.full(len(lv.contributors), np.nan)
-        if self.kind == "nk":
-            return 100.0 * lv.top[:, self.n - 1] / self.k - lv.total
-        return self.p / self.q * lv.top[:, 0] - (lv.total - lv.top[:, self.n])
-
-
-def _num(v: float) -> str:
-    return f"{v:g}"
-
-
-# -- cell statistics -----------------------------------------------------------------------------
-
-
-@dataclass
-class LevelStats:
-    """Per-cell statistics at one level (records or holdings)."""
-
-    contributors: np.ndarray
-    total: np.ndarray
-    top: np.ndarray  # (cells, depth): T(1..depth), cumulative top-unit sums
 
 
 @dataclass
@@ -621,113 +539,3 @@ def build_cells(data: Dataset, p: CellParams, depths: dict[str, int], need_magni
         return _summary_cells(data, side, p, depths, need_magnitude, owner, ctx)
     return _microdata_cells(data, p, depths, need_magnitude, owner, ctx)
 
-
-# -- running rules -------------------------------------------------------------------------------
-
-
-def default_level(p: CellParams) -> Level:
-    """Single rules run on contributors (holdings) when ``contributor`` is given."""
-    return "holding" if p.contributor else "record"
-
-
-class CellRiskMeasure(RiskMeasure):
-    """Base of the sensitivity rules: the share of unsafe cells among the non-empty ones.
-
-    On microdata the cells come from the released side's class summary (spanning variables,
-    contributor, magnitude and weight as keys: every record's contribution survives, so the
-    top contributions, totals and counts are exact), which an engine computes without
-    gathering the data; a table dataset is the cell table already and is read as it is.
-    """
-
-    unit = "share"
-    accepts = ("microdata", "table")
-    inputs = "either"
-    params: CellParams
-
-    def summaries(self) -> list[SummarySpec] | None:
-        return cell_specs(self.params)
-
-    def run(self, original: Dataset | None, anonymized: Dataset | None, rules: list[Rule],
-            ctx: Context) -> MeasureResult:
-        """:func:`run_rules` on the released side."""
-        return run_rules(original, anonymized, self.params, rules, self.name, ctx)
-
-
-def run_rules(original: Dataset | None, anonymized: Dataset | None, p: CellParams,
-              rules: list[Rule], owner: str, ctx: Context) -> MeasureResult:
-    """Apply ``rules`` (a cell failing any is unsafe) to the released side and build the
-    result."""
-    data = released(original, anonymized)
-    side = "anonymized" if anonymized is not None else "original"
-    need_magnitude = any(r.kind != "freq" for r in rules)
-    has_magnitude = need_magnitude or bool(p.magnitude) or (
-        isinstance(data, Table) and bool(data.total or p.total_column))
-    depths: dict[str, int] = {}
-    for r in rules:
-        depths[r.level] = max(depths.get(r.level, 0), r.depth)
-    if has_magnitude:
-        main = rules[0].level
-        if isinstance(data, Table):
-            n_contrib = len(data.contributions or p.contribution_columns)
-            depths[main] = max(depths.get(main, 0), min(2, n_contrib))
-        else:
-            depths[main] = max(depths.get(main, 0), 2)
-    table = build_cells(data, p, depths, need_magnitude, owner,
-                        ctx.with_summaries(original, anonymized), side)
-    empty = table.empty
-    unsafe = np.zeros(len(empty), dtype=bool)
-    reason = np.full(len(empty), "", dtype=object)
-    by_rule: dict[str, int] = {}
-    protection = np.full(len(empty), np.nan)
-    for r in rules:
-        fail = r.unsafe(table.levels[r.level]) & ~empty
-        by_rule[r.label] = int(fail.sum())
-        if r.kind != "freq":
-            level = np.where(fail, r.protection(table.levels[r.level]), np.nan)
-            protection = np.fmax(protection, level)
-        reason = np.where(fail, np.where(reason == "", r.label, reason + "; " + r.label), reason)
-        unsafe |= fail
-    n_nonempty = int((~empty).sum())
-    n_unsafe = int(unsafe.sum())
-
-    cells = table.keys.copy()
-    main = table.levels[rules[0].level]
-    cells["contributors"] = main.contributors
-    if len(table.levels) == 2:  # rules at both levels: show both counts
-        cells["records"] = table.levels["record"].contributors
-        cells["holdings"] = table.levels["holding"].contributors
-    share_total = None
-    if has_magnitude:
-        cells["total"] = table.signed_total
-        x_total = main.total
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for j in range(main.top.shape[1]):
-                cells[f"top{j + 1}_share"] = np.where(x_total > 0, main.top[:, j] / x_total,
-                                                      np.nan)
-        if need_magnitude:
-            cells["protection_level"] = protection
-        whole = float(x_total[~empty].sum())
-        share_total = float(x_total[unsafe].sum()) / whole if whole > 0 else None
-    cells["status"] = np.where(empty, "empty", np.where(unsafe, "unsafe", "safe"))
-    cells["reason"] = np.where(empty, "empty", reason)
-    truncated = p.max_rows is not None and len(cells) > p.max_rows
-    if truncated:
-        order = np.argsort(~unsafe, kind="stable")[: p.max_rows]
-        cells = cells.iloc[np.sort(order)].reset_index(drop=True)
-    details: dict[str, Any] = {
-        "rules": [r.label for r in rules],
-        "keys": [str(c) for c in table.keys.columns],
-        "n_cells": len(empty),
-        "n_empty": int(empty.sum()),
-        "n_nonempty": n_nonempty,
-        "n_unsafe": n_unsafe,
-        "unsafe_by_rule": by_rule,
-        "unsafe_magnitude_share": share_total,
-        "cells": cells,
-        "cells_truncated": bool(truncated),
-    }
-    warnings = []
-    if n_nonempty == 0:
-        warnings.append("the table has no non-empty cell; the share of unsafe cells is undefined")
-    return MeasureResult(value=n_unsafe / n_nonempty if n_nonempty else None, details=details,
-                         warnings=warnings)

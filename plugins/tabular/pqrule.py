@@ -5,7 +5,9 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from anoneval.core.api import Context, Dataset, MeasureResult
-from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
+from anoneval.plugins.tabular._cells import CellParams
+from anoneval.plugins.tabular._rules import Rule
+from anoneval.plugins.tabular._sensitivity import CellRiskMeasure, default_level
 
 
 class PQRule(CellRiskMeasure):

@@ -14,7 +14,9 @@ from anoneval.core.api import (
     Params,
     repeated,
 )
-from anoneval.plugins.tabular._cells import CellParams, CellRiskMeasure, Rule, default_level
+from anoneval.plugins.tabular._cells import CellParams
+from anoneval.plugins.tabular._rules import Rule
+from anoneval.plugins.tabular._sensitivity import CellRiskMeasure, default_level
 
 LEVEL_DESCRIPTION = ("'record' or 'holding' (contributions summed per 'contributor'); default: "
                      "'holding' when 'contributor' is given, else 'record'.")

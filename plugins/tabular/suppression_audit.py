@@ -29,7 +29,7 @@ from anoneval.plugins.tabular._audit import (
     product_index,
     read_hierarchy,
 )
-from anoneval.plugins.tabular._cells import LevelStats, Rule
+from anoneval.plugins.tabular._rules import LevelStats, Rule
 
 #: sdcTable's status codes and their roles.
 SDCTABLE_STATUS = {"s": "published", "z": "published", "u": "primary", "x": "secondary"}

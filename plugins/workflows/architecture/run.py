@@ -201,38 +201,53 @@ class Architecture:
     # -- the plan ---------------------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        from scipy import stats
-
-        from anoneval.plugins._shared.continuous import (
-            divergence_summary,
-            forward,
-            grid_entropy,
-            grid_kl,
-            log_grid_probabilities,
-            rule_of_thumb_bandwidth,
-            select_columns,
-        )
-        from anoneval.plugins.fidelity.moment_discrepancy import PAIR_MOMENTS, scaled_discrepancy
-
-        cfg, thr = self.cfg, self.cfg.thresholds
+        """Tasks 1-16 in order, stopping at the first failing node of tasks 1-9; tasks 10-16
+        are repeated on a new replica (up to ``max_attempts``) until nodes 3-6 pass."""
         started = time.perf_counter()
+        actual, columns = self._load()
+        synth = self._synthesizer(columns)
+        self._choose_moments(columns)
+        self._explore(actual, columns)
+        X, fitted = self._transform(actual, columns)
+        self._task(3, {"moments": self.moments, "synthesizer": synth.name})
+        self._bandwidths(X, columns)
+        if not self._kernel_moments(X, columns).passed:
+            return self._finish(started, None, columns, X, fitted, None, None)
+        first, model = self._fit_model(synth, actual, columns, fitted)
+        if not self._model_fit(X, columns, model).passed:
+            return self._finish(started, None, columns, X, fitted, model, None)
+        replica, Y, replica_model = self._release(first, synth, actual, X, columns, fitted,
+                                                  model)
+        return self._finish(started, replica, columns, X, fitted, model, Y, replica_model)
+
+    def _load(self) -> tuple[Microdata, list[str]]:
+        """The actual data (each column read as one kind) and its modelled columns."""
+        from anoneval.plugins._shared.continuous import select_columns
+
+        cfg = self.cfg
         spec = cfg.data if isinstance(cfg.data, DataSpec) else DataSpec(path=cfg.data)
         actual, notes = unify_kinds(load(self._path(spec.path), "microdata", spec.format,
                                          spec.options), "data")
         assert isinstance(actual, Microdata)
         self.warnings += notes
-        columns = select_columns(actual, cfg.columns, "architecture")
-        synth = self._synthesizer(columns)
-        d = len(columns)
-        self.moments = [m for m in cfg.moments if d > 1 or m not in PAIR_MOMENTS]
+        return actual, select_columns(actual, cfg.columns, "architecture")
+
+    def _choose_moments(self, columns: list[str]) -> None:
+        """The information moments that apply to that many columns (pair moments need two)."""
+        from anoneval.plugins.fidelity.moment_discrepancy import PAIR_MOMENTS
+
+        cfg = self.cfg
+        self.moments = [m for m in cfg.moments if len(columns) > 1 or m not in PAIR_MOMENTS]
         if not self.moments:
             raise ConfigError([("moments", f"{list(cfg.moments)} need two or more columns; "
                                            f"one column ({columns[0]!r}) is modelled")])
         if len(self.moments) < len(cfg.moments):
             self.warnings.append("pair moments (covariance, correlation) skipped: one column")
-        joint_cols = list(range(d)) if d <= 3 else None
 
-        # Task 1: exploratory analysis of the raw data
+    def _explore(self, actual: Microdata, columns: list[str]) -> None:
+        """Task 1: exploratory analysis of the raw data."""
+        from scipy import stats
+
         raw = actual.frame[columns].to_numpy(dtype=float, na_value=np.nan)
         self._task(1, {"rows": len(raw), "columns": {
             c: {"mean": float(np.nanmean(raw[:, j])), "sd": float(np.nanstd(raw[:, j], ddof=1)),
@@ -240,14 +255,23 @@ class Architecture:
                 "max": float(np.nanmax(raw[:, j])),
                 "skewness": float(stats.skew(raw[:, j], nan_policy="omit"))}
             for j, c in enumerate(columns)}})
-        # Task 2: transformation
-        X, fitted = forward(actual.frame, columns, cfg.transform)
+
+    def _transform(self, actual: Microdata, columns: list[str]) -> tuple[np.ndarray, Any]:
+        """Task 2: the transformation to the modelling scale."""
+        from scipy import stats
+
+        from anoneval.plugins._shared.continuous import forward
+
+        X, fitted = forward(actual.frame, columns, self.cfg.transform)
         self._task(2, {"transforms": [f.to_dict() for f in fitted],
                        "skewness_after": {c: float(stats.skew(X[:, j]))
                                           for j, c in enumerate(columns)}})
-        # Task 3: information moments
-        self._task(3, {"moments": self.moments, "synthesizer": synth.name})
-        # Task 4: kernel density
+        return X, fitted
+
+    def _bandwidths(self, X: np.ndarray, columns: list[str]) -> None:
+        """Task 4: the kernel density's bandwidths (a constant column has nothing to model)."""
+        from anoneval.plugins._shared.continuous import rule_of_thumb_bandwidth
+
         h = rule_of_thumb_bandwidth(X)
         zero = [c for c, v in zip(columns, h, strict=True) if not v > 0]
         if zero:
@@ -257,7 +281,12 @@ class Architecture:
                        "bandwidths": dict(zip(columns, h.tolist(), strict=True)),
                        "kernel_variance": {c: float(X[:, j].var() + h[j] ** 2)
                                            for j, c in enumerate(columns)}})
-        # Tasks 5-7: data moments, kernel moments, node 1
+
+    def _kernel_moments(self, X: np.ndarray, columns: list[str]) -> Node:
+        """Tasks 5-7: the data's and the kernel density's moments, and node 1 on them."""
+        from anoneval.plugins.fidelity.moment_discrepancy import scaled_discrepancy
+
+        thr = self.cfg.thresholds
         theta = self._data_moments(X, columns)
         theta_k = self._grid_moments(X, columns)
         rows1 = []
@@ -275,15 +304,29 @@ class Architecture:
                      f"({thr.kde_moment_kind} discrepancy > {thr.kde_moment_tolerance}); "
                      f"revise the kernel (bandwidth, grid) or the transform")
         self._task(7, {"moments": rows1}, node1)
-        if not node1.passed:
-            return self._finish(started, None, columns, X, fitted, None, None)
+        return node1
 
-        # Task 8: the ME model f* (its first draw is the first replica)
-        first = self._generate(synth, actual, cfg.seed)
-        model = self._model_view(first.details, columns, synth, actual, fitted, cfg.seed)
+    def _fit_model(self, synth: Any, actual: Microdata, columns: list[str], fitted: Any
+                   ) -> tuple[Any, ModelView]:
+        """Task 8: the ME model f* (its first draw is the first replica)."""
+        first = self._generate(synth, actual, self.cfg.seed)
+        model = self._model_view(first.details, columns, synth, actual, fitted, self.cfg.seed)
         self._task(8, {"model": model.kind, "parameters": model.parameters(),
                        "synthesizer_details": _without_big(first.details)})
-        # Task 9: K(f̃ : f*), node 2
+        return first, model
+
+    def _model_fit(self, X: np.ndarray, columns: list[str], model: ModelView) -> Node:
+        """Task 9 and node 2: K(f̃ : f*), jointly up to three columns, else per pair (the
+        worst pair judged), and per column."""
+        from anoneval.plugins._shared.continuous import (
+            divergence_summary,
+            grid_entropy,
+            grid_kl,
+            log_grid_probabilities,
+        )
+
+        thr, d = self.cfg.thresholds, len(columns)
+        joint_cols = list(range(d)) if d <= 3 else None
         kl9: dict[str, Any] = {}
         targets = ([("joint", joint_cols)] if joint_cols is not None else
                    [(f"{columns[a]} × {columns[b]}", [a, b]) for a in range(d)
@@ -306,13 +349,19 @@ class Architecture:
                           f"{thr.model_kl} ({head}); revise the transform or the information "
                           f"moments")
         self._task(9, {"divergences": kl9, "judged": head}, node2)
-        if not node2.passed:
-            return self._finish(started, None, columns, X, fitted, model, None)
+        return node2
 
-        # Tasks 10-16, regenerating the replica on failure
+    def _release(self, first: Any, synth: Any, actual: Microdata, X: np.ndarray,
+                 columns: list[str], fitted: Any, model: ModelView
+                 ) -> tuple[pd.DataFrame | None, np.ndarray | None, ModelView | None]:
+        """Tasks 10-16 on the first replica, then on new ones until nodes 3-6 pass or
+        ``max_attempts`` are spent: (the released replica or None, the last replica on the
+        transformed scale, its ME model)."""
+        cfg = self.cfg
         attempts = []
         replica = None
         Y = None
+        replica_model = None
         for attempt in range(cfg.max_attempts):
             seed = cfg.seed + attempt
             for k in range(10, 17):  # the report shows the last attempt's tasks 10-16
@@ -325,38 +374,21 @@ class Architecture:
             if all(n.passed for n in out):
                 replica = result.data.frame
                 break
-        final_nodes = attempts[-1]["nodes"]
-        for n in final_nodes:
+        for n in attempts[-1]["nodes"]:
             self.nodes.append(Node(n["node"], n["passed"], n["reason"]))
         self.attempts = attempts
         if replica is None:
             self.warnings.append(f"no replica passed nodes 3-6 in {cfg.max_attempts} attempts")
-        return self._finish(started, replica, columns, X, fitted, model, Y, replica_model)
+        return replica, Y, replica_model
 
     def _inspect_replica(self, result: Any, X: np.ndarray, columns: list[str], fitted: Any,
                          synth: Any, model: ModelView, seed: int
                          ) -> tuple[list[Node], np.ndarray | None, ModelView | None]:
         """Tasks 10-16 for one replica; stops at the first failing node."""
-        from anoneval.plugins._shared.continuous import (
-            divergence_summary,
-            forward,
-            grid_kl,
-            grid_mutual_information,
-            information_summary,
-            log_grid_probabilities,
-            normal_kl,
-            scale_pair,
-        )
-        from anoneval.plugins.fidelity.energy_statistic import energy_statistic, energy_summary
-        from anoneval.plugins.fidelity.moment_discrepancy import compare_moments
-        from anoneval.plugins.similarity.close_pairs import close_pair_count
-        from anoneval.plugins.similarity.distance_to_closest_record import dcr_share
+        from anoneval.plugins._shared.continuous import forward
 
-        cfg, thr = self.cfg, self.cfg.thresholds
-        d = len(columns)
         nodes: list[Node] = []
-        # Task 10
-        try:
+        try:  # Task 10
             Y, _ = forward(result.data.frame, columns, fitted)
         except DataError as exc:
             self._task(10, {"seed": seed, "error": str(exc)})
@@ -366,10 +398,23 @@ class Architecture:
         self._task(10, {"seed": seed, "rows": len(Y),
                         "replica_mean": dict(zip(columns, Y.mean(axis=0).tolist(),
                                                  strict=True))})
-        # Task 11, node 3
-        ctx = Context(seed=seed)
+        for check in (self._energy_test, self._close_pairs, self._replica_moments):
+            nodes.append(check(X, Y, columns, seed))
+            if not nodes[-1].passed:
+                return nodes, Y, None
+        rmodel = self._replica_model(result, columns, synth, fitted, seed, Y)
+        nodes.append(self._model_drift(X, Y, columns, model, rmodel))
+        return nodes, Y, rmodel
+
+    def _energy_test(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     seed: int) -> Node:
+        """Task 11 and node 3: the energy test of replica against actual, jointly and per
+        column."""
+        from anoneval.plugins.fidelity.energy_statistic import energy_statistic, energy_summary
+
+        cfg, thr, d = self.cfg, self.cfg.thresholds, len(columns)
+        rng = Context(seed=seed).rng(11)
         energy = {}
-        rng = ctx.rng(11)
         targets = [("joint", list(range(d)))] + ([(c, [j]) for j, c in enumerate(columns)]
                                                  if d > 1 else [])
         for label, cols in targets:
@@ -384,11 +429,18 @@ class Architecture:
                   f"the replica differs from the actual data: energy-test p-value < "
                   f"{thr.energy_alpha} for {', '.join(low)}" if low else
                   f"E(x, x*) = {energy['joint']['statistic']:.4g} > {thr.energy_max}")
-        nodes.append(Node(3, ok3, reason))
-        self._task(11, {"energy": energy}, nodes[-1])
-        if not ok3:
-            return nodes, Y, None
-        # Task 12, node 4
+        node = Node(3, ok3, reason)
+        self._task(11, {"energy": energy}, node)
+        return node
+
+    def _close_pairs(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     seed: int) -> Node:
+        """Task 12 and node 4: the share of close actual-replica pairs, and DCR."""
+        from anoneval.plugins._shared.continuous import scale_pair
+        from anoneval.plugins.similarity.close_pairs import close_pair_count
+        from anoneval.plugins.similarity.distance_to_closest_record import dcr_share
+
+        thr, d = self.cfg.thresholds, len(columns)
         n, m = len(X), len(Y)
         pi = close_pair_count(X, Y, thr.close_pairs_d0) / (n * m)
         per = ({c: close_pair_count(X[:, [j]], Y[:, [j]], thr.close_pairs_d0) / (n * m)
@@ -402,29 +454,49 @@ class Architecture:
                   f"{thr.close_pairs_epsilon} (d0 = {thr.close_pairs_d0})"
                   if pi >= thr.close_pairs_epsilon else
                   f"replica rows too close to actual rows: DCR share {dcr:.4g} > {thr.dcr_max}")
-        nodes.append(Node(4, ok4, reason))
+        node = Node(4, ok4, reason)
         self._task(12, {"pi_d": pi, "columns": per, "d0": thr.close_pairs_d0,
-                        "dcr_share": dcr}, nodes[-1])
-        if not ok4:
-            return nodes, Y, None
-        # Tasks 13-14, node 5
+                        "dcr_share": dcr}, node)
+        return node
+
+    def _replica_moments(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                         seed: int) -> Node:
+        """Tasks 13-14 and node 5: the replica's information moments against the data's."""
+        from anoneval.plugins.fidelity.moment_discrepancy import compare_moments
+
+        thr = self.cfg.thresholds
         rows = compare_moments(X, Y, columns, self.moments, thr.moment_kind,
                                thr.moment_tolerance, ("actual", "replica"))
         self._task(13, {"theta_replica": [{k: r[k] for k in ("moment", "columns", "replica")}
                                           for r in rows]})
         bad = [f"{r['moment']} of {r['columns']}" for r in rows if not r["passed"]]
-        nodes.append(Node(5, not bad, "every replica moment within tolerance" if not bad else
-                          f"the replica does not keep {', '.join(bad)} ({thr.moment_kind} "
-                          f"discrepancy > {thr.moment_tolerance})"))
-        self._task(14, {"moments": rows}, nodes[-1])
-        if bad:
-            return nodes, Y, None
-        # Task 15: f** of the replica
-        rep_data = Microdata(result.data.frame)
-        rmodel = self._model_view(result.details, columns, synth, rep_data, fitted, seed,
-                                  data_X=Y)
+        node = Node(5, not bad, "every replica moment within tolerance" if not bad else
+                    f"the replica does not keep {', '.join(bad)} ({thr.moment_kind} "
+                    f"discrepancy > {thr.moment_tolerance})")
+        self._task(14, {"moments": rows}, node)
+        return node
+
+    def _replica_model(self, result: Any, columns: list[str], synth: Any, fitted: Any,
+                       seed: int, Y: np.ndarray) -> ModelView:
+        """Task 15: the ME model f** of the replica."""
+        rmodel = self._model_view(result.details, columns, synth, Microdata(result.data.frame),
+                                  fitted, seed, data_X=Y)
         self._task(15, {"model": rmodel.kind, "parameters": rmodel.parameters()})
-        # Task 16, node 6
+        return rmodel
+
+    def _model_drift(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
+                     model: ModelView, rmodel: ModelView) -> Node:
+        """Task 16 and node 6: K(f* : f**), and both models' mutual information."""
+        from anoneval.plugins._shared.continuous import (
+            divergence_summary,
+            grid_kl,
+            grid_mutual_information,
+            information_summary,
+            log_grid_probabilities,
+            normal_kl,
+        )
+
+        thr, d = self.cfg.thresholds, len(columns)
         divs: dict[str, Any] = {}
         labels = [("joint", list(range(d)))] + ([(c, [j]) for j, c in enumerate(columns)]
                                                 if d > 1 else [])
@@ -455,11 +527,11 @@ class Architecture:
         head = "joint" if "joint" in divs else max(divs, key=lambda k: divs[k]["kl"])
         k16 = divs[head]["kl"]
         ok6 = k16 <= thr.replica_kl
-        nodes.append(Node(6, ok6, f"K(f* : f**) = {k16:.4g} ≤ {thr.replica_kl}" if ok6 else
-                          f"the replica's ME model drifts from the actual's: K(f* : f**) = "
-                          f"{k16:.4g} > {thr.replica_kl}"))
-        self._task(16, {"divergences": divs, "information": info}, nodes[-1])
-        return nodes, Y, rmodel
+        node = Node(6, ok6, f"K(f* : f**) = {k16:.4g} ≤ {thr.replica_kl}" if ok6 else
+                    f"the replica's ME model drifts from the actual's: K(f* : f**) = "
+                    f"{k16:.4g} > {thr.replica_kl}")
+        self._task(16, {"divergences": divs, "information": info}, node)
+        return node
 
     # -- report -----------------------------------------------------------------------------
 
@@ -472,17 +544,12 @@ class Architecture:
     def _finish(self, started: float, replica: pd.DataFrame | None, columns: list[str],
                 X: np.ndarray, fitted: Any, model: ModelView | None, Y: np.ndarray | None,
                 replica_model: ModelView | None = None) -> dict[str, Any]:
-        from anoneval.core.report.atomic import write_atomic, write_frame_atomic
+        """The report: the release (written only when every node passed), the figures, and
+        the tasks and nodes, written as JSON."""
+        from anoneval.core.report.atomic import write_atomic
 
         failed = next((n for n in self.nodes if not n.passed), None)
-        released_path = self._path(self.cfg.output.released)
-        released = None
-        if replica is not None and failed is None:
-            write_frame_atomic(replica, released_path)
-            released = str(released_path)
-        elif released_path.exists():
-            self.warnings.append(f"nothing released; the existing {released_path} (from an "
-                                 f"earlier run) was left untouched")
+        released = self._write_release(replica if failed is None else None)
         plots: dict[str, str] = {}
         if self.plots_dir is not None:
             from anoneval.plugins.workflows.architecture import plots as figs
@@ -510,6 +577,20 @@ class Architecture:
         write_atomic(self._path(self.cfg.output.report),
                      json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
         return report
+
+    def _write_release(self, replica: pd.DataFrame | None) -> str | None:
+        """Write the released replica (None: nothing released; an earlier release at the
+        output path is left untouched, with a warning); its path."""
+        from anoneval.core.report.atomic import write_frame_atomic
+
+        path = self._path(self.cfg.output.released)
+        if replica is not None:
+            write_frame_atomic(replica, path)
+            return str(path)
+        if path.exists():
+            self.warnings.append(f"nothing released; the existing {path} (from an "
+                                 f"earlier run) was left untouched")
+        return None
 
 
 def _without_big(details: dict[str, Any]) -> dict[str, Any]:

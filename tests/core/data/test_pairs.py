@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import ChangedCells
 
 from anoneval.core import evaluate
-from anoneval.core.api import DELETED, MeasureResult, RiskMeasure
 from anoneval.core.data.kinds import Microdata
 from anoneval.core.data.pairs import _spans, pair_datasets
 from anoneval.core.data.partitioned import Partitioned
@@ -224,28 +224,6 @@ def test_parquet_text_columns_are_known_from_the_footers(tmp_path, monkeypatch):
     assert lazy.value_kinds() == {"id": "number", "age": "number", "sex": "text",
                                   "zip": "text", "day": "datetime"}
     assert surveyed == [["day"]]  # dates are objects in pandas: their kind needs a pass
-
-
-class ChangedCells(RiskMeasure):
-    """Cells of ``age`` changed by the release: a paired measure using the default compute."""
-
-    name = "ChangedCells"
-    description = "Changed age cells."
-    paired = True
-
-    def columns(self):
-        return {"original": ["age"], "anonymized": ["age"]}
-
-    def partial(self, frame, ctx):
-        changed = frame[("original", "age")].astype(str) != frame[("anonymized", "age")]
-        return int(changed.sum()), int(frame[DELETED].sum()), sorted(frame.index)[:1]
-
-    def combine(self, parts):
-        return (sum(p[0] for p in parts), sum(p[1] for p in parts),
-                sorted(i for p in parts for i in p[2]))
-
-    def finalize(self, combined, ctx):
-        return MeasureResult(value=combined[0], details={"firsts": combined[2]})
 
 
 def test_a_paired_measure_of_a_plugin_author(tmp_path, cluster):

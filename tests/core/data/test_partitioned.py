@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import MeanAge, SeenColumns
 
 from anoneval.core import evaluate
-from anoneval.core.api import MeasureResult, RiskMeasure
+from anoneval.core.api import RiskMeasure
 from anoneval.core.data.kinds import load
 from anoneval.core.data.partitioned import (
     SCAN_COLUMNS,
@@ -57,40 +58,6 @@ def _docs_example() -> type:
 
 
 MissingShare = _docs_example()
-
-
-class SeenColumns(RiskMeasure):
-    """Which columns the partitions handed to ``partial`` held (observes column pruning)."""
-
-    name = "SeenColumns"
-    description = "Columns of the partitions."
-    inputs = "either"
-
-    def columns(self):
-        return {"anonymized": ["sex", "region"]}
-
-    def partial(self, frame, ctx):
-        return set(frame.columns), len(frame)
-
-    def combine(self, parts):
-        return set().union(*(p[0] for p in parts)), sum(p[1] for p in parts)
-
-    def finalize(self, combined, ctx):
-        return MeasureResult(value=combined[1], details={"columns": sorted(combined[0])})
-
-
-class MeanAge(RiskMeasure):
-    """Mean age from the frame: no partition-wise form, so it runs on gathered data."""
-
-    name = "MeanAge"
-    description = "Mean age."
-    inputs = "either"
-
-    def columns(self):
-        return {"original": ["age"], "anonymized": ["age"]}
-
-    def compute(self, original, anonymized, ctx):
-        return MeasureResult(value=float(anonymized.frame["age"].mean()))
 
 
 def census(n: int = 600, seed: int = 0) -> pd.DataFrame:

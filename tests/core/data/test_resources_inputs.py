@@ -15,15 +15,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from _toy_plugins import registry_with
+from _toy_plugins import Hungry, registry_with
 
 from anoneval.core import evaluate
 from anoneval.core.api import (
-    Context,
     DataError,
-    Dataset,
-    MeasureResult,
-    RiskMeasure,
     read_json,
     read_text,
     separators_fitting,
@@ -141,18 +137,6 @@ def test_running_out_while_reading_names_the_input_and_its_size(
     monkeypatch.setattr("anoneval.core.data.kinds.read_frame", exhausted)
     with pytest.raises(DataError, match=r"d\.csv \(8 bytes of csv\) does not fit in memory"):
         load(path)
-
-
-class Hungry(RiskMeasure):
-    """Runs out of memory."""
-
-    name = "Hungry"
-    description = "Allocates too much."
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        raise MemoryError("Unable to allocate 3.2 TiB for an array")
 
 
 def test_a_measure_out_of_memory_is_its_own_error() -> None:

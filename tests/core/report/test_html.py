@@ -17,24 +17,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _toy_plugins import registry_with
+from _toy_plugins import (
+    PAYLOADS,
+    HostileCells,
+    HostileFails,
+    HostileSection,
+    MeasureOnly,
+    Noise,
+    RefreshSection,
+    ThirdParty,
+    ToyCells,
+    ToyClasses,
+    ToyCurve,
+    ToyLinkage,
+    ToyLoss,
+    registry_with,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import Field
 
 from anoneval.core import evaluate, evaluate_many
 from anoneval.core.api import (
-    Context,
     Dataset,
-    LossMeasure,
-    MeasureResult,
-    Microdata,
-    Params,
-    RiskMeasure,
-    SynthesisResult,
-    Synthesizer,
-    hookimpl,
-    released,
 )
 from anoneval.core.cli.main import main
 from anoneval.core.report.html import details_html, render_html, write_html
@@ -46,121 +50,6 @@ from anoneval.registry import build_registry
 ROOT = Path(__file__).resolve().parents[3]
 
 # -- toy measures whose details trigger every built-in plot -----------------------------------
-
-
-class ToyClasses(RiskMeasure):
-    """1 / smallest class size, with class_size_counts (the KAnonymity histogram)."""
-
-    name = "ToyClasses"
-    description = "Toy class sizes."
-    inputs = "either"
-
-    class Params(Params):
-        qi: list[str] = Field(min_length=1)
-        k: int = 2
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        sizes = data.group_sizes(self.params.qi)
-        s, c = np.unique(sizes, return_counts=True)
-        return MeasureResult(value=1.0 / sizes.min(),
-                             details={"class_size_counts": dict(zip(s, c, strict=True))})
-
-
-class ToyCells(RiskMeasure):
-    """Share of unsafe cells of a region × sector count table (the sensitivity-rule map)."""
-
-    name = "ToyCells"
-    description = "Toy cell rule."
-    inputs = "either"
-
-    class Params(Params):
-        threshold: int = 3
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        counts = data.frame.groupby(["region", "sector"]).size()
-        full = pd.MultiIndex.from_product([sorted(data.frame["region"].unique()),
-                                           ["s1", "s2", "s3"]], names=["region", "sector"])
-        counts = counts.reindex(full, fill_value=0)
-        cells = counts.rename("count").reset_index()
-        cells["status"] = np.where(cells["count"] == 0, "empty",
-                                   np.where(cells["count"] < self.params.threshold, "unsafe",
-                                            "safe"))
-        return MeasureResult(value=float((cells["status"] == "unsafe").mean()),
-                             details={"cells": cells})
-
-
-class ToyLinkage(RiskMeasure):
-    """Share of anonymized records whose nearest original (on x) is their own row."""
-
-    name = "ToyLinkage"
-    description = "Toy record linkage."
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(original, Microdata) and isinstance(anonymized, Microdata)
-        x = original.frame["x"].to_numpy(float)
-        y = anonymized.frame["x"].to_numpy(float)
-        d = np.abs(y[:, None] - x[None, :])
-        nearest = d.argmin(axis=1)
-        linked = nearest == np.arange(len(y))
-        dist = d.min(axis=1)
-        return MeasureResult(value=float(linked.mean()),
-                             details={"nearest_distance_linked": dist[linked],
-                                      "nearest_distance_unlinked": dist[~linked]})
-
-
-class ToyCurve(RiskMeasure):
-    """An analytic leakage curve over epsilon."""
-
-    name = "ToyCurve"
-    description = "Toy leakage curve."
-    inputs = "none"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        eps = np.linspace(0, 4, 9)
-        leak = 1 - np.exp(-eps)
-        return MeasureResult(value=float(leak[-1]),
-                             details={"curve": {"param": "epsilon", "x": eps, "y": leak}})
-
-
-class ToyLoss(LossMeasure):
-    """Mean |Δx| with a long per-record table and nested details."""
-
-    name = "ToyLoss"
-    description = "Toy loss."
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(original, Microdata) and isinstance(anonymized, Microdata)
-        diff = (original.frame["x"] - anonymized.frame["x"]).abs()
-        return MeasureResult(value=float(diff.mean()), details={
-            "per_record": pd.DataFrame({"row": np.arange(len(diff)), "abs_diff": diff}),
-            "nested": {"a": {"b": 1, "c": [1, 2]}},
-            "worst": float(diff.max()),
-        })
-
-
-class Noise(Synthesizer):
-    """Original plus Gaussian noise on x and y; the category is resampled."""
-
-    name = "Noise"
-    description = "Toy noise synthesizer."
-
-    def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
-        assert isinstance(original, Microdata)
-        rng = ctx.rng()
-        f = original.frame.copy()
-        f["x"] = f["x"] + rng.normal(0, 1, len(f))
-        f["y"] = f["y"] + rng.normal(0, 1, len(f))
-        f["region"] = rng.permutation(f["region"].to_numpy())
-        return SynthesisResult(data=Microdata(f), details={"noise_sd": 1.0})
 
 
 TOYS = (ToyClasses, ToyCells, ToyLinkage, ToyCurve, ToyLoss, Noise)
@@ -324,27 +213,6 @@ def test_measure_error_and_warning_are_shown(registry) -> None:
     assert "KeyError" in report.measures[0].error
     assert 'class="errorbox">KeyError' in page
     assert check_summary(parse(page).cells, report.to_dict()) == 1
-
-
-class ThirdParty:
-    """A third-party plugin: its own section for ToyLoss, a failing one for ToyCells."""
-
-    @hookimpl
-    def report_section(self, measure: dict[str, Any], report: dict[str, Any]) -> str | None:
-        if measure["name"] == "ToyLoss":
-            return (f'<p id="third-party">worst is {measure["details"]["worst"]:.2f} in '
-                    f'variant {report["variant"]}</p>')
-        if measure["name"] == "ToyCells":
-            raise ValueError("cannot draw this")
-        return None
-
-
-class MeasureOnly:
-    """A hookimpl may take a subset of the spec's arguments."""
-
-    @hookimpl
-    def report_section(self, measure: dict[str, Any]) -> str | None:
-        return '<p id="measure-only">hello</p>' if measure["label"] == "ToyCurve" else None
 
 
 def test_third_party_hookimpl_fragments_appear_in_their_measure_section(registry) -> None:
@@ -571,61 +439,6 @@ def test_any_details_render_as_escaped_html(details: dict[str, Any], max_rows: i
 
 # -- hostile strings: nothing a config, the data or a plugin says runs in the browser ---------
 
-MARK = "document.title='PWNED';document.documentElement.setAttribute('data-pwned','1')"
-PAYLOADS = [f"<script>{MARK}</script>",
-            f'<img src=x onerror="{MARK}">',
-            f"javascript:{MARK}",
-            f'" onmouseover="{MARK}" autofocus onfocus="{MARK}" x="',
-            f"'><svg onload=\"{MARK}\">"]
-
-
-class HostileCells(RiskMeasure):
-    """Names key columns (``cells``) its cells table lacks: the map's note names them."""
-
-    name = "HostileCells"
-    description = "Cells table without the named keys."
-    inputs = "either"
-
-    class Params(Params):
-        cells: list[str] = Field(min_length=1)
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        for p in PAYLOADS:
-            ctx.warn(f"warning {p}")
-        col = data.frame.columns[0]
-        cells = pd.DataFrame({col: data.frame[col].astype(str).unique()})
-        cells["status"] = "safe"
-        return MeasureResult(value=0.5, details={"cells": cells, "note": PAYLOADS,
-                                                 PAYLOADS[0]: PAYLOADS[1]})
-
-
-class HostileFails(RiskMeasure):
-    """Always fails with a payload in its message."""
-
-    name = "HostileFails"
-    description = "Fails."
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        raise ValueError(" ".join(PAYLOADS))
-
-
-class HostileSection:
-    """A third-party section: escapes what it shows, and also slips raw markup in."""
-
-    @hookimpl
-    def report_section(self, measure: dict[str, Any]) -> str | None:
-        from markupsafe import escape
-
-        if measure["name"] != "HostileCells":
-            return None
-        shown = "".join(f'<p class="tp">{escape(p)}</p>' for p in measure["details"]["note"])
-        return shown + PAYLOADS[0] + PAYLOADS[1]
-
 
 class TextCollector(HTMLParser):
     def __init__(self) -> None:
@@ -713,18 +526,6 @@ def test_hostile_report_runs_no_script_in_chromium(browser, tmp_path: Path) -> N
                    control.as_uri()).stdout
     assert re.search(r'<html data-pwned="1"', dom)
     assert "<title>PWNED</title>" in dom
-
-
-class RefreshSection:
-    """A third-party section pasting a value unescaped: a refresh, a base, a form."""
-
-    def __init__(self, away: str) -> None:
-        self.away = away
-
-    @hookimpl
-    def report_section(self, measure: dict[str, Any]) -> str | None:
-        return (f'<p class="tp">shown</p><meta http-equiv="refresh" content="0;url={self.away}">'
-                f'<base href="{self.away}"><form action="{self.away}"><button>go</button></form>')
 
 
 def refresh_page(tmp_path: Path) -> tuple[str, Path]:

@@ -124,7 +124,8 @@ def test_jupyter_html_and_frames_escape_and_mark_pareto(registry) -> None:
     assert "<script>x</script>" in doc.text and "<b>raw</b>" in doc.text
     assert set(doc.tags) <= {"table", "thead", "tbody", "tr", "th", "td", "p"}
     ru = multi.risk_utility.to_frame()
-    assert list(ru.columns) == ["variant", "risk", "loss", "pareto"]
+    assert list(ru.columns) == ["variant", "risk", "loss", "pareto", "risk_low", "risk_high",
+                                "loss_low", "loss_high"]
     assert ru["variant"].tolist() == ["<b>raw</b>", "generalized"]
     assert ru["pareto"].tolist() == [p.pareto for p in multi.risk_utility.points]
     assert ru["pareto"].any()

@@ -153,7 +153,7 @@ def test_unknown_nested_key_lists_the_keys_allowed_there(files: Path, toy_regist
     raw = base_config(measures=[{"name": "Analytic", "threshold": {"mx": 1}}])
     found = dict(problems(raw, files, toy_registry))
     assert found["measures[0].threshold.mx"] == (
-        "unknown key; did you mean 'max'? Allowed: max, min")
+        "unknown key; did you mean 'max'? Allowed: max, min, on")
 
 
 def test_anonymized_side_inherits_the_original_kind(files: Path, toy_registry) -> None:

@@ -159,6 +159,7 @@ def test_api_and_config_resolve_measures_alike(toy_registry, tmp_path: Path) -> 
         evaluate(None, None, [bad], registry=toy_registry)
     with pytest.raises(ConfigError) as cfg:
         validate_config({"measures": [bad]}, tmp_path, toy_registry)
-    expected = [("measures[0].threshold.mx", "unknown key; did you mean 'max'? Allowed: max, min")]
+    expected = [("measures[0].threshold.mx",
+                 "unknown key; did you mean 'max'? Allowed: max, min, on")]
     assert api.value.problems == expected
     assert cfg.value.problems == expected  # reported once, not by both checks

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _dask_processes import dask_processes, free_port
 
 from anoneval.core import ConfigError, evaluate, evaluate_many
 from anoneval.core.run.engine import EngineError, engine_spec, public_address
@@ -115,7 +115,7 @@ def _children():
 
 
 def test_unreachable_scheduler_is_a_clear_error_within_the_timeout():
-    port = _free_port()
+    port = free_port()
     t = time.monotonic()
     with pytest.raises(EngineError) as err:
         evaluate_many(*frames(50), MEASURES[:1],
@@ -131,46 +131,17 @@ def test_missing_dask_extra_names_the_extra(monkeypatch):
         evaluate_many(*frames(50), MEASURES[:1], engine="dask")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 # -- real scheduler and worker processes -----------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def real_cluster():
     """``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, stopped after."""
-    # this interpreter's dask command: the scheduler unpickles graphs naming anoneval functions
-    dask_cli = [sys.executable, "-m", "dask"]
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
-    procs = [subprocess.Popen([*dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
-                               str(port), "--dashboard-address", "127.0.0.1:0", "--no-show"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                              start_new_session=True)]
-    workers = [subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1",
-                                 "--host", "127.0.0.1", "--no-dashboard", "--nworkers", "1"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                start_new_session=True) for _ in range(2)]
-    procs += workers
-    try:
+    with dask_processes(2, ["--nworkers", "1"], env=env) as (address, workers):
         with distributed.Client(address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(2, timeout=60)
         yield address, workers
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=10)
 
 
 def run_cli(*args: str) -> int:
@@ -263,7 +234,7 @@ def test_cli_engine_flags_override_the_config(tmp_path: Path, capsys) -> None:
     assert code == 0, capsys.readouterr().err
     assert json.loads(out.read_text())["engine"] == {"name": "local", "address": None,
                                                       "workers": 2}
-    port = _free_port()
+    port = free_port()
     capsys.readouterr()
     assert run_cli(str(tmp_path / "c.json"), "-o", str(tmp_path / "r2.json"), "-q",
                    "--scheduler", f"tcp://127.0.0.1:{port}") == 2

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _dask_processes import dask_processes
 
 from anoneval.core.errors import ConfigError
 from anoneval.core.run.engine import (
@@ -163,33 +164,8 @@ def test_registry_file_plugin_runs_on_a_scheduler_and_its_workers(real_cluster_a
 def real_cluster_address(tmp_path: Path):
     """A ``dask scheduler`` and one ``dask worker`` process on 127.0.0.1, stopped after."""
     pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import signal
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    address = f"tcp://127.0.0.1:{port}"
-    dask_cli = [sys.executable, "-m", "dask"]
-    procs = [subprocess.Popen([*dask_cli, "scheduler", "--host", "127.0.0.1", "--port",
-                               str(port), "--dashboard-address", "127.0.0.1:0", "--no-show"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True, cwd=tmp_path),
-             subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1", "--host",
-                               "127.0.0.1", "--no-dashboard"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp_path)]
-    try:
+    with dask_processes(1, cwd=tmp_path) as (address, _):
         yield address
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait(timeout=10)
 
 
 def test_a_scheduler_without_workers_is_an_error_within_the_bound(monkeypatch) -> None:

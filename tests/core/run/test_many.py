@@ -9,22 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _toy_plugins import registry_with
+from _toy_plugins import Classes, Fragile, MinClass, registry_with
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import Field
 
 from anoneval.core import Evaluator, evaluate, evaluate_many
 from anoneval.core.api import (
     ConfigError,
-    Context,
-    Dataset,
-    LossMeasure,
-    MeasureResult,
-    Microdata,
-    Params,
-    RiskMeasure,
-    released,
 )
 from anoneval.core.cli.main import main
 from anoneval.core.report.model import build_risk_utility, pareto_optimal
@@ -35,59 +26,6 @@ from anoneval.core.run.runner import run_plan
 ROOT = Path(__file__).resolve().parents[3]
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
-
-
-class MinClass(RiskMeasure):
-    """Smallest class size over ``qi`` (higher = safer), prepared work counted."""
-
-    name = "MinClass"
-    description = "Smallest class size."
-    inputs = "either"
-    higher_is_worse = False
-    prepared: list[int] = []  # noqa: RUF012 - a test probe
-
-    class Params(Params):
-        qi: list[str] = Field(min_length=1)
-
-    def prepare(self, original: Dataset | None, ctx: Context) -> Any:
-        MinClass.prepared.append(1)
-        assert isinstance(original, Microdata)
-        return int(original.group_sizes(self.params.qi).min())
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        return MeasureResult(value=float(data.group_sizes(self.params.qi).min()),
-                             details={"original_min": ctx.prepared})
-
-
-class Classes(LossMeasure):
-    """Number of classes lost against the original (higher = more loss)."""
-
-    name = "Classes"
-    description = "Classes lost."
-
-    class Params(Params):
-        qi: list[str] = Field(min_length=1)
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(original, Microdata) and isinstance(anonymized, Microdata)
-        return MeasureResult(value=float(original.group_ids(self.params.qi)[1]
-                                         - anonymized.group_ids(self.params.qi)[1]))
-
-
-class Fragile(LossMeasure):
-    """Fails on variants without column 'b'."""
-
-    name = "Fragile"
-    description = "Fails without b."
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(anonymized, Microdata)
-        return MeasureResult(value=float(anonymized.frame["b"].nunique()))
 
 
 @pytest.fixture
@@ -161,6 +99,9 @@ def test_evaluate_many_prepares_once_and_equals_independent_evaluations(registry
         alone = evaluate(orig, frame, MEASURES, registry=registry, seed=4).to_dict()
         mine = multi[name].to_dict()
         assert mine.pop("variant") == name and alone.pop("variant") is None
+        # a single release is the one unnamed variant: its report says where it ran
+        assert alone.pop("engine") == {"name": "local", "address": None, "workers": 1}
+        assert mine.pop("engine") is None  # the multi-variant report's engine covers it
         for d in (alone, mine):
             for m in d["measures"]:
                 m.pop("seconds")

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import json
 import pickle
-import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import (
+    RELEASE,
+    Exits,
+    ExitsInPrepare,
+    Hangs,
+    Quick,
+    Reader,
+    TrajectoryVandal,
+    Vandal,
+)
 
 from anoneval.core import Evaluator, evaluate, load
 from anoneval.core.api import (
     ConfigError,
-    Context,
-    Dataset,
     Direction,
-    LossMeasure,
-    MeasureResult,
     Microdata,
     RiskMeasure,
-    Trajectories,
-    released,
 )
 from anoneval.core.run.config import load_config
 from anoneval.core.run.evaluator import read_only
@@ -32,103 +34,6 @@ from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
 FRAME = pd.DataFrame({"age": [30, 30, 40, 40, 50], "zip": ["a", "a", "b", "b", "c"]})
-RELEASE = threading.Event()  # lets the hanging plugin's thread end when the test is done
-
-
-class Exits(RiskMeasure):
-    name = "Exits"
-    description = "Calls sys.exit()."
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        sys.exit(3)
-
-
-class ExitsInPrepare(RiskMeasure):
-    name = "ExitsInPrepare"
-    description = "Calls sys.exit() while preparing."
-
-    def prepare(self, original: Dataset | None, ctx: Context) -> None:
-        sys.exit("bye")
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        return MeasureResult(value=0.0)
-
-
-class Vandal(RiskMeasure):
-    """Writes into everything it is handed, every way pandas and numpy allow."""
-
-    name = "Vandal"
-    description = "Modifies the data in place."
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        written = 0
-        for data in (original, anonymized):
-            assert isinstance(data, Microdata)
-            frame = data.frame
-            frame.loc[0, "age"] = -1
-            frame.iloc[1, 1] = "HACKED"
-            frame["zip"] = "z"
-            frame.drop(index=4, inplace=True)
-            written += 1
-            ids, _ = data.group_ids(["age"])
-            with pytest.raises(ValueError, match="read-only"):
-                ids[0] = 99
-        return MeasureResult(value=float(written))
-
-
-class Reader(RiskMeasure):
-    """Reports what it sees, to show the vandal's writes did not reach it."""
-
-    name = "Reader"
-    description = "Sums the age column."
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        data = released(original, anonymized)
-        assert isinstance(data, Microdata)
-        frame = data.frame
-        return MeasureResult(value=float(frame["age"].sum()),
-                             details={"zips": sorted(frame["zip"].unique()), "rows": len(frame),
-                                      "groups": int(data.group_ids(["age"])[1])})
-
-
-class Hangs(LossMeasure):
-    name = "Hangs"
-    description = "Never returns (until the test releases it)."
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        RELEASE.wait(60)
-        return MeasureResult(value=1.0)
-
-
-class Quick(LossMeasure):
-    name = "Quick"
-    description = "Returns at once."
-    higher_is_worse = False
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        return MeasureResult(value=0.5)
-
-
-class TrajectoryVandal(LossMeasure):
-    name = "TrajectoryVandal"
-    description = "Writes into trajectory arrays."
-    accepts = ("trajectories",)
-    inputs = "either"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(original, Trajectories)
-        with pytest.raises(ValueError, match="read-only"):
-            original.lon[0] = 0.0
-        return MeasureResult(value=0.0)
 
 
 @pytest.fixture
@@ -162,13 +67,13 @@ def test_keyboard_interrupt_is_not_contained(registry) -> None:
 
 def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> None:
     original, anonymized = Microdata(FRAME.copy()), Microdata(FRAME.copy())
-    before = original.summary()["hash"], anonymized.summary()["hash"]
+    before = original.describe()["hash"], anonymized.describe()["hash"]
     ev = Evaluator(original, ["Vandal", "Reader"], registry=registry)
     report = ev.evaluate(anonymized)
     assert report["Vandal"].error is None and report["Vandal"].value == 2.0
     assert report["Reader"].value == 190.0
     assert report["Reader"].details == {"zips": ["a", "b", "c"], "rows": 5, "groups": 3}
-    assert (original.summary()["hash"], anonymized.summary()["hash"]) == before
+    assert (original.describe()["hash"], anonymized.describe()["hash"]) == before
     assert report.inputs["original"]["hash"] == before[0]
     pd.testing.assert_frame_equal(original.frame, FRAME)
     pd.testing.assert_frame_equal(anonymized.frame, FRAME)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _toy_plugins import _ControlKinds, _ControlVandal
 
 from anoneval.core import ConfigError, Evaluator, api, evaluate, evaluate_many
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, RiskMeasure
+from anoneval.core.api import DataError
 from anoneval.core.data.kinds import Microdata
 from anoneval.core.run.config import load_config, validate_config
 from anoneval.core.run.evaluator import control_overlap
@@ -136,23 +137,6 @@ def test_attack_rates_section_in_the_html_report() -> None:
     assert plugin_fragments(registry, {**entry, "details": {}}, {}) == []
 
 
-class _ControlVandal(RiskMeasure):
-    """Writes into the control set it is given, then reports what is left of it."""
-
-    name = "ControlVandal"
-    description = "Modifies the control set in place."
-    uses_control = "required"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(ctx.control, Microdata)
-        ctx.control.frame.loc[0, "a"] = -100
-        ids, _ = ctx.control.group_ids(["a"])
-        with pytest.raises(ValueError, match="read-only"):
-            ids[0] = 99
-        return MeasureResult(value=float(ctx.control.frame["a"].sum()))
-
-
 def test_the_control_set_is_read_only_for_plugins() -> None:
     from anoneval.registry import build_registry
 
@@ -211,22 +195,6 @@ def test_worker_processes_get_the_control_set(files: Path) -> None:
     for s, p in zip(serial.variants, parallel.variants, strict=True):
         assert p.inputs["control"] == s.inputs["control"]
         assert p["Linkability"].details == s["Linkability"].details
-
-
-class _ControlKinds(RiskMeasure):
-    """Reports the control set's column dtypes as the measure sees them."""
-
-    name = "ControlKinds"
-    description = "The control set's dtypes."
-    uses_control = "required"
-
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        assert isinstance(ctx.control, Microdata) and isinstance(original, Microdata)
-        frames = {"original": original.frame, "control": ctx.control.frame}
-        return MeasureResult(value=0.0, details={
-            side: {c: [str(f[c].dtype), f[c].tolist()] for c in f.columns}
-            for side, f in frames.items()})
 
 
 def test_the_control_set_is_read_with_the_original_dtypes(tmp_path: Path) -> None:

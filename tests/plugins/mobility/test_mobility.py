@@ -153,7 +153,7 @@ def test_invalid_coordinates_dropped_counted_or_errors(mobility):
     traj_of_20 = raw.loc[20, "trajectory_id"]
     data = Trajectories.from_frame(raw)
     assert (data.n_points, data.dropped_points, len(data)) == (381, 2, 46)
-    assert data.summary()["dropped_points"] == 2
+    assert data.describe()["dropped_points"] == 2
     whole = Trajectories.from_frame(raw, invalid="drop_trajectory")
     lost = (raw["trajectory_id"].isin([1, traj_of_20])).sum()
     assert (len(whole), whole.n_points, whole.dropped_trajectories) == (44, 383 - lost, 2)
@@ -188,7 +188,7 @@ def test_trajectory_with_several_users_is_counted():
                           "lon": [1.0] * 4, "lat": [2.0] * 4})
     data = Trajectories.from_frame(frame)
     assert data.user_id.tolist() == [1, 3]  # the user of the earliest point
-    assert data.summary()["trajectories_with_several_users"] == 1
+    assert data.describe()["trajectories_with_several_users"] == 1
     assert Trajectories.from_frame(frame.assign(user_id=[1, 1, 1, 3])).several_users == 0
 
 

@@ -488,6 +488,7 @@ def test_sampling_is_seeded_and_a_lower_bound():
     for u, r in a.details["per_user"].items():
         assert r <= exact.details["per_user"][u] + 1e-12
     lo, hi = a.details["interval"]
+    assert a.ci == [lo, hi] and exact.ci is None
     assert lo == a.value and lo <= exact.value <= hi
 
 
@@ -563,6 +564,11 @@ def test_unicity_monte_carlo_is_within_its_interval():
     mc = run(None, data, "Unicity", points=2, method="monte_carlo", samples=400)
     se = mc.details["standard_error"]
     assert 0 < se < 0.05 and abs(mc.value - exact.value) < 4 * se + 1e-9
+    assert exact.ci is None  # the exact method has no sampling error
+    assert mc.ci == pytest.approx([mc.value - 1.959963985 * se, mc.value + 1.959963985 * se])
+    narrow = run(None, data, "Unicity", points=2, method="monte_carlo", samples=400,
+                 confidence_level=0.5)
+    assert narrow.ci == pytest.approx([mc.value - 0.6744897502 * se, mc.value + 0.6744897502 * se])
     assert run(None, data, "Unicity", points=2, method="monte_carlo",
                samples=400).value == mc.value  # seeded
 

@@ -249,6 +249,8 @@ def test_monte_carlo_is_labelled_and_agrees():
     se = mc.details["standard_error"]
     assert 0 < se < 0.02
     assert abs(mc.value - exact.value) < 4 * se
+    assert exact.ci is None
+    assert mc.ci == pytest.approx([mc.value - 1.959963985 * se, mc.value + 1.959963985 * se])
     uniform = analytic(mechanism="unary", beta=0.3, categories=500)
     mc = analytic(mechanism="unary", beta=0.3, categories=500, method="monte_carlo")
     assert abs(mc.value - uniform.value) < 4 * mc.details["standard_error"]
@@ -431,6 +433,8 @@ def test_closed_loop_empirical_within_ci_of_analytic(params):
     assert d["analytic_within_ci"] is True
     assert d["ci_lower"] <= d["analytic_value"] <= d["ci_upper"]
     assert d["ci_upper"] - d["ci_lower"] < 0.02  # the CI is narrow, so this can fail
+    assert entry.ci == pytest.approx([max(d["ci_lower"], 0.0), max(d["ci_upper"], 0.0)])
+    assert entry.confidence_level == 0.95
     if params["mechanism"] == "direct":  # the analytic side uses the data's prior
         counts = df["c"].value_counts(normalize=True).sort_index().to_numpy()
         want = brute_mi(list(counts), brute_direct(4, params["gamma"]))

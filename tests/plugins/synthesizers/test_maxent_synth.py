@@ -13,11 +13,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _toy_plugins import ReplicaMeanLogGap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from anoneval.core.api import ConfigError, Context, DataError, LossMeasure, MeasureResult, Microdata
+from anoneval.core.api import ConfigError, Context, DataError, Microdata
 from anoneval.core.run.config import validate_config
 from anoneval.core.run.runner import run_plan
 from anoneval.plugins._shared.continuous import coin_index, m_index
@@ -471,18 +472,6 @@ def test_category_scores_have_mean_zero(probs):
 # ------------------------------------------------------------------------------------------
 # Through a config and the runner
 # ------------------------------------------------------------------------------------------
-
-class ReplicaMeanLogGap(LossMeasure):
-    """Test-only measure: max |mean log(original) − mean log(replica)| over the columns."""
-
-    name = "ReplicaMeanLogGap"
-    description = "test measure"
-
-    def compute(self, original, anonymized, ctx):
-        cols = list(original.frame.columns)
-        a = np.log(original.frame[cols].to_numpy()).mean(axis=0)
-        b = np.log(anonymized.frame[cols].to_numpy()).mean(axis=0)
-        return MeasureResult(value=float(np.max(np.abs(a - b))))
 
 
 @pytest.mark.parametrize("synth", [

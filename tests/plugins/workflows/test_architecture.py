@@ -7,29 +7,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
-from pydantic import Field
+from _toy_plugins import NoColumns, ShiftedNormal
 
 from anoneval.core.api import (
     ConfigError,
-    Context,
     DataError,
-    Microdata,
-    SynthesisResult,
-    Synthesizer,
 )
 from anoneval.core.cli.main import main
 from anoneval.core.report.plots import PlotDependencyError
 from anoneval.plugins._shared.continuous import (
-    ColumnsParams,
-    backward,
-    forward,
     normal_entropy,
-    select_columns,
 )
 from anoneval.plugins.workflows.architecture.run import run_architecture
 from anoneval.registry import build_registry
@@ -44,48 +35,6 @@ def make() -> pd.DataFrame:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.make()
-
-
-class ShiftedNormal(Synthesizer):
-    """Test double: reports the actual data's normal model but draws the replica from
-    N(μ + shift·σ, Σ) on the transformed scale; ``good_from_seed`` turns the shift off for
-    seeds at or above it, and ``copy_rows`` returns the actual rows themselves."""
-
-    name = "ShiftedNormal"
-    description = "test double"
-    accepts: ClassVar[tuple[str, ...]] = ("microdata",)
-
-    class Params(ColumnsParams):
-        n: int | None = None
-        shift: float = 0.0
-        good_from_seed: int = 10**9
-        copy_rows: bool = False
-
-    def generate(self, original, ctx: Context) -> SynthesisResult:
-        p = self.params
-        cols = select_columns(original, p.columns)
-        x, fitted = forward(original.frame, cols, p.transform)
-        mean, cov = x.mean(axis=0), np.cov(x, rowvar=False, ddof=0)
-        shift = p.shift if ctx.seed < p.good_from_seed else 0.0
-        rng = ctx.rng()
-        n = p.n or len(x)
-        draws = (x.copy() if p.copy_rows and p.n is None else
-                 rng.multivariate_normal(mean + shift * np.sqrt(np.diag(cov)), cov, n))
-        frame = pd.DataFrame(backward(draws, fitted), columns=cols)
-        details = {"parameters": {"mean": dict(zip(cols, mean.tolist(), strict=True)),
-                                  "covariance": cov.tolist()}}
-        return SynthesisResult(data=Microdata(frame), details=details)
-
-
-class NoColumns(Synthesizer):
-    name = "NoColumns"
-    description = "test double without columns/transform"
-
-    class Params(ColumnsParams.__base__):  # anoneval.core.Params
-        k: int = Field(default=1)
-
-    def generate(self, original, ctx):  # pragma: no cover - never reached
-        raise AssertionError
 
 
 @pytest.fixture

@@ -12,17 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _toy_plugins import registry_with, toy_measure
-from pydantic import Field
+from _toy_plugins import GammaParams, Shift, registry_with, toy_measure
 
 from anoneval.core.api import (
     ConfigError,
-    Context,
-    Dataset,
-    Microdata,
-    Params,
-    SynthesisResult,
-    Synthesizer,
     released,
 )
 from anoneval.core.cli.main import main
@@ -40,11 +33,6 @@ from anoneval.plugins.workflows._sweep import (
     sweep,
 )
 
-
-class GammaParams(Params):
-    gamma: float = Field(0.5, ge=0, le=1, description="A weight in [0, 1].")
-
-
 Gamma = toy_measure("Gamma", lambda p, o, a, ctx: p.gamma * len(released(o, a)),
                     doc="gamma times the row count of the released data (worked out by hand).",
                     module=__name__, inputs="either", params=GammaParams)
@@ -53,21 +41,6 @@ Draw = toy_measure("Draw", lambda p, o, a, ctx: ctx.rng().random(), module=__nam
 MeanA = toy_measure("MeanA", lambda p, o, a, ctx: released(o, a).frame["a"].mean(),
                     doc="Mean of column a of the released data.", module=__name__,
                     inputs="either")
-
-
-class Shift(Synthesizer):
-    """The original with ``shift`` added to column a."""
-
-    name = "Shift"
-    description = "Adds a constant."
-
-    class Params(Params):
-        shift: float = Field(0.0, description="Added to a.")
-
-    def generate(self, original: Dataset, ctx: Context) -> SynthesisResult:
-        assert isinstance(original, Microdata)
-        return SynthesisResult(data=Microdata(original.frame.assign(
-            a=original.frame["a"] + self.params.shift)))
 
 
 @pytest.fixture
