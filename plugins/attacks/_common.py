@@ -19,8 +19,9 @@ control attack leaves to gain,
 R ± e_R clipped to [0, 1] (anonymeter's ``risk().ci``). The linkability and inference rates
 are per target, so an original and a control set of different sizes are compared as they are
 (``n_attacks`` capped by each set's size); only the singling-out count grows with the size of
-the set, and there the control count is brought to the original's size by anonymeter's
-fitted correction (see :class:`~anoneval.plugins.attacks.singling_out.SinglingOut`).
+the set, and there the control count is brought to the original's size (see
+:class:`~anoneval.plugins.attacks.singling_out.SinglingOut`), with its error over the control's
+records added to the control rate's.
 """
 
 from __future__ import annotations
@@ -81,12 +82,19 @@ def clip01(x: float) -> float:
 def attack_result(n_attacks: int, n_success: float, n_baseline: float, n_control: float,
                   confidence_level: float, n_control_attacks: int | None = None,
                   details: dict[str, Any] | None = None,
-                  warnings: Sequence[str] = ()) -> MeasureResult:
-    """The attack's MeasureResult: value = clipped risk, ci its interval, rates with errors."""
+                  warnings: Sequence[str] = (),
+                  control_sd: float = 0.0) -> MeasureResult:
+    """The attack's MeasureResult: value = clipped risk, ci its interval, rates with errors.
+
+    ``control_sd``: the standard deviation of an estimated ``n_control`` (a size-corrected
+    count); its error at the level, z · ``control_sd`` / n, adds in quadrature to the control
+    rate's Wilson error."""
     n_c = n_control_attacks or n_attacks
     main = wilson(n_success, n_attacks, confidence_level)
     base = wilson(n_baseline, n_attacks, confidence_level)
     ctrl = wilson(n_control, n_c, confidence_level)
+    z = float(norm.ppf((1 + confidence_level) / 2))
+    ctrl = ctrl[0], math.hypot(ctrl[1], z * control_sd / n_c)
     r, e = risk(main, ctrl)
     notes = list(warnings)
     if base[0] >= main[0]:
