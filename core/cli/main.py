@@ -34,7 +34,7 @@ from anoneval.core.data.memory import MEMORY_HINT
 from anoneval.core.data.progress import progress_wanted
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.report.atomic import remove_live
-from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.report.model import MultiReport, Report, report_format
 from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.commands import (
     EXIT_INPUT,
@@ -89,7 +89,9 @@ def _refuse_workflow_config(config: str) -> None:
 
 @cli.command("run")
 @click.argument("config")
-@click.option("-o", "--output", metavar="REPORT", help="report path (overrides the config)")
+@click.option("-o", "--output", metavar="REPORT",
+              help="report path (overrides the config): .json, or .csv/.parquet for the "
+                   "summary as a table")
 @click.option("--html", metavar="FILE", help="also write a self-contained HTML report")
 @click.option("--strict", is_flag=True,
               help=f"exit {EXIT_THRESHOLD_FAILED} when a measure's threshold FAILs")
@@ -112,6 +114,8 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     _refuse_workflow_config(config)
     plan = load_config(config, command_registry(registry))
     out = Path(output) if output else plan.output
+    if out is not None:
+        report_format(out)  # -o x.csv writes a table, x.txt is refused before the run
     outputs = plan_outputs(plan)
     if out is not None:
         outputs.insert(0, ("report (-o)" if output else "output", out))

@@ -554,7 +554,9 @@ class EvalConfig(BaseModel):
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
     seed: int = Field(0, ge=0, description="Seed of every random step (a non-negative "
                                           "integer, as numpy's generators take).")
-    output: str | None = Field(None, description="Report path (JSON), relative to the config.")
+    output: str | None = Field(None, description="Report path, relative to the config: .json "
+                                                 "(the report) or .csv/.parquet (the summary "
+                                                 "as a table).")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
     engine: EngineSpec | None = Field(
         None, description="Where the run's tasks (the variants) are computed: local processes "
@@ -658,6 +660,18 @@ class EvalConfig(BaseModel):
         if problems:
             _fail(problems)
         return [v for _, v in items]
+
+    @field_validator("output")
+    @classmethod
+    def _output_format(cls, value: str | None) -> str | None:
+        if value is not None:
+            from anoneval.core.report.model import REPORT_FORMATS
+
+            if Path(value).suffix.lower() not in REPORT_FORMATS:
+                raise ValueError(f"{value!r}: a report is written as "
+                                 f"{', '.join(REPORT_FORMATS)} (the JSON report, or the "
+                                 "summary as a table)")
+        return value
 
     @field_validator("synthesizer", mode="wrap")
     @classmethod
