@@ -114,14 +114,14 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     _refuse_workflow_config(config)
     plan = load_config(config, command_registry(registry))
     out = Path(output) if output else plan.output
-    if out is not None:
-        report_format(out)  # -o x.csv writes a table, x.txt is refused before the run
     outputs = plan_outputs(plan)
     if out is not None:
         outputs.insert(0, ("report (-o)" if output else "output", out))
     if html:
         outputs.append(("HTML report (--html)", Path(html)))
     check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
+    if out is not None:
+        report_format(out)  # -o x.csv writes a table, x.txt is refused before the run
     if html:
         from anoneval.core.report.plots import require_matplotlib
 
