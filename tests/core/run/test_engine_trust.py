@@ -165,6 +165,7 @@ def real_cluster_address(tmp_path: Path):
     pytest.importorskip("distributed", reason="the dask extra is not installed")
     import signal
     import socket
+    import time
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -178,6 +179,13 @@ def real_cluster_address(tmp_path: Path):
              subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1", "--host",
                                "127.0.0.1", "--no-dashboard"], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True, cwd=tmp_path)]
+    deadline = time.monotonic() + 60  # the scheduler listens before the test connects
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
     try:
         yield address
     finally:
