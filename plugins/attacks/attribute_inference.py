@@ -81,12 +81,14 @@ class AttributeInference(TargetedAttack):
         order = rng.permutation(len(syn))
         secrets = syn[p.secret].reset_index(drop=True)
         success = {}
-        for role, frame, rows in (("main", ori, t_ori), ("control", ctl, t_ctl)):
-            targets = frame.iloc[rows]
-            (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
-            idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
-            success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
-                                    p.tolerance)
+        with ctx.progress(2, f"{self.name} (neighbour searches)") as bar:
+            for role, frame, rows in (("main", ori, t_ori), ("control", ctl, t_ctl)):
+                targets = frame.iloc[rows]
+                (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
+                idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
+                success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
+                                        p.tolerance)
+                bar.update(1)
         guesses = secrets.iloc[rng.integers(0, len(syn), size=len(t_ori))]
         base = correct(guesses, ori[p.secret].iloc[t_ori], regression, p.tolerance)
         return self.result(success["main"], base, success["control"],

@@ -127,8 +127,12 @@ class MLEfficacy(LossMeasure):
         if p.model != "linear":
             X_o, X_s, X_t = for_trees(X_o), for_trees(X_s), for_trees(X_t)
         seed = int(rng.integers(2**31 - 1))
-        scores = [_score(self._model(task, seed), X, f[p.target], X_t, test[p.target], task,
-                         metric) for X, f in ((X_s, train_s), (X_o, train_o))]
+        scores = []
+        with ctx.progress(2, f"{self.name} (fits)") as bar:
+            for X, f in ((X_s, train_s), (X_o, train_o)):
+                scores.append(_score(self._model(task, seed), X, f[p.target], X_t,
+                                     test[p.target], task, metric))
+                bar.update(1)
         release, real = scores
         loss = real - release if HIGHER_IS_BETTER[metric] else release - real
         return MeasureResult(value=loss, details={
