@@ -141,6 +141,15 @@ class DataSpec(BaseModel):
             opts = OPTIONS[self.kind].model_validate(self.options)
         except ValidationError as exc:
             problems.extend(_pydantic_problems(exc, "options", self.options, OPTIONS[self.kind]))
+        id_map = getattr(opts, "id_map", None)
+        if id_map is not None:  # a trajectories option naming a file: relative to the config
+            mapped = Path(id_map).expanduser()
+            mapped = mapped if mapped.is_absolute() else Path(ctx.get("base_dir", ".")) / mapped
+            base = _files_dir(info)
+            why = file_problems(str(mapped), base) if base is not None else None
+            if why is not None:
+                problems.append(("options.id_map", why))
+            opts = opts.model_copy(update={"id_map": str(mapped)})
         if problems:
             _fail(problems)
         assert fmt is not None and opts is not None
