@@ -138,6 +138,16 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets,
                       engine=engine_config)
     _emit_report(report, out, quiet)
+    if isinstance(report, MultiReport) and not quiet:
+        from anoneval.core.run.engine import scale_hint
+
+        rows = (report.inputs.get("original") or {}).get("rows") or 0
+        spec = engine_config or (configured.model_dump() if configured else None)
+        if spec is not None and spec.get("name") == "local" and not spec.get("workers"):
+            spec = {**spec, "workers": (report.engine or {}).get("workers")}  # all cores
+        hint = scale_hint(spec, len(report.variants), int(rows), len(plan.measures))
+        if hint is not None:
+            print(hint, file=sys.stderr)
     if html:
         from anoneval.core.report.html import write_html
 

@@ -767,6 +767,30 @@ class DaskEngine(Engine):
         return [done[n] for n in names]
 
 
+#: Job sizes (variants × original rows × measures) below which a parallel engine ran slower
+#: than a serial run on the 2-core development machine (docs/scaling.md, bench_breakeven.py):
+#: the start-up of worker processes (local) or of a LocalCluster (dask) outweighs the work.
+BREAK_EVEN = {"local": 10_000_000, "dask": 60_000_000}
+
+
+def scale_hint(engine: Mapping[str, Any] | None, variants: int, rows: int,
+               measures: int) -> str | None:
+    """One line when a parallel engine ran a job smaller than its measured break-even point
+    (:data:`BREAK_EVEN`), else None. A running scheduler (``address``) costs no start-up, so
+    it gets no hint."""
+    if not engine or engine.get("address") is not None:
+        return None
+    name = engine.get("name")
+    if name not in BREAK_EVEN or (name == "local" and (engine.get("workers") or 1) <= 1):
+        return None
+    size = variants * rows * measures
+    if size >= BREAK_EVEN[name]:
+        return None
+    return (f"hint: this job ({variants} variants x {rows:,} rows x {measures} measures = "
+            f"{size:,}) is below the {name} engine's break-even point (~{BREAK_EVEN[name]:,}, "
+            "docs/scaling.md); a serial run (no engine section) is likely faster")
+
+
 def parallel(engine: Engine) -> bool:
     """Whether ``engine`` runs tasks anywhere but one after the other in this process."""
     return isinstance(engine, DaskEngine) or (isinstance(engine, LocalEngine)
