@@ -770,7 +770,7 @@ class DaskEngine(Engine):
 #: Job sizes (variants × original rows × measures) below which a parallel engine ran slower
 #: than a serial run on the 2-core development machine (docs/scaling.md, bench_breakeven.py):
 #: the start-up of worker processes (local) or of a LocalCluster (dask) outweighs the work.
-BREAK_EVEN = {"local": 10_000_000, "dask": 60_000_000}
+BREAK_EVEN = {"local": 10_000_000, "dask": 25_000_000}
 
 
 def scale_hint(engine: Mapping[str, Any] | None, variants: int, rows: int,
