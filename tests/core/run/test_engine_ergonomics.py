@@ -72,3 +72,29 @@ def test_variants_of_one_in_memory_original_send_no_large_graph(cluster) -> None
     serial = evaluate_many(original, variants, [KANON])
     assert [v.measures[0].value for v in report.variants] == \
         [v.measures[0].value for v in serial.variants]
+
+
+def test_a_variant_whose_data_was_lost_is_sent_again(cluster, monkeypatch) -> None:
+    """The first copy of each variant is cancelled as soon as it is scattered (as when its
+    worker dies): the variants are sent again and the report equals a serial run's."""
+    original, variants = _large()
+    small = {n: v.head(2000) for n, v in variants.items()}
+    scatter = cluster.scatter
+    lost: list[int] = []
+    sent: list[int] = []
+
+    def losing(data, **kwargs):
+        futures = scatter(data, **kwargs)
+        if not kwargs.get("broadcast"):
+            sent.append(len(futures))
+        if not kwargs.get("broadcast") and not lost:  # the variants' first round
+            cluster.cancel(futures)
+            lost.append(len(futures))
+        return futures
+
+    monkeypatch.setattr(cluster, "scatter", losing)
+    report = evaluate_many(original.head(2000), small, [KANON], engine=cluster)
+    assert lost == [len(small)] and sent == [len(small), len(small)]  # sent again, once
+    serial = evaluate_many(original.head(2000), small, [KANON])
+    assert [(v.variant, v.measures[0].value) for v in report.variants] == \
+        [(v.variant, v.measures[0].value) for v in serial.variants]
