@@ -217,16 +217,30 @@ class Context:
         return replace(self, summarize=dataset_summarizer(original, anonymized))
 
     def map_blocks(self, fn: Callable[[Any, Any], Any], blocks: Iterable[Any],
-                   shared: Any = None) -> list[Any]:
+                   shared: Any = None, desc: str | None = None) -> list[Any]:
         """``[fn(shared, block) for block in blocks]`` on the engine: in this process, in the
         local engine's worker processes or on Dask workers (``shared`` shipped once per worker).
 
         ``fn`` must be a picklable top-level function and the blocks independent; results come
         in block order, so combining them in that order gives the same result on every engine.
         Size blocks from the data and a memory budget, never from :attr:`parallelism`, or the
-        result (float sums) would depend on the worker count.
+        result (float sums) would depend on the worker count. ``desc`` shows a progress bar
+        over the blocks (see :meth:`progress`): block by block when they run here one after
+        the other, at the end when they run in parallel.
         """
-        return self.block_runner.map(fn, list(blocks), shared)
+        items = list(blocks)
+        if desc is None or not self.show_progress:
+            return self.block_runner.map(fn, items, shared)
+        with self.progress(len(items), desc) as bar:
+            if self.block_runner.parallelism > 1:
+                out = self.block_runner.map(fn, items, shared)
+                bar.update(len(items))
+                return out
+            out = []
+            for item in items:
+                out.extend(self.block_runner.map(fn, [item], shared))
+                bar.update(1)
+            return out
 
     @property
     def parallelism(self) -> int:

@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -36,6 +37,15 @@ def dask_processes(n_workers: int, worker_args: Sequence[str] = (), **popen: Any
                                str(port), "--dashboard-address", "127.0.0.1:0", "--no-show"],
                               **quiet)]
     try:
+        deadline = time.monotonic() + 60  # listening before the engine's 4 s reach check
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         workers = [subprocess.Popen([*dask_cli, "worker", address, "--nthreads", "1",
                                      "--host", "127.0.0.1", "--no-dashboard", *worker_args],
                                     **quiet) for _ in range(n_workers)]

@@ -69,9 +69,10 @@ def adult_benchmark(adult_variants: Path) -> Callable[[Path], Path]:
         raw["original"]["path"] = str(ROOT / "examples" / raw["original"]["path"])
         for v in raw["anonymized"]:
             v["path"] = str(adult_variants / Path(v["path"]).name)
-        for m in raw["measures"]:
-            for col, path in m["params"].get("hierarchies", {}).items():
-                m["params"]["hierarchies"][col] = str(ROOT / "examples" / path)
+        params = [m["params"] for m in raw["measures"] if isinstance(m, dict) and "params" in m]
+        for p in [*params, raw.get("defaults", {})]:
+            for col, path in p.get("hierarchies", {}).items():
+                p["hierarchies"][col] = str(ROOT / "examples" / path)
         raw["output"] = str(folder / "report.json")
         (folder / "benchmark_adult.json").write_text(json.dumps(raw))
         return folder / "benchmark_adult.json"

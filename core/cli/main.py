@@ -34,7 +34,7 @@ from anoneval.core.data.memory import MEMORY_HINT
 from anoneval.core.data.progress import progress_wanted
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.report.atomic import remove_live
-from anoneval.core.report.model import MultiReport, Report
+from anoneval.core.report.model import MultiReport, Report, report_format
 from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.commands import (
     EXIT_INPUT,
@@ -89,7 +89,9 @@ def _refuse_workflow_config(config: str) -> None:
 
 @cli.command("run")
 @click.argument("config")
-@click.option("-o", "--output", metavar="REPORT", help="report path (overrides the config)")
+@click.option("-o", "--output", metavar="REPORT",
+              help="report path (overrides the config): .json, or .csv/.parquet for the "
+                   "summary as a table")
 @click.option("--html", metavar="FILE", help="also write a self-contained HTML report")
 @click.option("--strict", is_flag=True,
               help=f"exit {EXIT_THRESHOLD_FAILED} when a measure's threshold FAILs")
@@ -118,6 +120,8 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     if html:
         outputs.append(("HTML report (--html)", Path(html)))
     check_outputs([("config", Path(config)), *plan_inputs(plan)], outputs)
+    if out is not None:
+        report_format(out)  # -o x.csv writes a table, x.txt is refused before the run
     if html:
         from anoneval.core.report.plots import require_matplotlib
 
@@ -134,6 +138,16 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
     report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets,
                       engine=engine_config)
     _emit_report(report, out, quiet)
+    if isinstance(report, MultiReport) and not quiet:
+        from anoneval.core.run.engine import scale_hint
+
+        rows = (report.inputs.get("original") or {}).get("rows") or 0
+        spec = engine_config or (configured.model_dump() if configured else None)
+        if spec is not None and spec.get("name") == "local" and not spec.get("workers"):
+            spec = {**spec, "workers": (report.engine or {}).get("workers")}  # all cores
+        hint = scale_hint(spec, len(report.variants), int(rows), len(plan.measures))
+        if hint is not None:
+            print(hint, file=sys.stderr)
     if html:
         from anoneval.core.report.html import write_html
 

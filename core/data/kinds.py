@@ -27,6 +27,7 @@ from pandas.core.util.hashing import combine_hash_arrays
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from anoneval.core.data.duplicates import repeated
+from anoneval.core.data.files import regular_file
 from anoneval.core.data.memory import MEMORY_HINT, available_memory, human_bytes
 from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
@@ -470,6 +471,8 @@ class Trajectories(Dataset):
         timestamp_format: str = DEFAULT_TIMESTAMP_FORMAT,
         invalid: Literal["drop", "drop_trajectory", "error"] = "drop",
         source: str | None = None,
+        id_map: str | Path | None = None,
+        id_map_role: Literal["trajectory_id", "user_id"] = "trajectory_id",
     ) -> Trajectories:
         """Build from one row per point with columns user_id, trajectory_id, timestamp, lon, lat.
 
@@ -501,6 +504,9 @@ class Trajectories(Dataset):
             raise DataError(f"{where} lack {', '.join(missing)}; columns found: "
                             f"{', '.join(map(str, frame.columns))}; map roles to columns with "
                             "the 'columns' option")
+        if id_map is not None:
+            frame = frame.assign(**{roles[id_map_role]: relabel(
+                frame[roles[id_map_role]], id_map, f"{where}, column {roles[id_map_role]!r}")})
         traj_col = frame[roles["trajectory_id"]]
         if traj_col.isna().any():
             row = int(np.flatnonzero(traj_col.isna().to_numpy())[0])
@@ -550,11 +556,27 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _iso8601(values: pd.Series) -> pd.Series:
+    """ISO 8601 timestamps (``2024-05-01T08:30:00Z``, ``...+02:00``, a space for ``T``, with
+    or without seconds or fractions); without an offset they are UTC; unreadable ones NaT."""
+    text = values.astype("string").str.strip()
+    # with or without an offset, parsed apart: pandas reads naive text among offsets wrongly
+    aware = text.str.contains(r"\d:\d\d(?::\d\d(?:[.,]\d+)?)?\s*(?:Z|[+-]\d\d(?::?\d\d)?)$",
+                              regex=True).fillna(False)
+    out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns, UTC]")
+    for part in (aware, ~aware):
+        if part.any():
+            out[part] = pd.to_datetime(text[part], format="ISO8601", utc=True, errors="coerce")
+    return out
+
+
 def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
     """Epoch seconds (int64, UTC, truncated towards −∞) of the timestamp column.
 
     Numbers (or ``fmt="epoch"``: numbers written as text) are epoch seconds; datetimes are
-    taken as they are (naive ones as UTC); anything else is parsed with the strptime ``fmt``.
+    taken as they are (naive ones as UTC); ``fmt="iso8601"`` reads ISO 8601 text (any offset;
+    UTC without one); anything else is parsed with the strptime ``fmt``. Text that the default
+    format reads nowhere but ISO 8601 reads everywhere is read as ISO 8601, with a warning.
     An unparseable or missing value is an error naming the first offending row.
     """
 
@@ -578,13 +600,49 @@ def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
         return out.astype(np.int64)
     if pd.api.types.is_datetime64_any_dtype(values):
         parsed = pd.to_datetime(values, utc=True)
+    elif fmt.lower() == "iso8601":
+        parsed = _iso8601(values)
     else:
         parsed = pd.to_datetime(values, format=fmt, utc=True, errors="coerce")
+        if fmt == DEFAULT_TIMESTAMP_FORMAT and parsed.isna().all():
+            iso = _iso8601(values)
+            if iso.notna().all():  # ISO 8601 text read with the default format: say so
+                warnings.warn(f"timestamps such as {_plain(values.iloc[0])!r} are ISO 8601, "
+                              f"not the default format {fmt!r}: read as ISO 8601 (set "
+                              "'timestamp_format': 'iso8601' to say so)", stacklevel=2)
+                parsed = iso
     bad = parsed.isna().to_numpy()
     if bad.any():
         raise fail(bad, f"with format {fmt!r}")
     delta = parsed - pd.Timestamp(0, tz="UTC")
     return (delta // pd.Timedelta(seconds=1)).to_numpy(np.int64)
+
+
+def relabel(ids: pd.Series, id_map: str | Path, where: str) -> pd.Series:
+    """``ids`` relabelled by a two-column CSV (header row): first column the id in this data,
+    second the id in the original. Ids are matched as text; the new ids are integers when
+    every one is an integer's text. An id missing from the map, or listed twice, is an error."""
+    path = Path(id_map)
+    regular_file(path, "id_map file")
+    table = pd.read_csv(path, dtype=str, keep_default_na=False, sep=None, engine="python")
+    if table.shape[1] != 2:
+        raise DataError(f"id_map {path}: expected two columns (the id here, the id in the "
+                        f"original), found {table.shape[1]}: {', '.join(map(str, table.columns))}")
+    here, there = (table.iloc[:, 0], table.iloc[:, 1])
+    twice = here[here.duplicated()]
+    if len(twice):
+        raise DataError(f"id_map {path}: id {twice.iloc[0]!r} is listed twice")
+    mapping = pd.Series(there.to_numpy(), index=here.to_numpy())
+    as_text = ids.astype("string").fillna("")
+    new = as_text.map(mapping)
+    missing = new.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise DataError(f"{where}: {data_row(row)} has id {as_text.iloc[row]!r}, which id_map "
+                        f"{path} does not list ({int(missing.sum())} rows)")
+    if new.str.fullmatch(r"-?\d{1,18}").all():
+        return new.astype("int64")
+    return new.astype(object)
 
 
 # -- loading -------------------------------------------------------------------------------------
@@ -648,8 +706,16 @@ class TableOptions(ReadOptions):
 class TrajectoryOptions(ReadOptions):
     columns: dict[str, str] | None = Field(
         None, description="Column of each role: user_id, trajectory_id, timestamp, lon, lat.")
-    timestamp_format: str = Field(DEFAULT_TIMESTAMP_FORMAT,
-                                  description="strptime format of the timestamps (UTC).")
+    timestamp_format: str = Field(
+        DEFAULT_TIMESTAMP_FORMAT, description="strptime format of the timestamps (UTC), "
+        "'iso8601' (e.g. 2024-05-01T08:30:00Z; an offset is honoured) or 'epoch' (seconds). "
+        "ISO 8601 text under the default format is read as such, with a warning.")
+    id_map: str | None = Field(
+        None, description="A two-column CSV file (header row; relative to the config file): "
+        "each id of this file (first column) and the id it has in the original (second), for "
+        "anonymized trajectories whose ids were relabelled; every id must be listed.")
+    id_map_role: Literal["trajectory_id", "user_id"] = Field(
+        "trajectory_id", description="The ids that id_map relabels.")
     invalid: Literal["drop", "drop_trajectory", "error"] = Field(
         "drop", description="Invalid coordinates: drop the points (counted), drop their whole "
         "trajectories (the mobility anonymizer's rule), or fail.")
@@ -900,7 +966,8 @@ def from_frame(frame: pd.DataFrame, kind: str, opts: ReadOptions,
         assert isinstance(opts, TrajectoryOptions)
         return Trajectories.from_frame(frame, columns=opts.columns,
                                        timestamp_format=opts.timestamp_format,
-                                       invalid=opts.invalid, source=source)
+                                       invalid=opts.invalid, source=source,
+                                       id_map=opts.id_map, id_map_role=opts.id_map_role)
     raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
 
 

@@ -7,14 +7,18 @@ from typing import TextIO
 
 from tqdm.auto import tqdm
 
+#: Seconds before a bar is drawn: work shorter than that shows none.
+DELAY = 2.0
+
 
 def progress_bar(total: int, desc: str = "", *, enabled: bool = False,
-                 stream: TextIO | None = None) -> tqdm:
+                 stream: TextIO | None = None, delay: float | None = None) -> tqdm:
     """A :class:`tqdm.auto.tqdm` bar of ``total`` steps on ``stream`` (default stderr);
-    silent unless ``enabled``. Use it as a context manager and call ``update(n)``."""
+    silent unless ``enabled``, drawn only once the work has taken ``delay`` seconds. Use it
+    as a context manager and call ``update(n)``."""
     return tqdm(total=max(int(total), 0), desc=desc, disable=not enabled,
                 file=stream if stream is not None else sys.stderr, leave=False,
-                dynamic_ncols=True, mininterval=0.1)
+                dynamic_ncols=True, mininterval=0.1, delay=DELAY if delay is None else delay)
 
 
 def progress_wanted(quiet: bool = False, stream: TextIO | None = None) -> bool:

@@ -12,7 +12,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from anoneval.core.api import Direction
-from anoneval.core.report.atomic import write_atomic
+from anoneval.core.errors import ConfigError
+from anoneval.core.report.atomic import write_atomic, write_frame_atomic
 from anoneval.core.report.jsonable import to_jsonable
 from anoneval.core.report.numbers import (
     ZERO_NOTE,
@@ -61,8 +62,21 @@ class _Reports(BaseModel):
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
 
     def write(self, path: str | Path) -> None:
-        """The JSON report, written atomically."""
-        write_atomic(path, self.to_json() + "\n")
+        """The report, written atomically: JSON (``.json``), or the summary as a table
+        (``.csv``, ``.parquet``: :meth:`to_table`); any other suffix is an error."""
+        fmt = report_format(path)
+        if fmt == "json":
+            write_atomic(path, self.to_json() + "\n")
+        else:
+            write_frame_atomic(self.to_table(), path)
+
+    def to_table(self) -> pd.DataFrame:
+        """The summary as a table: one row per variant and measure, the columns of
+        ``to_frame()`` plus the value's ``unit`` and the ``warnings`` (joined by " | ")."""
+        frame = self.to_frame()  # type: ignore[attr-defined]
+        measures = [m for r in getattr(self, "variants", [self]) for m in r.measures]
+        return frame.assign(unit=[m.unit for m in measures],
+                            warnings=[" | ".join(m.warnings) for m in measures])
 
     def to_html(self, path: str | Path, *, registry: Registry | None = None,
                 max_rows: int | None = None, variant_sections: bool | None = None) -> None:
@@ -214,6 +228,22 @@ class MultiReport(_Reports):
             out += _table_html(["variant", f"{ru.risk} ({ru.risk_direction})",
                                 f"{ru.loss} ({ru.loss_direction})", "Pareto-optimal"], rows)
         return out
+
+
+#: Report file suffixes and what each writes.
+REPORT_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+def report_format(path: str | Path) -> str:
+    """What a report path writes, by its suffix: json, csv (the summary table) or parquet
+    (the same table); any other suffix is a :class:`ConfigError` listing the allowed ones."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in REPORT_FORMATS:
+        got = suffix or "a file without a suffix"
+        raise ConfigError([("output", f"{str(path)!r}: a report is written as "
+                                      f"{', '.join(REPORT_FORMATS)} (the JSON report, or the "
+                                      f"summary as a table), not {got}")])
+    return REPORT_FORMATS[suffix]
 
 
 FRAME_COLUMNS = ["variant", "label", "name", "kind", "value", "ci_low", "ci_high", "direction",

@@ -10,6 +10,7 @@ resolve relative to its file.
 from __future__ import annotations
 
 import difflib
+import glob
 import re
 import stat
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from pydantic_core import PydanticCustomError
 from anoneval.core.api import Measure, Plugin, PluginRef, Synthesizer
 from anoneval.core.data.files import file_kind, read_json
 from anoneval.core.data.kinds import DATA_KINDS, FORMATS, OPTIONS, ReadOptions, infer_format
-from anoneval.core.data.parampaths import param_paths
+from anoneval.core.data.parampaths import param_paths, path_fields
 from anoneval.core.data.sources import locate
 from anoneval.core.errors import ConfigError, DataError, PluginError, UnknownPluginError
 
@@ -140,6 +141,15 @@ class DataSpec(BaseModel):
             opts = OPTIONS[self.kind].model_validate(self.options)
         except ValidationError as exc:
             problems.extend(_pydantic_problems(exc, "options", self.options, OPTIONS[self.kind]))
+        id_map = getattr(opts, "id_map", None)
+        if id_map is not None:  # a trajectories option naming a file: relative to the config
+            mapped = Path(id_map).expanduser()
+            mapped = mapped if mapped.is_absolute() else Path(ctx.get("base_dir", ".")) / mapped
+            base = _files_dir(info)
+            why = file_problems(str(mapped), base) if base is not None else None
+            if why is not None:
+                problems.append(("options.id_map", why))
+            opts = opts.model_copy(update={"id_map": str(mapped)})
         if problems:
             _fail(problems)
         assert fmt is not None and opts is not None
@@ -151,6 +161,64 @@ class VariantSpec(DataSpec):
     """One of several named anonymized variants."""
 
     name: str = Field(min_length=1, description="Variant name, unique within the config.")
+
+
+_VARIANTS_FROM = ("glob", "folder", "kind", "format", "options")
+
+
+def variants_from(spec: dict[str, Any], base_dir: Path) -> list[dict[str, Any]]:
+    """``{"glob": "releases/*.csv"}`` or ``{"folder": "releases"}`` as named variants: one per
+    data file (name = the file's stem), sorted by name; ``kind``, ``format`` and ``options``
+    apply to each. Hidden files and those starting with ``_`` are left out, and so are the
+    sub-folders of a folder. (A glob in ``path`` is one dataset read from several files.)"""
+    problems: list[Problem] = []
+    unknown = sorted(set(spec) - {*_VARIANTS_FROM, "path"})
+    problems.extend((f"anonymized.{k}", "unknown key; Allowed: " + ", ".join(_VARIANTS_FROM))
+                    for k in unknown)
+    given = [k for k in ("glob", "folder") if k in spec]
+    if len(given) > 1 or "path" in spec:
+        problems.append(("anonymized", "give one of 'glob' (one variant per matching file), "
+                                       "'folder' (one variant per file in it) or 'path' (one "
+                                       "dataset)"))
+    if problems:
+        _fail(problems)
+    key = given[0]
+    value = spec[key]
+    if not isinstance(value, str) or not value:
+        _fail([(f"anonymized.{key}", "a non-empty path (relative to the config file)")])
+    where = Path(value).expanduser()
+    where = where if where.is_absolute() else base_dir / where
+    if key == "glob":
+        if not re.search(r"[*?\[]", value):
+            _fail([("anonymized.glob", f"{value!r} has no wildcard (* ? [); for one file use "
+                                       "'path', for a folder 'folder'")])
+        files = [Path(f) for f in glob.glob(str(where), recursive=True)]
+    elif not where.is_dir():
+        _fail([("anonymized.folder", f"{str(where)!r} is not a folder")])
+    else:
+        files = list(where.iterdir())
+    files = [f for f in files if not f.name.startswith((".", "_")) and not f.is_dir()
+             and (spec.get("format") is not None or infer_format(f) is not None)]
+    if not files:
+        _fail([(f"anonymized.{key}", f"no data file matches {value!r} (csv, parquet or jsonl "
+                                     "files; paths are relative to the config file's folder)")])
+    by_name: dict[str, list[Path]] = {}
+    for f in files:
+        by_name.setdefault(f.stem, []).append(f)
+    twice = {n: fs for n, fs in by_name.items() if len(fs) > 1}
+    if twice:
+        _fail([(f"anonymized.{key}", f"two files would make variant {n!r}: "
+                                     f"{', '.join(sorted(str(f) for f in fs))}; rename one")
+               for n, fs in sorted(twice.items())])
+    extra = {k: spec[k] for k in ("kind", "format", "options") if k in spec}
+
+    def shown(f: Path) -> str:  # as the config would name it
+        try:
+            return str(f.relative_to(base_dir))
+        except ValueError:
+            return str(f)
+
+    return [{"name": n, "path": shown(by_name[n][0]), **extra} for n in sorted(by_name)]
 
 
 class Threshold(BaseModel):
@@ -211,35 +279,66 @@ class MeasureSpec(BaseModel):
     def _shorthand(cls, data: Any) -> Any:
         return {"name": data} if isinstance(data, str) else data  # "DM" is {"name": "DM"}
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _every_problem(cls, data: Any, handler: ValidatorFunctionWrapHandler,
+                       info: ValidationInfo) -> Any:
+        """A bad field (threshold, timeout, label) hides no problem of the params: these are
+        checked on their own and reported with it."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            if not isinstance(data, dict):
+                raise
+            problems = _pydantic_problems(exc, "", data, MeasureSpec)
+            failed = {p.split(".", 1)[0].split("[", 1)[0] for p, _ in problems}
+            name, kind, params = data.get("name"), data.get("kind"), data.get("params", {})
+            if (failed & {"name", "kind", "params"} or not isinstance(name, str)
+                    or not isinstance(params, dict)):
+                raise
+            if kind is not None and kind not in MEASURE_KINDS:
+                raise
+            try:
+                _measure(name, kind, params, info)
+            except PydanticCustomError as more:
+                problems.extend(more.context["problems"])  # type: ignore[index]
+            _fail(problems)
+
     @model_validator(mode="after")
     def _resolve(self, info: ValidationInfo) -> MeasureSpec:
-        registry = _registry(info)
-        kinds = [self.kind] if self.kind else list(MEASURE_KINDS)
-        found = registry.kinds_of(self.name, kinds)
-        if not found:
-            _fail([("name", registry.unknown_message(kinds, self.name))])
-        if len(found) > 1:
-            _fail([("name", f"{self.name!r} is both a risk and a loss measure; add "
-                            '"kind": "risk_measure" or "loss_measure"')])
-        try:
-            cls = registry.get(found[0], self.name)
-        except PluginError as exc:
-            _fail([("name", str(exc))])
-        problems: list[Problem] = []
-        made = validate_params(cls, self.params, "params", registry, problems,
-                               _files_dir(info))
+        made = _measure(self.name, self.kind, self.params, info)
         if (self.threshold is not None and self.threshold.on != "value"
-                and not {"confidence_level", "confidence"} & set(cls.Params.model_fields)
-                and not getattr(cls, "gives_interval", False)):
-            problems.append(("threshold.on", f"{self.name} reports no interval (ci), so its "
-                             f"threshold cannot test the {self.threshold.on} end; use \"on\": "
-                             "\"value\""))
-        if problems:
-            _fail(problems)
-        assert isinstance(made, Measure)
+                and not {"confidence_level", "confidence"} & set(type(made).Params.model_fields)
+                and not getattr(made, "gives_interval", False)):
+            _fail([("threshold.on", f"{self.name} reports no interval (ci), so its threshold "
+                                    f"cannot test the {self.threshold.on} end; use \"on\": "
+                                    "\"value\"")])
         self._planned = PlannedMeasure(made, self.label or made.name, self.threshold,
                                        self.timeout)
         return self
+
+
+def _measure(name: str, kind: str | None, params: dict[str, Any],
+             info: ValidationInfo) -> Measure:
+    """The measure ``name`` made from ``params``; its problems raised at once."""
+    registry = _registry(info)
+    kinds = [kind] if kind else list(MEASURE_KINDS)
+    found = registry.kinds_of(name, kinds)
+    if not found:
+        _fail([("name", registry.unknown_message(kinds, name))])
+    if len(found) > 1:
+        _fail([("name", f"{name!r} is both a risk and a loss measure; add "
+                        '"kind": "risk_measure" or "loss_measure"')])
+    try:
+        cls = registry.get(found[0], name)
+    except PluginError as exc:
+        _fail([("name", str(exc))])
+    problems: list[Problem] = []
+    made = validate_params(cls, params, "params", registry, problems, _files_dir(info))
+    if problems:
+        _fail(problems)
+    assert isinstance(made, Measure)
+    return made
 
 
 class SynthesizerSpec(BaseModel):
@@ -300,6 +399,34 @@ def _items(value: list[Any], model: type[BaseModel], info: ValidationInfo,
             out.append((i, model.model_validate(item, context=info.context)))
         except ValidationError as exc:
             problems.extend(_pydantic_problems(exc, f"[{i}]", item, model))
+    return out
+
+
+def _param_names(spec: dict[str, Any], registry: Registry) -> set[str] | None:
+    """The param names (and aliases) of the measure a spec names, or None when unknown."""
+    name, kind = spec.get("name"), spec.get("kind")
+    if not isinstance(name, str):
+        return None
+    kinds = [kind] if kind in MEASURE_KINDS else list(MEASURE_KINDS)
+    found = registry.kinds_of(name, kinds)
+    if len(found) != 1:
+        return None
+    try:
+        cls = registry.get(found[0], name)
+    except PluginError:
+        return None
+    fields = cls.Params.model_fields
+    return {n for n in fields} | {f.alias for f in fields.values() if f.alias}
+
+
+def _name_defaults(problems: list[Problem], taken: dict[int, set[str]]) -> list[Problem]:
+    """Problems with a param a measure took from ``defaults`` say so."""
+    out = []
+    for where, msg in problems:
+        m = re.match(r"^\[(\d+)\]\.params\.([^.\[]+)", where)
+        if m and m.group(2) in taken.get(int(m.group(1)), ()):
+            msg = f"{msg} (the value comes from defaults.{m.group(2)})"
+        out.append((where, msg))
     return out
 
 
@@ -449,16 +576,24 @@ class EvalConfig(BaseModel):
     description: str | None = Field(None, description="Free text for humans.")
     original: DataSpec | None = Field(None, description="The original data.")
     anonymized: DataSpec | list[VariantSpec] | None = Field(
-        None, description="The anonymized data, or a non-empty list of named variants.")
+        None, description="The anonymized data (a 'path': one file, a folder or a glob read "
+        "as one dataset), a non-empty list of named variants, or {'glob': 'releases/*.csv'} / "
+        "{'folder': 'releases'}: one variant per file, named by its stem, sorted.")
     control: DataSpec | None = Field(
         None, description="Control set: original records not used to make the release "
                           "(attack baselines, overfitting checks).")
     synthesizer: SynthesizerSpec | None = Field(
         None, description="Produces the anonymized side from the original.")
+    defaults: dict[str, Any] = Field(
+        default_factory=dict, description="Params given to every measure that accepts them "
+        "unless the measure sets its own, e.g. quasi_identifiers, hierarchies, sensitive; a "
+        "default that no listed measure accepts is an error.")
     measures: list[MeasureSpec] = Field(min_length=1, description="Measures, in report order.")
     seed: int = Field(0, ge=0, description="Seed of every random step (a non-negative "
                                           "integer, as numpy's generators take).")
-    output: str | None = Field(None, description="Report path (JSON), relative to the config.")
+    output: str | None = Field(None, description="Report path, relative to the config: .json "
+                                                 "(the report) or .csv/.parquet (the summary "
+                                                 "as a table).")
     report: ReportSpec | None = Field(None, description="Report options (risk–utility map, HTML).")
     engine: EngineSpec | None = Field(
         None, description="Where the run's tasks (the variants) are computed: local processes "
@@ -466,9 +601,14 @@ class EvalConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _inherit(cls, data: Any) -> Any:
+    def _inherit(cls, data: Any, info: ValidationInfo) -> Any:
         """The anonymized side and the control set take the original's kind and, when of that
-        kind, its options (key by key) unless they set their own."""
+        kind, its options (key by key) unless they set their own. ``anonymized: {"glob": ...}``
+        or ``{"folder": ...}`` becomes one variant per file first."""
+        if isinstance(data, dict) and isinstance(data.get("anonymized"), dict) and (
+                {"glob", "folder"} & set(data["anonymized"])):
+            base = Path(_context(info).get("base_dir", "."))
+            data = {**data, "anonymized": variants_from(data["anonymized"], base)}
         orig = data.get("original") if isinstance(data, dict) else None
         if not isinstance(orig, dict):
             return data
@@ -493,6 +633,50 @@ class EvalConfig(BaseModel):
             return {**data, "anonymized": [fill(a) for a in anon]}
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any, info: ValidationInfo) -> Any:
+        """Copy ``defaults`` into the params of each measure that accepts them (its own params
+        win); a default no listed measure accepts is a problem at ``defaults.<key>``. Which
+        keys each measure took is kept in the context, so that a problem they cause names
+        ``defaults``."""
+        if not isinstance(data, dict) or "defaults" not in data:
+            return data
+        defaults, measures = data["defaults"], data.get("measures")
+        if not isinstance(defaults, dict) or not isinstance(measures, list):
+            return data  # the field validators report the wrong types
+        registry = _registry(info)
+        used: set[str] = set()
+        taken: dict[int, set[str]] = {}
+        out = []
+        for i, item in enumerate(measures):
+            spec = {"name": item} if isinstance(item, str) else item
+            accepted = _param_names(spec, registry) if isinstance(spec, dict) else None
+            if accepted is None:  # unknown measure or bad item: reported by the field
+                used.update(defaults)  # (no claim that a default is unused)
+                out.append(item)
+                continue
+            own = spec.get("params", {})
+            if not isinstance(own, dict):
+                out.append(item)
+                continue
+            keys = [k for k in defaults if k in accepted]
+            used.update(keys)
+            add = {k: defaults[k] for k in keys if k not in own}
+            if add:
+                taken[i] = set(add)
+                spec = {**spec, "params": {**add, **own}}
+            out.append(spec)
+        unused = [k for k in defaults if k not in used]
+        if unused:
+            _fail([(f"defaults.{k}", f"no measure of 'measures' accepts the param {k!r}; "
+                                     "remove it or add a measure that takes it")
+                   for k in unused])
+        ctx = _context(info)
+        if ctx is not None and taken:
+            ctx["defaulted"] = taken
+        return {**data, "measures": out}
+
     @field_validator("anonymized", mode="wrap")
     @classmethod
     def _variants(cls, value: Any, handler: ValidatorFunctionWrapHandler,
@@ -513,6 +697,18 @@ class EvalConfig(BaseModel):
         if problems:
             _fail(problems)
         return [v for _, v in items]
+
+    @field_validator("output")
+    @classmethod
+    def _output_format(cls, value: str | None) -> str | None:
+        if value is not None:
+            from anoneval.core.report.model import REPORT_FORMATS
+
+            if Path(value).suffix.lower() not in REPORT_FORMATS:
+                raise ValueError(f"{value!r}: a report is written as "
+                                 f"{', '.join(REPORT_FORMATS)} (the JSON report, or the "
+                                 "summary as a table)")
+        return value
 
     @field_validator("synthesizer", mode="wrap")
     @classmethod
@@ -549,6 +745,7 @@ class EvalConfig(BaseModel):
             return handler(value)
         problems: list[Problem] = []
         items = _items(value, MeasureSpec, info, problems)
+        problems = _name_defaults(problems, _context(info).get("defaulted", {}))
         planned = [(i, m._planned) for i, m in items]
         original: str | EllipsisType | None = ...  # unknown when invalid
         if "original" in info.data:
@@ -737,6 +934,25 @@ def file_problems(value: str, base_dir: Path) -> str | None:
     return None
 
 
+def _raw_paths(model: type[BaseModel], params: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(where, path)`` of the path params of ``model`` in unvalidated ``params`` (those that
+    are text where a path is expected), so that files are checked when other params fail."""
+    out = []
+    for name in path_fields(model):
+        field_ = model.model_fields[name]
+        value = params.get(field_.alias or name, params.get(name))
+        if isinstance(value, str):
+            items: list[tuple[str, Any]] = [(name, value)]
+        elif isinstance(value, dict):
+            items = [(f"{name}.{k}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            items = []
+        out.extend((w, v) for w, v in items if isinstance(v, str) and v)
+    return out
+
+
 def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registry,
                     problems: list[tuple[str, str]],
                     base_dir: Path | None = None) -> Plugin | None:
@@ -749,6 +965,12 @@ def validate_params(cls: type[Plugin], params: Any, path: str, registry: Registr
         parsed = cls.Params.model_validate(params)
     except ValidationError as exc:
         problems.extend(_pydantic_problems(exc, path, params, cls.Params))
+        if base_dir is not None and isinstance(params, dict):  # the paths that did parse
+            bad = {p for p, _ in problems}
+            for where, value in _raw_paths(cls.Params, params):
+                why = file_problems(value, base_dir)
+                if why is not None and f"{path}.{where}" not in bad:
+                    problems.append((f"{path}.{where}", why))
         return None
     ok = True
     if base_dir is not None:

@@ -67,6 +67,12 @@ DASK_EXTRA = 'pip install "anoneval[dask]"'
 ALLOW_REMOTE_ENV = "ANONEVAL_ALLOW_REMOTE_CLUSTER"
 #: Seconds to wait for a started LocalCluster's workers, and for a scheduler's first worker.
 WORKERS_TIMEOUT = 120.0
+#: Seconds a scheduler address may refuse or ignore TCP connections before it counts as
+#: unreachable (a scheduler starting up is given that long), not ``connect_timeout`` (Dask
+#: retries a refused connection until then: 30 s by default).
+REACH_TIMEOUT = 4.0
+#: Times a variant whose scattered data was lost with its worker is sent again.
+RESEND_ROUNDS = 3
 #: Environment of the Dask workers anoneval starts. glibc's heap-trim threshold: Dask's 64 KiB
 #: default returns freed heap to the OS after every large numpy temporary, which slows numeric
 #: work; 128 MiB does not (arrays above 128 KiB are mapped, and unmapped when freed, either way).
@@ -263,7 +269,7 @@ def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
     with as_task():
         if callable(data):
             data = data()
-        return _evaluator_for(recipe).evaluate(data, variant=name)
+        return _evaluator_for(_plain(recipe)).evaluate(data, variant=name)
 
 
 def run_task(fn: Callable[..., R], *args: Any) -> R:
@@ -726,12 +732,63 @@ class DaskEngine(Engine):
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report]) -> list[Report]:
-        # a task (not scattered data) holds the recipe, so a lost worker's copy is recomputed
-        shared = self.client.submit(_plain, _opaque(recipe), pure=False, retries=3)
+        """Each variant as a task. The data is sent outside the task graph, once: the recipe
+        (the original, the measures) scattered to every worker, each in-memory variant to one
+        (a loader is sent as it is and runs on the worker). So the graph stays small (no
+        "large graph" warning, the original is not sent with each task), and a variant whose
+        copy or worker was lost is sent again, up to :data:`RESEND_ROUNDS` times."""
         names = list(variants)
-        futures = self.client.map(run_variant, [shared] * len(names), names,
-                                  [variants[n] for n in names], pure=False, retries=3)
-        return self.gathered(futures, "the variants")
+        done: dict[str, Report] = {}
+        shared: Any = None
+        for _ in range(RESEND_ROUNDS):
+            todo = [n for n in names if n not in done]
+            if not todo:
+                break
+            if shared is None or shared.status != "finished":
+                [shared] = self.client.scatter([_opaque(recipe)], broadcast=True, hash=False)
+            data = [variants[n] for n in todo]
+            in_memory = [i for i, d in enumerate(data) if not callable(d)]
+            if in_memory:
+                sent = self.client.scatter([data[i] for i in in_memory], hash=False)
+                for i, future in zip(in_memory, sent, strict=True):
+                    data[i] = future
+            futures = self.client.map(run_variant, [shared] * len(todo), todo, data,
+                                      pure=False, retries=3)
+            self.client.gather(futures, errors="skip")  # wait; errors are raised below
+            finished = [(n, f) for n, f in zip(todo, futures, strict=True)
+                        if f.status != "cancelled" and f.status != "lost"]
+            results = self.gathered([f for _, f in finished], "the variants")
+            done.update(zip([n for n, _ in finished], results, strict=True))
+        missing = [n for n in names if n not in done]
+        if missing:
+            raise EngineError(f"the Dask cluster lost the data of variant(s) "
+                              f"{', '.join(map(repr, missing))} {RESEND_ROUNDS} times; no "
+                              "report was written")
+        return [done[n] for n in names]
+
+
+#: Job sizes (variants × original rows × measures) below which a parallel engine ran slower
+#: than a serial run on the 2-core development machine (docs/scaling.md, bench_breakeven.py):
+#: the start-up of worker processes (local) or of a LocalCluster (dask) outweighs the work.
+BREAK_EVEN = {"local": 10_000_000, "dask": 25_000_000}
+
+
+def scale_hint(engine: Mapping[str, Any] | None, variants: int, rows: int,
+               measures: int) -> str | None:
+    """One line when a parallel engine ran a job smaller than its measured break-even point
+    (:data:`BREAK_EVEN`), else None. A running scheduler (``address``) costs no start-up, so
+    it gets no hint."""
+    if not engine or engine.get("address") is not None:
+        return None
+    name = engine.get("name")
+    if name not in BREAK_EVEN or (name == "local" and (engine.get("workers") or 1) <= 1):
+        return None
+    size = variants * rows * measures
+    if size >= BREAK_EVEN[name]:
+        return None
+    return (f"hint: this job ({variants} variants x {rows:,} rows x {measures} measures = "
+            f"{size:,}) is below the {name} engine's break-even point (~{BREAK_EVEN[name]:,}, "
+            "docs/scaling.md); a serial run (no engine section) is likely faster")
 
 
 def parallel(engine: Engine) -> bool:
@@ -772,6 +829,7 @@ def open_engine(engine: Any = None, tasks: int | None = None) -> Iterator[Engine
         return
     if spec.address is not None:
         check_address(spec.address)
+        _reachable(spec.address, min(spec.connect_timeout, REACH_TIMEOUT))
         try:
             client = distributed.Client(spec.address, timeout=spec.connect_timeout,
                                         set_as_default=False)
@@ -798,6 +856,36 @@ def open_engine(engine: Any = None, tasks: int | None = None) -> Iterator[Engine
         _wait_for_workers(client, n_workers, WORKERS_TIMEOUT, "the LocalCluster")
         _ship_user_modules(client)
         yield DaskEngine(client, cluster.scheduler_address, limit)
+
+
+def _reachable(address: str, timeout: float) -> None:
+    """Fail within ``timeout`` seconds when nothing accepts TCP connections at a ``tcp://`` or
+    ``tls://`` scheduler address (a wrong port, a stopped scheduler, a host that drops the
+    packets); other transports are left to Dask."""
+    import socket
+    import time
+
+    parts = urlsplit(address)
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname:
+        return
+    deadline = time.monotonic() + timeout
+    while True:  # a refused port is tried again until the deadline: a scheduler starting up
+        left = deadline - time.monotonic()
+        try:
+            with socket.create_connection((parts.hostname, parts.port or 8786),
+                                          timeout=max(left, 0.05)):
+                return
+        except ConnectionRefusedError as exc:
+            if left > 0.2:
+                time.sleep(0.2)
+                continue
+            why = exc.strerror or str(exc)
+        except OSError as exc:
+            why = "timed out" if isinstance(exc, socket.timeout) else (exc.strerror or str(exc))
+        raise EngineError(masked(
+            f"cannot reach the Dask scheduler at {public_address(address)} within "
+            f"{timeout:g} s: {why}; check the address and that the scheduler runs "
+            "(`dask scheduler`)", address)) from None
 
 
 def _discard_failed_client(distributed: Any, exc: BaseException) -> None:

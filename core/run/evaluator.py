@@ -18,7 +18,7 @@ import math
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,6 +37,7 @@ from anoneval.core.data.kinds import (
     unify_kinds,
 )
 from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.data.progress import progress_bar
 from anoneval.core.data.summary import dataset_summarizer
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.jsonable import non_finite
@@ -207,6 +208,7 @@ class Evaluator:
         #: Runs the measures' blocks (``Context.map_blocks``); serial unless an engine sets it.
         self.block_runner: Blocks = SERIAL_BLOCKS
         self._scaled: ScaledRun | None = None  # set while the dask engine runs partitioned data
+        self._bar: Any = None  # the progress bar of the run in progress (this process only)
 
     def _context(self, prepared: Any = None) -> Context:
         return Context(seed=self.seed, registry=self.registry, base_dir=self.base_dir,
@@ -376,7 +378,13 @@ class Evaluator:
         if self._scaled is not None:
             self._scaled.prefetch([p.measure for p in self.measures
                                    if _mode(p.measure) == "summaries"], runner.original, anon)
-        entries = [runner.run_measure(i, p, anon) for i, p in enumerate(self.measures)]
+        entries = []
+        with self._progress(len(self.measures)) as bar:
+            for i, p in enumerate(self.measures):
+                bar.set_postfix_str(f"{variant}: {p.label}" if variant else p.label,
+                                    refresh=False)
+                entries.append(runner.run_measure(i, p, anon))
+                bar.update(1)
         for entry in entries:
             entry.warnings[:0] = [*runner._notes, *notes]
         return Report(
@@ -384,6 +392,20 @@ class Evaluator:
             inputs=self._inputs(given),
             synthesizer=synthesizer, measures=entries,
         )
+
+    @contextlib.contextmanager
+    def _progress(self, steps: int) -> Iterator[Any]:
+        """The run's progress bar (variants × measures, drawn after a few seconds), or a bar of
+        ``steps`` measures when none is open."""
+        if self._bar is not None:
+            yield self._bar
+            return
+        with progress_bar(steps, "measures", enabled=self.show_progress) as bar:
+            self._bar = bar
+            try:
+                yield bar
+            finally:
+                self._bar = None
 
     def _unify_partitioned(self) -> None:
         """A partitioned original, once on the cluster: its columns read as one kind each and
@@ -476,7 +498,8 @@ class Evaluator:
         if not variants:
             raise DataError("no anonymized variants given; pass at least one")
         variants = _named_variants(variants)
-        with open_engine(engine, tasks=len(variants) if len(variants) > 1 else None) as eng:
+        with open_engine(engine, tasks=len(variants) if len(variants) > 1 else None) as eng, \
+                self._progress(len(variants) * len(self.measures)):
             client = getattr(eng, "client", None)
             scaled = client is not None and (self._partitioned(None) or isinstance(
                 self.control, Partitioned) or any(isinstance(v, Partitioned)

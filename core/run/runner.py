@@ -42,6 +42,10 @@ def plan_inputs(plan: Plan) -> list[tuple[str, Path]]:
         out.append(("control.path", plan.control.path))
     for v in plan.anonymized:
         out.append((f"anonymized variant {v.name!r}" if v.name else "anonymized.path", v.path))
+    for given in [plan.original, plan.control, *plan.anonymized]:
+        id_map = getattr(given.options, "id_map", None) if given is not None else None
+        if id_map is not None:
+            out.append((f"{given.side} options.id_map", Path(id_map)))
     plugins: list[tuple[str, Any]] = [
         (f"measures[{i}] ({pm.label})", pm.measure) for i, pm in enumerate(plan.measures)]
     if plan.synthesizer is not None:

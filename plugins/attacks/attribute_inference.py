@@ -101,18 +101,21 @@ class AttributeInference(TargetedAttack):
         secrets = syn[p.secret].reset_index(drop=True)
         roles = (("main", ori.iloc[t_ori]), ("control", ctl.iloc[t_ctl]))
         success = {}
-        if p.attacker == "nearest":
-            for role, targets in roles:
-                (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
-                idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
-                success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
-                                        p.tolerance)
-        else:
-            predicted = model_guesses(p.attacker, syn, [t for _, t in roles], p.aux_cols,
-                                    p.secret, regression, p.max_train_rows, p.n_estimators,
-                                    ctx.rng(34))
-            for (role, targets), guess in zip(roles, predicted, strict=True):
-                success[role] = correct(guess, targets[p.secret], regression, p.tolerance)
+        with ctx.progress(2, f"{self.name} ({p.attacker} attacker)") as bar:
+            if p.attacker == "nearest":
+                for role, targets in roles:
+                    (enc_t, enc_s), _, _ = encode([targets, syn], p.aux_cols)
+                    idx = nearest(enc_t, enc_s, 1, order=order)[0][:, 0]
+                    success[role] = correct(secrets.iloc[idx], targets[p.secret], regression,
+                                            p.tolerance)
+                    bar.update(1)
+            else:
+                predicted = model_guesses(p.attacker, syn, [t for _, t in roles], p.aux_cols,
+                                          p.secret, regression, p.max_train_rows,
+                                          p.n_estimators, ctx.rng(34))
+                for (role, targets), guess in zip(roles, predicted, strict=True):
+                    success[role] = correct(guess, targets[p.secret], regression, p.tolerance)
+                    bar.update(1)
         guesses = secrets.iloc[rng.integers(0, len(syn), size=len(t_ori))]
         base = correct(guesses, ori[p.secret].iloc[t_ori], regression, p.tolerance)
         return self.result(success["main"], base, success["control"],

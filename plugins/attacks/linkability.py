@@ -70,12 +70,14 @@ class Linkability(TargetedAttack):
                             "records")
         order_a, order_b = rng.permutation(len(syn)), rng.permutation(len(syn))
         hits = {}
-        for role, targets in (("main", ori.iloc[t_ori]), ("control", ctl.iloc[t_ctl])):
-            found = []
-            for cols, order in ((cols_a, order_a), (cols_b, order_b)):
-                (enc_t, enc_s), _, _ = encode([targets, syn], cols)
-                found.append(nearest(enc_t, enc_s, p.n_neighbors, order=order)[0])
-            hits[role] = linked(*found)
+        with ctx.progress(4, f"{self.name} (neighbour searches)") as bar:
+            for role, targets in (("main", ori.iloc[t_ori]), ("control", ctl.iloc[t_ctl])):
+                found = []
+                for cols, order in ((cols_a, order_a), (cols_b, order_b)):
+                    (enc_t, enc_s), _, _ = encode([targets, syn], cols)
+                    found.append(nearest(enc_t, enc_s, p.n_neighbors, order=order)[0])
+                    bar.update(1)
+                hits[role] = linked(*found)
         k = p.n_neighbors
         base = linked(rng.integers(0, len(syn), size=(len(t_ori), k)),
                       rng.integers(0, len(syn), size=(len(t_ori), k)))

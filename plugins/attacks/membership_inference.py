@@ -72,8 +72,11 @@ class MembershipInference(AttackMeasure):
         members = ori.iloc[sample_targets(len(ori), p.n_attacks, rng)]
         others = ctl.iloc[sample_targets(len(ctl), p.n_attacks, rng)]
         (enc_m, enc_o, enc_s), _, _ = encode([members, others, syn], columns)
-        d_m = nearest_distances(enc_m, enc_s)[:, 0]
-        d_o = nearest_distances(enc_o, enc_s)[:, 0]
+        with ctx.progress(2, f"{self.name} (nearest released records)") as bar:
+            d_m = nearest_distances(enc_m, enc_s)[:, 0]
+            bar.update(1)
+            d_o = nearest_distances(enc_o, enc_s)[:, 0]
+            bar.update(1)
         a, (low, high) = delong_auc(-d_m, -d_o, p.confidence_level)
         ci = [max(0.0, 2 * (low - 0.5)), max(0.0, 2 * (high - 0.5))]
         return MeasureResult(value=max(0.0, 2 * (a - 0.5)), ci=ci, details={

@@ -429,13 +429,16 @@ class SinglingOut(AttackMeasure):
         X_syn, X_ori, X_ctl, numeric = _encode(syn, ori, ctl)
         released = Records(X_syn)
         rng = ctx.rng(1)
+        bar = ctx.progress(4, f"{self.name} (queries, then matches on 3 sides)")
         if p.mode == "univariate":
             queries = _univariate(released, numeric, p.n_attacks, rng)
         else:
             queries = _multivariate(released, numeric, p.n_attacks, n_cols, p.max_attempts,
                                     rng)
+        bar.update(1)
         n = len(queries)
         if n == 0:
+            bar.close()
             return MeasureResult(value=None, details={"n_attacks": 0},
                                  warnings=["no query singles out a released record"])
         warnings = []
@@ -445,8 +448,12 @@ class SinglingOut(AttackMeasure):
         baseline = _random_queries(X_syn, numeric, n, n_cols, rng)
         on_ori = Records(X_ori)
         n_success = float(np.count_nonzero(count_matches(on_ori, queries) == 1))
+        bar.update(1)
         n_base = float(np.count_nonzero(count_matches(on_ori, baseline) == 1))
+        bar.update(1)
         ctl_counts = count_matches(Records(X_ctl), queries)
+        bar.update(1)
+        bar.close()
         n_control = float(np.count_nonzero(ctl_counts == 1))
         method = ("none" if len(ctl) == len(ori) else "hypergeometric" if len(ctl) > len(ori)
                   else p.control_correction)

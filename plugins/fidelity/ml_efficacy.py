@@ -197,9 +197,13 @@ class MLEfficacy(LossMeasure):
         if p.model != "linear":
             X_o, X_s, X_t = for_trees(X_o), for_trees(X_s), for_trees(X_t)
         seed = int(rng.integers(2**31 - 1))
-        (release, pred_s), (real, pred_o) = (
-            _score(self._model(task, seed), X, f[p.target], X_t, test[p.target], task, metric)
-            for X, f in ((X_s, train_s), (X_o, train_o)))
+        scores = []
+        with ctx.progress(2, f"{self.name} (fits)") as bar:
+            for X, f in ((X_s, train_s), (X_o, train_o)):
+                scores.append(_score(self._model(task, seed), X, f[p.target], X_t,
+                                     test[p.target], task, metric))
+                bar.update(1)
+        (release, pred_s), (real, pred_o) = scores
         loss = real - release if HIGHER_IS_BETTER[metric] else release - real
         y_t = test[p.target].to_numpy(dtype=str if task == "classification" else np.float64)
         reps = loss_replicates(metric, y_t, pred_s, pred_o, p.n_boot, ctx.rng(9))

@@ -134,8 +134,13 @@ class PropensityMSE(LossMeasure):
                     random_state=int(rng.integers(2**31 - 1)))
                 return pmse(model.fit(X, labels).predict_proba(X)[:, 1], c)
 
-            value = fitted(y)
-            perms = [fitted(rng.permutation(y)) for _ in range(p.n_permutations)]
+            with ctx.progress(1 + p.n_permutations, f"{self.name} (CART refits)") as bar:
+                value = fitted(y)
+                bar.update(1)
+                perms = []
+                for _ in range(p.n_permutations):
+                    perms.append(fitted(rng.permutation(y)))
+                    bar.update(1)
             null = float(np.mean(perms))
             details.update(null=f"permutation of the labels ({p.n_permutations} refits)",
                            null_pmse_sd=float(np.std(perms, ddof=1)) if len(perms) > 1

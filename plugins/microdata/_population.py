@@ -129,6 +129,17 @@ def population_counts(population: Microdata, release: Microdata, cl: Classes,
         c = int(np.flatnonzero(short)[0])
         row = int(first[c])
         values = {q: str(rc.texts[rc.codes[row]]) for q, rc in zip(qi, rel_cols, strict=True)}
+        if F[c] == 0:
+            plain = [q for q in qi if q not in hs]
+            raise DataError(
+                f"no population record falls into release class {values} (e.g. released "
+                f"{data_row(row)}): the population is generalized to the release's levels "
+                "with 'hierarchies', and quasi-identifiers without one "
+                f"({', '.join(plain) or 'none'}) are compared as text, so a generalized value "
+                "never meets a raw one. Give 'hierarchies' for the generalized "
+                "quasi-identifiers, a 'population' file at the release's levels, or, for "
+                "journalist and marketer risk, 'population_size' (the size of the population "
+                "the data was drawn from)")
         raise DataError(
             f"release class {values} (e.g. released {data_row(row)}) has "
             f"{int(cl.sizes[c])} records "

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult, released
+from anoneval.core.api import Context, DataError, Dataset, MeasureResult, released
 from anoneval.plugins.microdata._common import ClassRiskMeasure, released_classes
 from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._records import RecordTable
@@ -36,6 +36,13 @@ class ReidentificationRisk(ClassRiskMeasure):
     ``hierarchies`` is generalized to the level its released values are at (or ``levels``);
     the others are compared as text. Its rows need not align with the release's; all its
     records count (ARX counts suppressed records of the superset too). Without a population
+    file, ``population_size`` N estimates each class's population size as F_E = f_E / π with
+    the sampling fraction π = n_all / N (n_all: every record of the data, suppressed ones
+    included): the expected count under simple random sampling (El Emam 2013, ch. "Measuring
+    the probability of re-identification", the sampling-fraction estimate; Horvitz &
+    Thompson 1952). Then f_E / F_E = π in every class, so marketer = journalist = π ·
+    #classes / n (the prosecutor's rate times π) and ``highest_risk`` = π / min f_E; F_E need
+    not be an integer. Without a population
     the journalist equals the prosecutor in ARX; here it is an error. ``levels`` and
     ``population`` given to the prosecutor are an error, not ignored: its classes are the
     released values as they are (``hierarchies`` are accepted, unused, so one set of ARX
@@ -54,10 +61,19 @@ class ReidentificationRisk(ClassRiskMeasure):
             0.2, gt=0, le=1, description="Records whose risk exceeds this (strict >) are at "
                                          "risk; 0.2 = classes smaller than 5.")
         per_record: bool = Field(False, description="Add a per-record table to details.")
+        population_size: int | None = Field(
+            None, ge=1, strict=True,
+            description="journalist, marketer: the size N of the population the data was "
+                        "drawn from, when no population file exists; each class's population "
+                        "size is then estimated as f / (n / N).")
 
         @model_validator(mode="after")
         def _prosecutor_has_no_population(self) -> ReidentificationRisk.Params:
-            given = [k for k in ("levels", "population") if getattr(self, k)]
+            if self.population_size is not None and (self.population or self.levels):
+                raise ValueError("give either 'population_size' (estimated class sizes) or a "
+                                 "'population' file (with 'levels'), not both")
+            given = [k for k in ("levels", "population", "population_size")
+                     if getattr(self, k)]
             if self.attacker == "prosecutor" and given:
                 raise ValueError(
                     f"{' and '.join(given)} apply to the journalist and marketer attackers "
@@ -72,6 +88,15 @@ class ReidentificationRisk(ClassRiskMeasure):
             data, cl = released_classes(original if p.id is not None else None,
                                         released(original, anonymized), p, ctx)
             F = None
+        elif p.population_size is not None:
+            data, cl = released_classes(original if p.id is not None else None,
+                                        released(original, anonymized), p, ctx)
+            if p.population_size < cl.records:
+                raise DataError(f"population_size {p.population_size} is smaller than the "
+                                f"{cl.records} records of the data: it is the size of the "
+                                "population the data was drawn from")
+            fraction = cl.records / p.population_size
+            F = cl.sizes / fraction  # the expected population size of each class
         else:
             data, cl, counts = release_population(original, anonymized, p, ctx,
                                                   f"the {p.attacker} attacker")
@@ -98,9 +123,13 @@ class ReidentificationRisk(ClassRiskMeasure):
         else:
             marketer = float((f / F).sum()) / n
             success = marketer if p.attacker == "marketer" else max(len(f) / F.sum(), marketer)
-            details["population_records"] = counts.population_records
-            details["population_in_release_classes"] = int(F.sum())
-            details["levels"] = counts.levels
+            if p.population_size is None:
+                details["population_records"] = counts.population_records
+                details["population_in_release_classes"] = int(F.sum())
+                details["levels"] = counts.levels
+            else:
+                details["population_records"] = p.population_size
+                details["sampling_fraction"] = cl.records / p.population_size
         details.update(
             success_rate=success,
             highest_risk=1.0 / float(size.min()),
@@ -109,7 +138,9 @@ class ReidentificationRisk(ClassRiskMeasure):
         )
         if p.per_record:
             table = RecordTable(data, cl, p.id)
-            if F is not None:
+            if F is not None and p.population_size is not None:
+                table.add_float("population_size", F)
+            elif F is not None:
                 table.add_int("population_size", F)
             table.add_float("risk", 1.0 / size)
             details["per_record"] = table.frame()

@@ -57,7 +57,8 @@ def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Contex
     """
     blocks = ([("x", a, b) for a, b in spans(len(X), QUERY_ROWS)]
               + [("y", a, b) for a, b in spans(len(Y), QUERY_ROWS)])
-    parts = (ctx or Context()).map_blocks(_query_block, blocks, (cKDTree(X), X, Y))
+    parts = (ctx or Context()).map_blocks(_query_block, blocks, (cKDTree(X), X, Y),
+                                          desc="DistanceToClosestRecord (nearest records)")
     nx = len(spans(len(X), QUERY_ROWS))
     nn_actual = np.concatenate(parts[:nx])
     threshold = float(np.percentile(nn_actual, percentile))
@@ -104,7 +105,8 @@ def sdm_dcr(query: pd.DataFrame, reference: pd.DataFrame, columns: list[str],
     blocks on ``ctx``'s engine (chunked inside)."""
     (q, r), _, _ = encode([query, reference], columns, range_from=[1])
     rows = max(BLOCK_PAIRS // max(len(r), 1), 1)
-    parts = (ctx or Context()).map_blocks(_sdm_block, spans(len(q), rows), (q, r))
+    parts = (ctx or Context()).map_blocks(_sdm_block, spans(len(q), rows), (q, r),
+                                          desc="DistanceToClosestRecord (distances)")
     return (np.concatenate(parts) if parts else np.zeros(0)) / len(columns)
 
 

@@ -53,7 +53,7 @@ def nndr(distance: Distance, query: Dataset, reference: Dataset,
     query records run on ``ctx``'s engine."""
     rows = max(1, BLOCK_PAIRS // len(reference))
     parts = (ctx or Context()).map_blocks(ratio_block, spans(len(query), rows),
-                                          (distance, query, reference))
+                                          (distance, query, reference), desc="NNDR")
     return np.concatenate(parts) if parts else np.zeros(0)
 
 

@@ -20,12 +20,16 @@ def test_progress_is_a_tqdm_bar_drawn_only_when_enabled() -> None:
     from tqdm.auto import tqdm
 
     out = io.StringIO()
-    with progress_bar(4, "linking", enabled=True, stream=out) as bar:
+    with progress_bar(4, "linking", enabled=True, stream=out, delay=0) as bar:
         for _ in range(4):
             bar.update()
     assert isinstance(bar, tqdm)
     text = out.getvalue()
     assert "linking" in text and "| 0/4 [" in text and bar.n == 4
+    short = io.StringIO()  # by default a bar is drawn only after a few seconds of work
+    with progress_bar(4, "linking", enabled=True, stream=short) as bar:
+        bar.update(4)
+    assert short.getvalue() == "" and bar.n == 4
     silent = io.StringIO()
     with progress_bar(4, "linking", enabled=False, stream=silent) as bar:
         bar.update(4)

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from anoneval.core.api import Context, Microdata
+from anoneval.core import evaluate
+from anoneval.core.api import ConfigError, Context, Microdata
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata.kanonymity import KAnonymity
 from anoneval.plugins.microdata.ldiversity import LDiversity
@@ -650,3 +651,59 @@ def test_compat_exact_nan_only_where_sdcmicro_overflows():
     assert not np.isnan(compat[fk <= 250]).any()
     small = fk <= 60  # where the alternating series still holds its digits
     np.testing.assert_allclose(compat[small], default[small], rtol=1e-8)
+
+
+# --- population_size: journalist and marketer risk without a population file (issue 29) ---
+
+def _generalized_pair():
+    original = pd.DataFrame({"age": [31, 32, 45, 46, 47, 60], "sex": list("mfmfmf")})
+    released = original.assign(age=["30-39", "30-39", "40-49", "40-49", "40-49", "60-69"])
+    return original, released
+
+
+@pytest.mark.parametrize("attacker", ["journalist", "marketer"])
+def test_population_size_estimates_class_sizes_from_the_sampling_fraction(attacker):
+    original, released = _generalized_pair()
+    report = evaluate(original, released, [{"name": "ReidentificationRisk", "params": {
+        "quasi_identifiers": ["age"], "attacker": attacker, "population_size": 60,
+        "per_record": True}}])
+    m = report.measures[0]
+    # by hand: pi = 6/60; classes of 2, 3, 1 records -> F = 20, 30, 10; sum f/F = 3 * 0.1
+    assert m.value == pytest.approx(3 * 0.1 / 6)
+    assert m.details["highest_risk"] == pytest.approx(1 / 10)
+    assert m.details["sampling_fraction"] == pytest.approx(0.1)
+    table = m.details["per_record"]
+    assert list(table["population_size"]) == pytest.approx([20, 20, 30, 30, 30, 10])
+
+
+def test_population_size_equals_a_population_of_that_many_copies():
+    # a population made of 10 copies of the data has exactly F = f * N / n in every class
+    original, released = _generalized_pair()
+    spec = {"quasi_identifiers": ["age"], "attacker": "journalist"}
+    estimated = evaluate(original, released, [{"name": "ReidentificationRisk", "params": {
+        **spec, "population_size": 60}}]).measures[0]
+    copies = pd.concat([released] * 10, ignore_index=True)
+    counted = evaluate(copies, released, [{"name": "ReidentificationRisk", "params": spec}]
+                       ).measures[0]
+    assert estimated.value == pytest.approx(counted.value)
+    assert estimated.details["highest_risk"] == pytest.approx(counted.details["highest_risk"])
+
+
+def test_population_size_problems_are_clear():
+    original, released = _generalized_pair()
+    report = evaluate(original, released, [{"name": "ReidentificationRisk", "params": {
+        "quasi_identifiers": ["age"], "attacker": "journalist", "population_size": 3}}])
+    assert "smaller than the 6 records" in report.measures[0].error
+    for extra in ({"attacker": "prosecutor"}, {"attacker": "journalist", "population": "p.csv"}):
+        with pytest.raises(ConfigError, match="population_size"):
+            evaluate(original, released, [{"name": "ReidentificationRisk", "params": {
+                "quasi_identifiers": ["age"], "population_size": 60, **extra}}])
+
+
+def test_no_population_match_says_what_to_give():
+    original, released = _generalized_pair()
+    report = evaluate(original, released, [{"name": "ReidentificationRisk", "params": {
+        "quasi_identifiers": ["age"], "attacker": "journalist"}}])
+    error = report.measures[0].error
+    assert "population only 0" not in error
+    assert "'hierarchies'" in error and "population_size" in error and "(age)" in error
