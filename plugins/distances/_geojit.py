@@ -14,6 +14,13 @@ import os
 
 import numpy as np
 
+from anoneval.plugins.distances._geodp import FRECHET_SLACK
+
+#: Relative gap below an (a)/(b) critical value within which type-(c) values are not searched:
+#: when the decision fails at v·(1 − FRECHET_NEAR), no value below that succeeds and the answer
+#: is v up to FRECHET_NEAR (4 × the decision's own slack).
+FRECHET_NEAR = 4 * FRECHET_SLACK
+
 try:
     import numba
 except ImportError:  # pragma: no cover - the numpy kernels run instead
@@ -21,7 +28,7 @@ except ImportError:  # pragma: no cover - the numpy kernels run instead
 
 #: Algorithm codes of :func:`matrix`.
 CODES = {"DTW": 0, "DTW-rms": 1, "DiscreteFrechet": 2, "LCSS": 3, "EDR": 4, "ERP": 5,
-         "OWD": 6, "Hausdorff": 7, "SSPD": 8, "SegmentHausdorff": 9}
+         "OWD": 6, "Hausdorff": 7, "SSPD": 8, "SegmentHausdorff": 9, "Frechet": 10}
 
 
 def _build():
@@ -124,8 +131,331 @@ def _build():
             return poly_sphere(X, i, Y, G, s, m, cut_s, half * half)
         return poly_plane(X, i, Y, s, m, tdist, cut * cut if cut > 0.0 else -1.0)
 
+    # --- continuous Fréchet (Alt & Godau 1995), the formulas of _geodp._Free --------------
+
+    @jit
+    def geom(C, c, A, a, sphere, out, i, j):
+        """Free-space geometry of point c of C against the segment A[a], A[a+1], into
+        out[:, i, j]: t0, scale, sin²(h/2) (sphere) or h² (plane), d(c, A[a]), degenerate, the
+        type-(b) critical value (the point-to-segment distance) and cos h (sphere), as the
+        numpy kernels."""
+        b = a + 1
+        da = pdist(C, c, A, a, sphere)
+        if sphere:
+            theta = pdist(A, a, A, b, True)
+            ab = A[a, 0] * A[b, 0] + A[a, 1] * A[b, 1] + A[a, 2] * A[b, 2]
+            ex = A[b, 0] - ab * A[a, 0]
+            ey = A[b, 1] - ab * A[a, 1]
+            ez = A[b, 2] - ab * A[a, 2]
+            en = math.sqrt(ex * ex + ey * ey + ez * ez)
+            deg = not (theta > 0.0)
+            cos_h = np.nan
+            if deg or en == 0.0:
+                t0 = np.nan
+                mh = np.nan
+                sin_h = np.nan
+            else:
+                ex, ey, ez = ex / en, ey / en, ez / en
+                ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+                ce = C[c, 0] * ex + C[c, 1] * ey + C[c, 2] * ez
+                phi = math.atan2(ce, ca)
+                if phi < -0.5 * math.pi:
+                    phi += 2.0 * math.pi
+                # n̂ = a × e, sin h = |c·n̂|
+                nx = A[a, 1] * ez - A[a, 2] * ey
+                ny = A[a, 2] * ex - A[a, 0] * ez
+                nz = A[a, 0] * ey - A[a, 1] * ex
+                sin_h = min(abs(C[c, 0] * nx + C[c, 1] * ny + C[c, 2] * nz), 1.0)
+                cos_h = math.sqrt(1.0 - sin_h * sin_h)
+                mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
+                t0 = phi / theta
+            scale = theta
+            if not deg and 0.0 <= t0 <= 1.0:
+                tb = math.asin(sin_h)
+            elif deg:
+                tb = da
+            else:
+                tb = min(da, pdist(C, c, A, b, True))
+            out[6, i, j] = cos_h
+        else:
+            abx, aby = A[b, 0] - A[a, 0], A[b, 1] - A[a, 1]
+            apx, apy = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1]
+            L2 = abx * abx + aby * aby
+            scale = math.sqrt(L2)
+            deg = not (scale > 0.0)
+            if deg:
+                t0 = np.nan
+                mh = np.nan
+                tb = da
+            else:
+                t0 = (apx * abx + apy * aby) / L2
+                hx = C[c, 0] - (A[a, 0] + t0 * abx)
+                hy = C[c, 1] - (A[a, 1] + t0 * aby)
+                mh = hx * hx + hy * hy
+                u = max(0.0, min(1.0, t0))
+                fx = C[c, 0] - (A[a, 0] + u * abx)
+                fy = C[c, 1] - (A[a, 1] + u * aby)
+                tb = math.sqrt(fx * fx + fy * fy)
+        out[0, i, j] = t0
+        out[1, i, j] = scale
+        out[2, i, j] = mh
+        out[3, i, j] = da
+        out[4, i, j] = 1.0 if deg else 0.0
+        out[5, i, j] = tb
+
+    @jit
+    def interval(G, i, j, eps, ceps, sphere):
+        """(lo, hi) of the free interval of edge (i, j) at ε; empty: (inf, -inf)."""
+        if G[4, i, j] != 0.0:
+            if G[3, i, j] <= eps:
+                return 0.0, 1.0
+            return np.inf, -np.inf
+        if sphere:  # ceps = sin²(ε/2)
+            q = (ceps - G[2, i, j]) / G[6, i, j]
+            if not q >= 0.0:
+                return np.inf, -np.inf
+            w = 2.0 * math.asin(math.sqrt(min(q, 1.0))) / G[1, i, j]
+        else:
+            r = eps * eps - G[2, i, j]
+            if not r >= 0.0:
+                return np.inf, -np.inf
+            w = math.sqrt(r) / G[1, i, j]
+        lo = max(G[0, i, j] - w, 0.0)
+        hi = min(G[0, i, j] + w, 1.0)
+        if lo <= hi:
+            return lo, hi
+        return np.inf, -np.inf
+
+    @jit
+    def decide(n, m, V, H, eps, sphere, r_lo, r_hi):
+        """Alt & Godau's decision δF ≤ ε, as _geodp.frechet_decide, column by column: the
+        reachable part of vertical edge j of the current column in r_lo/r_hi, of the
+        horizontal edge below the current cell in b_lo/b_hi. A free interval is computed only
+        for a cell entered from a reachable edge; an unreachable column ends the search."""
+        eps = eps * (1.0 + FRECHET_SLACK) + 1e-300
+        ceps = math.sin(eps * 0.5) ** 2 if sphere else 0.0
+        chain = True
+        any_r = False
+        for j in range(m - 1):
+            r_lo[j], r_hi[j] = np.inf, -np.inf
+            if chain:
+                lo, hi = interval(V, 0, j, eps, ceps, sphere)
+                if lo == 0.0:
+                    r_lo[j], r_hi[j] = lo, hi
+                    any_r = True
+                    chain = hi == 1.0
+                else:
+                    chain = False
+        b_chain = True
+        b_lo, b_hi = np.inf, -np.inf
+        for i in range(n - 1):
+            b_lo, b_hi = np.inf, -np.inf
+            if b_chain:
+                lo, hi = interval(H, i, 0, eps, ceps, sphere)
+                if lo == 0.0:
+                    b_lo, b_hi = lo, hi
+                    b_chain = hi == 1.0
+                else:
+                    b_chain = False
+            if not any_r and not b_lo <= b_hi:
+                return False
+            any_r = False
+            for j in range(m - 1):
+                left_ok = r_lo[j] <= r_hi[j]
+                bot_ok = b_lo <= b_hi
+                if left_ok or bot_ok:
+                    flo, fhi = interval(V, i + 1, j, eps, ceps, sphere)
+                    nlo = flo if bot_ok else max(r_lo[j], flo)
+                    tlo, thi = interval(H, i, j + 1, eps, ceps, sphere)
+                    b_lo = tlo if left_ok else max(b_lo, tlo)
+                    b_hi = thi
+                    r_lo[j], r_hi[j] = nlo, fhi
+                    if nlo <= fhi:
+                        any_r = True
+                else:
+                    r_lo[j], r_hi[j] = np.inf, -np.inf
+                    b_lo, b_hi = np.inf, -np.inf
+        return ((r_lo[m - 2] <= r_hi[m - 2] and r_hi[m - 2] == 1.0)
+                or (b_lo <= b_hi and b_hi == 1.0))
+
+    @jit
+    def bisector(X, u, v, Y, a, sphere):
+        """Type-(c) critical value: d(X[u], x) at the point x of segment Y[a], Y[a+1]
+        equidistant from X[u] and X[v]; NaN off the segment (as _geodp._bisector_values)."""
+        b = a + 1
+        if sphere:
+            theta = pdist(Y, a, Y, b, True)
+            ab = Y[a, 0] * Y[b, 0] + Y[a, 1] * Y[b, 1] + Y[a, 2] * Y[b, 2]
+            ex = Y[b, 0] - ab * Y[a, 0]
+            ey = Y[b, 1] - ab * Y[a, 1]
+            ez = Y[b, 2] - ab * Y[a, 2]
+            en = math.sqrt(ex * ex + ey * ey + ez * ez)
+            if not (theta > 0.0 and en > 0.0):
+                return np.nan
+            ex, ey, ez = ex / en, ey / en, ez / en
+            nx, ny, nz = X[u, 0] - X[v, 0], X[u, 1] - X[v, 1], X[u, 2] - X[v, 2]
+            x = math.atan2(-(Y[a, 0] * nx + Y[a, 1] * ny + Y[a, 2] * nz),
+                           ex * nx + ey * ny + ez * nz)
+            if x < 0.0:
+                x += math.pi
+            if not x <= theta:
+                return np.nan
+            cx, sx = math.cos(x), math.sin(x)
+            dx = X[u, 0] - (Y[a, 0] * cx + ex * sx)
+            dy = X[u, 1] - (Y[a, 1] * cx + ey * sx)
+            dz = X[u, 2] - (Y[a, 2] * cx + ez * sx)
+            return 2.0 * math.asin(min(math.sqrt(dx * dx + dy * dy + dz * dz) * 0.5, 1.0))
+        abx, aby = Y[b, 0] - Y[a, 0], Y[b, 1] - Y[a, 1]
+        nx, ny = X[u, 0] - X[v, 0], X[u, 1] - X[v, 1]
+        mx = (X[u, 0] + X[v, 0]) * 0.5 - Y[a, 0]
+        my = (X[u, 1] + X[v, 1]) * 0.5 - Y[a, 1]
+        den = abx * nx + aby * ny
+        if den == 0.0:
+            return np.nan
+        t = (mx * nx + my * ny) / den
+        if not 0.0 <= t <= 1.0:
+            return np.nan
+        dx = X[u, 0] - (Y[a, 0] + t * abx)
+        dy = X[u, 1] - (Y[a, 1] + t * aby)
+        return math.sqrt(dx * dx + dy * dy)
+
+    @jit
+    def type_c(X, sx, n, Y, sy, m, G, transpose, lo, hi, margin, vals, k, sphere):
+        """Append to vals[k:] the type-(c) values in (lo, hi) of pairs of vertices of X against
+        the segments of Y; only vertices within hi + margin of a segment can give one (the
+        value is ≥ both vertices' distances to the segment). Returns the new count."""
+        idx = np.empty(n, np.int64)
+        for a in range(m - 1):
+            c = 0
+            for u in range(n):
+                tb = G[5, a, u] if transpose else G[5, u, a]
+                if tb < hi + margin:
+                    idx[c] = u
+                    c += 1
+            for p in range(c):
+                for q in range(p + 1, c):
+                    v = bisector(X, sx + idx[p], sx + idx[q], Y, sy + a, sphere)
+                    if lo < v < hi:
+                        if k == len(vals):
+                            grown = np.empty(2 * len(vals))
+                            grown[:k] = vals
+                            vals = grown
+                        vals[k] = v
+                        k += 1
+        return vals, k
+
+    @jit
+    def frechet(X, sx, n, Y, sy, m, GX, GY, sphere):
+        """Exact continuous Fréchet distance (Alt & Godau 1995) of X[sx:sx+n], Y[sy:sy+m]: the
+        smallest critical value at which :func:`decide` succeeds, as _geodp.frechet, found
+        with few decisions: the lower bound LB (endpoint distances, each vertex's distance to
+        the other curve; a critical value), then the sorted type-(a)/(b) values in (LB, upper
+        bound = discrete Fréchet; most pairs end here: the decision just below it fails), then
+        only the type-(c) values strictly between the two consecutive (a)/(b) values that
+        bracket the answer (none searched when the decision fails FRECHET_NEAR below the upper
+        one)."""
+        if n == 1 or m == 1:
+            top = 0.0
+            for i in range(n):
+                for j in range(m):
+                    top = max(top, pdist(X, sx + i, Y, sy + j, sphere))
+            return top
+        # upper bound: discrete Fréchet (Eiter & Mannila)
+        prev = np.empty(m)
+        cur = np.empty(m)
+        for i in range(n):
+            for j in range(m):
+                d = pdist(X, sx + i, Y, sy + j, sphere)
+                if i == 0 and j == 0:
+                    cur[j] = d
+                elif i == 0:
+                    cur[j] = max(d, cur[j - 1])
+                elif j == 0:
+                    cur[j] = max(d, prev[j])
+                else:
+                    cur[j] = max(d, min(prev[j - 1], prev[j], cur[j - 1]))
+            prev, cur = cur, prev
+        ub = prev[m - 1]
+        lb = max(pdist(X, sx, Y, sy, sphere), pdist(X, sx + n - 1, Y, sy + m - 1, sphere))
+        # cheap lower bound first (as SegmentHausdorff): most pairs end here, lb = ub
+        low = lb
+        for i in range(n):
+            low = max(low, to_poly(X, sx + i, Y, GY, sy, m, sphere, False, low))
+        for j in range(m):
+            low = max(low, to_poly(Y, sy + j, X, GX, sx, n, sphere, False, low))
+        if low >= ub:
+            return ub
+        V = np.empty((7, n, m - 1))
+        H = np.empty((7, n - 1, m))
+        for i in range(n):
+            for j in range(m - 1):
+                geom(X, sx + i, Y, sy + j, sphere, V, i, j)
+        for i in range(n - 1):
+            for j in range(m):
+                geom(Y, sy + j, X, sx + i, sphere, H, i, j)
+        for i in range(n):
+            near = np.inf
+            for j in range(m - 1):
+                near = min(near, V[5, i, j])
+            lb = max(lb, near)
+        for j in range(m):
+            near = np.inf
+            for i in range(n - 1):
+                near = min(near, H[5, i, j])
+            lb = max(lb, near)
+        if lb >= ub:
+            return ub
+        r_lo = np.empty(m - 1)
+        r_hi = np.empty(m - 1)
+        if decide(n, m, V, H, lb, sphere, r_lo, r_hi):
+            return lb
+        if not decide(n, m, V, H, ub * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
+            return ub  # nothing below ub succeeds but within FRECHET_NEAR of it
+        cand = np.empty(n * (m - 1) + (n - 1) * m + 1)
+        k = 0
+        for i in range(n):
+            for j in range(m - 1):
+                if lb < V[5, i, j] < ub:
+                    cand[k] = V[5, i, j]
+                    k += 1
+        for i in range(n - 1):
+            for j in range(m):
+                if lb < H[5, i, j] < ub:
+                    cand[k] = H[5, i, j]
+                    k += 1
+        cand[k] = ub
+        c = np.sort(cand[:k + 1])
+        lo, hi = 0, k  # c[k] = ub succeeds
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+                hi = mid
+            else:
+                lo = mid + 1
+        top = c[lo]
+        bottom = c[lo - 1] if lo > 0 else lb
+        if not decide(n, m, V, H, top * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
+            return top
+        margin = 1e-6 * top + (1e-7 if sphere else 0.0)
+        vals = np.empty(64)
+        vals, k = type_c(X, sx, n, Y, sy, m, V, False, bottom, top, margin, vals, 0, sphere)
+        vals, k = type_c(Y, sy, m, X, sx, n, H, True, bottom, top, margin, vals, k, sphere)
+        if k == 0:
+            return top
+        c = np.sort(vals[:k])
+        lo, hi = 0, k
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+                hi = mid
+            else:
+                lo = mid + 1
+        return c[lo] if lo < k else top
+
     @jit
     def pair(code, X, TX, sx, n, Y, TY, sy, m, GX, GY, sphere, eps, window, flag, g):
+        if code == 10:
+            return frechet(X, sx, n, Y, sy, m, GX, GY, sphere)
         if code == 6 or code == 7:  # OWD, Hausdorff
             colmin = np.full(m, np.inf)
             rsum = 0.0

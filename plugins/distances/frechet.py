@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from anoneval.plugins.distances import _geojit
 from anoneval.plugins.distances._geobase import GeoDistance
 from anoneval.plugins.distances._geodp import cost_matrix, frechet
 
@@ -33,6 +34,11 @@ class Frechet(GeoDistance):
 
     name = "Frechet"
     description = "Exact continuous Fréchet distance (Alt & Godau, monotone free space)."
+
+    needs_segments = True
+
+    def _jit(self):
+        return (_geojit.CODES["Frechet"], 0.0, -1.0, 0, None)
 
     def _depth(self, n1: int, n2: int) -> int:
         return 4 * (n1 * n1 * n2 + n2 * n2 * n1) + 40 * n1 * n2
