@@ -134,74 +134,88 @@ def _build():
     # --- continuous Fréchet (Alt & Godau 1995), the formulas of _geodp._Free --------------
 
     @jit
-    def geom(C, c, A, a, sphere, out, i, j):
-        """Free-space geometry of point c of C against the segment A[a], A[a+1], into
-        out[:, i, j]: t0, scale, sin²(h/2) (sphere) or h² (plane), d(c, A[a]), degenerate, the
-        type-(b) critical value (the point-to-segment distance) and cos h (sphere), as the
-        numpy kernels."""
-        b = a + 1
-        da = pdist(C, c, A, a, sphere)
+    def from_sq(c2, sphere):
+        """The distance from its square (plane) or squared chord (sphere), as :func:`pdist`."""
+        c = math.sqrt(c2)
         if sphere:
-            theta = pdist(A, a, A, b, True)
-            ab = A[a, 0] * A[b, 0] + A[a, 1] * A[b, 1] + A[a, 2] * A[b, 2]
-            ex = A[b, 0] - ab * A[a, 0]
-            ey = A[b, 1] - ab * A[a, 1]
-            ez = A[b, 2] - ab * A[a, 2]
-            en = math.sqrt(ex * ex + ey * ey + ez * ez)
-            deg = not (theta > 0.0)
-            cos_h = np.nan
-            if deg or en == 0.0:
-                t0 = np.nan
-                mh = np.nan
-                sin_h = np.nan
+            return 2.0 * math.asin(min(c * 0.5, 1.0))
+        return c
+
+    @jit
+    def seg_info(A, s, cnt, sphere):
+        """Per segment A[s+k], A[s+k+1]: sphere, its angle Θ, the unit tangent e at its start
+        (e = b − (a·b)a normalised) and n̂ = a × e; plane, |b − a|, b − a and |b − a|²."""
+        S = np.empty((7, max(cnt - 1, 1)))
+        for k in range(cnt - 1):
+            a = s + k
+            b = a + 1
+            if sphere:
+                S[0, k] = pdist(A, a, A, b, True)
+                ab = A[a, 0] * A[b, 0] + A[a, 1] * A[b, 1] + A[a, 2] * A[b, 2]
+                ex = A[b, 0] - ab * A[a, 0]
+                ey = A[b, 1] - ab * A[a, 1]
+                ez = A[b, 2] - ab * A[a, 2]
+                en = math.sqrt(ex * ex + ey * ey + ez * ez)
+                if en > 0.0:
+                    ex, ey, ez = ex / en, ey / en, ez / en
+                else:
+                    ex = ey = ez = np.nan
+                S[1, k], S[2, k], S[3, k] = ex, ey, ez
+                S[4, k] = A[a, 1] * ez - A[a, 2] * ey
+                S[5, k] = A[a, 2] * ex - A[a, 0] * ez
+                S[6, k] = A[a, 0] * ey - A[a, 1] * ex
             else:
-                ex, ey, ez = ex / en, ey / en, ez / en
-                ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
-                ce = C[c, 0] * ex + C[c, 1] * ey + C[c, 2] * ez
-                phi = math.atan2(ce, ca)
-                if phi < -0.5 * math.pi:
-                    phi += 2.0 * math.pi
-                # n̂ = a × e, sin h = |c·n̂|
-                nx = A[a, 1] * ez - A[a, 2] * ey
-                ny = A[a, 2] * ex - A[a, 0] * ez
-                nz = A[a, 0] * ey - A[a, 1] * ex
-                sin_h = min(abs(C[c, 0] * nx + C[c, 1] * ny + C[c, 2] * nz), 1.0)
-                cos_h = math.sqrt(1.0 - sin_h * sin_h)
-                mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
-                t0 = phi / theta
-            scale = theta
-            if not deg and 0.0 <= t0 <= 1.0:
-                tb = math.asin(sin_h)
-            elif deg:
-                tb = da
-            else:
-                tb = min(da, pdist(C, c, A, b, True))
-            out[6, i, j] = cos_h
+                abx, aby = A[b, 0] - A[a, 0], A[b, 1] - A[a, 1]
+                L2 = abx * abx + aby * aby
+                S[0, k] = math.sqrt(L2)
+                S[1, k], S[2, k], S[3, k] = abx, aby, L2
+        return S
+
+    @jit
+    def geom(C, c, A, a, sphere, out, i, j, S, k, c2a, c2b):
+        """Free-space geometry of point c of C against the segment A[a], A[a+1] (segment k of
+        ``S``, :func:`seg_info`; c2a, c2b the squared distances to its ends) into out[:, i, j]:
+        t0, scale, sin²(h/2) (sphere) or h² (plane), d(c, A[a]), degenerate, the type-(b)
+        critical value (the point-to-segment distance) and cos h (sphere), as the numpy
+        kernels (_geodp._Free, _arc_dist, seg_dist)."""
+        da = from_sq(c2a, sphere)
+        scale = S[0, k]
+        deg = not (scale > 0.0)
+        cos_h = np.nan
+        if deg:
+            t0 = np.nan
+            mh = np.nan
+            tb = da
+        elif sphere:
+            ex, ey, ez = S[1, k], S[2, k], S[3, k]
+            ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+            ce = C[c, 0] * ex + C[c, 1] * ey + C[c, 2] * ez
+            phi = math.atan2(ce, ca)
+            if phi < -0.5 * math.pi:
+                phi += 2.0 * math.pi
+            sin_h = min(abs(C[c, 0] * S[4, k] + C[c, 1] * S[5, k] + C[c, 2] * S[6, k]), 1.0)
+            cos_h = math.sqrt(1.0 - sin_h * sin_h)
+            mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
+            t0 = phi / scale
+            tb = math.asin(sin_h) if 0.0 <= t0 <= 1.0 else from_sq(min(c2a, c2b), True)
         else:
-            abx, aby = A[b, 0] - A[a, 0], A[b, 1] - A[a, 1]
+            abx, aby, L2 = S[1, k], S[2, k], S[3, k]
             apx, apy = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1]
-            L2 = abx * abx + aby * aby
-            scale = math.sqrt(L2)
-            deg = not (scale > 0.0)
-            if deg:
-                t0 = np.nan
-                mh = np.nan
-                tb = da
-            else:
-                t0 = (apx * abx + apy * aby) / L2
-                hx = C[c, 0] - (A[a, 0] + t0 * abx)
-                hy = C[c, 1] - (A[a, 1] + t0 * aby)
-                mh = hx * hx + hy * hy
-                u = max(0.0, min(1.0, t0))
-                fx = C[c, 0] - (A[a, 0] + u * abx)
-                fy = C[c, 1] - (A[a, 1] + u * aby)
-                tb = math.sqrt(fx * fx + fy * fy)
+            t0 = (apx * abx + apy * aby) / L2
+            hx = C[c, 0] - (A[a, 0] + t0 * abx)
+            hy = C[c, 1] - (A[a, 1] + t0 * aby)
+            mh = hx * hx + hy * hy
+            u = max(0.0, min(1.0, t0))
+            fx = C[c, 0] - (A[a, 0] + u * abx)
+            fy = C[c, 1] - (A[a, 1] + u * aby)
+            tb = math.sqrt(fx * fx + fy * fy)
         out[0, i, j] = t0
         out[1, i, j] = scale
         out[2, i, j] = mh
         out[3, i, j] = da
         out[4, i, j] = 1.0 if deg else 0.0
         out[5, i, j] = tb
+        out[6, i, j] = cos_h
 
     @jit
     def interval(G, i, j, eps, ceps, sphere):
@@ -360,12 +374,17 @@ def _build():
                 for j in range(m):
                     top = max(top, pdist(X, sx + i, Y, sy + j, sphere))
             return top
-        # upper bound: discrete Fréchet (Eiter & Mannila)
+        # upper bound: discrete Fréchet (Eiter & Mannila), on squared distances (monotone)
+        D2 = np.empty((n, m))
         prev = np.empty(m)
         cur = np.empty(m)
         for i in range(n):
             for j in range(m):
-                d = pdist(X, sx + i, Y, sy + j, sphere)
+                d = 0.0
+                for q in range(X.shape[1]):
+                    t = X[sx + i, q] - Y[sy + j, q]
+                    d += t * t
+                D2[i, j] = d
                 if i == 0 and j == 0:
                     cur[j] = d
                 elif i == 0:
@@ -375,8 +394,8 @@ def _build():
                 else:
                     cur[j] = max(d, min(prev[j - 1], prev[j], cur[j - 1]))
             prev, cur = cur, prev
-        ub = prev[m - 1]
-        lb = max(pdist(X, sx, Y, sy, sphere), pdist(X, sx + n - 1, Y, sy + m - 1, sphere))
+        ub = from_sq(prev[m - 1], sphere)
+        lb = from_sq(max(D2[0, 0], D2[n - 1, m - 1]), sphere)
         # cheap lower bound first (as SegmentHausdorff): most pairs end here, lb = ub
         low = lb
         for i in range(n):
@@ -387,12 +406,14 @@ def _build():
             return ub
         V = np.empty((7, n, m - 1))
         H = np.empty((7, n - 1, m))
+        SX = seg_info(X, sx, n, sphere)
+        SY = seg_info(Y, sy, m, sphere)
         for i in range(n):
             for j in range(m - 1):
-                geom(X, sx + i, Y, sy + j, sphere, V, i, j)
+                geom(X, sx + i, Y, sy + j, sphere, V, i, j, SY, j, D2[i, j], D2[i, j + 1])
         for i in range(n - 1):
             for j in range(m):
-                geom(Y, sy + j, X, sx + i, sphere, H, i, j)
+                geom(Y, sy + j, X, sx + i, sphere, H, i, j, SX, i, D2[i, j], D2[i + 1, j])
         for i in range(n):
             near = np.inf
             for j in range(m - 1):
