@@ -3,8 +3,10 @@
 The same formulas as :mod:`anoneval.plugins.distances._geodp`, one pair at a time in compiled
 loops, pairs spread over the cores (``prange``): the numpy kernels are vectorised over pairs of
 equal lengths, which leaves them dominated by interpreter overhead when lengths vary (2,601
-length pairs for trajectories of 10–60 points). ``KERNELS`` is None without numba, and the
-numpy kernels run instead (same values up to rounding).
+length pairs for trajectories of 10–60 points). SSPD and SegmentHausdorff use per-segment
+geometry computed once per dataset; the exact Fréchet distance decides as few times as its
+bounds allow (see ``docs/trajectory-distances.md``). ``KERNELS`` is None without numba, and
+the numpy kernels run instead (same values up to rounding).
 """
 
 from __future__ import annotations
