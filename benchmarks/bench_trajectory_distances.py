@@ -153,7 +153,7 @@ def main() -> None:
         # the target is for 2000 × 2000: smaller runs are scaled up by the number of pairs
         ok = "yes" if max(t_sph, t_pl) * (2000 / n) ** 2 < 60 else "no"
         est = " (est.)" if exact_subset else ""
-        cpu = f"{c_sph:.0f}/{c_pl:.0f}"
+        cpu = f"{c_sph:.1f}/{c_pl:.1f}"
         print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{cpu:>12}{ok:>4}   "
               + "; ".join(peers), flush=True)
 

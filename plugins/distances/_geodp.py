@@ -186,10 +186,13 @@ class _Free:
                 theta = point_dist(a, b, True)
                 e = b - _dot(a, b)[..., None] * a
                 e = e / np.sqrt(_dot(e, e))[..., None]
-                A, Bc = _dot(c, a), _dot(c, e)
+                # c·e = (c − a)·e and c·n̂ = (c − a)·n̂ (a ⟂ e, n̂): small differences, so the
+                # foot's angle and the distance to the circle keep their relative precision
+                ca = c - a
+                A, Bc = _dot(c, a), _dot(ca, e)
                 phi = np.arctan2(Bc, A)
                 phi = np.where(phi < -np.pi / 2, phi + 2 * np.pi, phi)
-                sin_h = np.minimum(np.abs(_dot(c, np.cross(a, e))), 1.0)
+                sin_h = np.minimum(np.abs(_dot(ca, np.cross(a, e))), 1.0)
                 cos_h = np.sqrt(1.0 - sin_h * sin_h)
                 self.sin_h = sin_h
                 self.cos_h = cos_h

@@ -191,11 +191,12 @@ def _build():
         elif sphere:
             ex, ey, ez = S[1, k], S[2, k], S[3, k]
             ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
-            ce = C[c, 0] * ex + C[c, 1] * ey + C[c, 2] * ez
+            dx, dy, dz = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1], C[c, 2] - A[a, 2]
+            ce = dx * ex + dy * ey + dz * ez  # (c − a)·e = c·e, precise when small
             phi = math.atan2(ce, ca)
             if phi < -0.5 * math.pi:
                 phi += 2.0 * math.pi
-            sin_h = min(abs(C[c, 0] * S[4, k] + C[c, 1] * S[5, k] + C[c, 2] * S[6, k]), 1.0)
+            sin_h = min(abs(dx * S[4, k] + dy * S[5, k] + dz * S[6, k]), 1.0)
             cos_h = math.sqrt(1.0 - sin_h * sin_h)
             mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
             t0 = phi / scale
@@ -218,10 +219,17 @@ def _build():
         out[4, i, j] = 1.0 if deg else 0.0
         out[5, i, j] = tb
         out[6, i, j] = cos_h
+        out[7, i, j] = max(c2a, c2b)
 
     @jit
     def interval(G, i, j, eps, ceps, sphere):
-        """(lo, hi) of the free interval of edge (i, j) at ε; empty: (inf, -inf)."""
+        """(lo, hi) of the free interval of edge (i, j) at ε; empty: (inf, -inf). A segment
+        whose two ends are within ε is free whole (the ε-ball, a cap below π/2, is convex):
+        no square root or arcsine then."""
+        full = 4.0 * ceps if eps < 0.5 * math.pi else -1.0  # the chord² of ε on the sphere
+        e2 = full if sphere else eps * eps
+        if G[7, i, j] <= e2:
+            return 0.0, 1.0
         if G[4, i, j] != 0.0:
             if G[3, i, j] <= eps:
                 return 0.0, 1.0
@@ -406,8 +414,8 @@ def _build():
             low = max(low, to_poly(Y, sy + j, X, GX, sx, n, sphere, False, low))
         if low >= ub:
             return ub
-        V = np.empty((7, n, m - 1))
-        H = np.empty((7, n - 1, m))
+        V = np.empty((8, n, m - 1))
+        H = np.empty((8, n - 1, m))
         SX = seg_info(X, sx, n, sphere)
         SY = seg_info(Y, sy, m, sphere)
         for i in range(n):
