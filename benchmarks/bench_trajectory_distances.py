@@ -97,7 +97,7 @@ def main() -> None:
     print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points); "
           f"numba kernels: {'on' if _geojit.enabled() else 'off'}; load average "
           f"{os.getloadavg()[0]:.1f}")
-    print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'cpu s':>12}{'ok':>4}   "
+    print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'cpu s':>16}{'ok':>4}   "
           "peers (peer s / ours)")
     for name, params, rs_name, rs_params in CASES:
         if args.only and name not in args.only:
@@ -154,7 +154,7 @@ def main() -> None:
         ok = "yes" if max(t_sph, t_pl) * (2000 / n) ** 2 < 60 else "no"
         est = " (est.)" if exact_subset else ""
         cpu = f"{c_sph:.1f}/{c_pl:.1f}"
-        print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{cpu:>12}{ok:>4}   "
+        print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{cpu:>16}{ok:>4}   "
               + "; ".join(peers), flush=True)
 
 
