@@ -4,26 +4,30 @@
 
 Target: every distance on 2,000 × 2,000 trajectories of 10–60 points in under 60 s on two
 cores (the "ok" column, scaled by pairs from smaller ``--n``; numba, the ``fast`` extra, makes
-every kernel but Frechet compiled; ``ANONEVAL_JIT=0`` measures the numpy kernels). Peers in
+every kernel compiled; ``ANONEVAL_JIT=0`` measures the numpy kernels). The CPU seconds of the
+process (all threads) are printed too: on a shared machine they say more than the wall time
+(two idle cores: wall ≈ CPU / 2). Peers in
 the same run, on the same trajectories (plane coordinates,
 since not every peer has a sphere): traj-dist-rs ``cdist`` (Rust, parallel) on the full
 matrix, and tslearn ``cdist_dtw``, dtaidistance ``dtw_ndim.distance_matrix`` and
 similaritymeasures (one pair at a time, timed on a subset and extrapolated linearly in pairs:
 an estimate). Ratios are peer time / anoneval time (> 1: anoneval is faster). ``--quick``
 runs 60 × 60 in a few seconds. Continuous Fréchet is exact here (critical values of all three
-kinds, O(n²m) of them per pair), so it is timed on a subset and extrapolated; traj-dist-rs'
+kinds); without numba its numpy kernel is timed on a subset and extrapolated; traj-dist-rs'
 ``frechet`` is not exact (see the plugin's docstring) and is timed only for reference.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
 import anoneval
 from anoneval.core.api import Trajectories
+from anoneval.plugins.distances import _geojit
 
 CASES = [("SSPD", {}, "sspd", {}), ("OWD", {}, None, {}),
          ("SegmentHausdorff", {}, "hausdorff", {}), ("Hausdorff", {}, None, {}),
@@ -60,6 +64,13 @@ def timed(fn, *args, **kwargs) -> float:
     return time.perf_counter() - t
 
 
+def timed_cpu(fn, *args, **kwargs) -> tuple[float, float]:
+    """(wall, process CPU) seconds."""
+    t, c = time.perf_counter(), time.process_time()
+    fn(*args, **kwargs)
+    return time.perf_counter() - t, time.process_time() - c
+
+
 def pairs(fn, xs, ys) -> list[float]:
     return [fn(p, q) for p in xs for q in ys]
 
@@ -83,13 +94,16 @@ def main() -> None:
         import traj_dist_rs as tdr
     except ImportError:
         tdr = None
-    print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points)")
-    print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'ok':>4}   peers (peer s / ours)")
+    print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points); "
+          f"numba kernels: {'on' if _geojit.enabled() else 'off'}; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'cpu s':>16}{'ok':>4}   "
+          "peers (peer s / ours)")
     for name, params, rs_name, rs_params in CASES:
         if args.only and name not in args.only:
             continue
         label = name + (f" {params['convention']}" if "convention" in params else "")
-        exact_subset = name == "Frechet" and n > sub
+        exact_subset = name == "Frechet" and n > sub and not _geojit.enabled()
         size = sub if exact_subset else n
         As, Bs = (trajectories(size, 1), trajectories(size, 2)) if exact_subset else (A, B)
         scale = (n / size) ** 2
@@ -99,9 +113,10 @@ def main() -> None:
         warm = trajectories(2, 3)  # compile the numba kernels (and tslearn's) outside the timing
         anoneval.trajectory_distances(name, warm, **sphere_params)
         anoneval.trajectory_distances(name, warm, space="plane", **params)
-        t_sph = timed(anoneval.trajectory_distances, name, As, Bs, **sphere_params) * scale
-        t_pl = timed(anoneval.trajectory_distances, name, As, Bs, space="plane",
-                     **params) * scale
+        t_sph, c_sph = timed_cpu(anoneval.trajectory_distances, name, As, Bs, **sphere_params)
+        t_pl, c_pl = timed_cpu(anoneval.trajectory_distances, name, As, Bs, space="plane",
+                               **params)
+        t_sph, c_sph, t_pl, c_pl = t_sph * scale, c_sph * scale, t_pl * scale, c_pl * scale
         peers = []
         if tdr is not None and rs_name is not None:
             metric = getattr(tdr.Metric, rs_name)(**rs_params)
@@ -138,8 +153,9 @@ def main() -> None:
         # the target is for 2000 × 2000: smaller runs are scaled up by the number of pairs
         ok = "yes" if max(t_sph, t_pl) * (2000 / n) ** 2 < 60 else "no"
         est = " (est.)" if exact_subset else ""
-        print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{ok:>4}   " + "; ".join(peers),
-              flush=True)
+        cpu = f"{c_sph:.1f}/{c_pl:.1f}"
+        print(f"{label + est:<26}{t_sph:>10.1f}{t_pl:>10.1f}{cpu:>16}{ok:>4}   "
+              + "; ".join(peers), flush=True)
 
 
 if __name__ == "__main__":

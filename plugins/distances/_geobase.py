@@ -49,6 +49,8 @@ class GeoDistance(TrajectoryDistance):
     scaled = True
     #: Whether the batch needs the points' times.
     needs_times = False
+    #: Whether the compiled kernel needs the segments' geometry (on the sphere).
+    needs_segments = False
 
     @property
     def sphere(self) -> bool:
@@ -77,8 +79,12 @@ class GeoDistance(TrajectoryDistance):
         cx, cy = (_units(x), _units(y)) if self.sphere else (_plane(x), _plane(y))
         tx = x.cached(("times_f8",), lambda: x.t.astype(np.float64))
         ty = y.cached(("times_f8",), lambda: y.t.astype(np.float64))
+        gx = gy = None
+        if self.sphere and self.needs_segments:
+            gx, gy = (d.cached(("segment_geometry",), lambda d=d: _geojit.segment_geometry(
+                _units(d))) for d in (x, y))
         out = _geojit.paired(code, cx, tx, x.offsets, xi, cy, ty, y.offsets, yi, self.sphere,
-                             eps, window, flag, g, threads=workers())
+                             eps, window, flag, g, threads=workers(), GX=gx, GY=gy)
         if self.scaled and self.sphere:
             out *= self.params.earth_radius_m
         return out

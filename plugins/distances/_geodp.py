@@ -171,8 +171,11 @@ class _Free:
 
     The set of segment parameters t ∈ [0, 1] within ε of c is [t0 − w(ε), t0 + w(ε)] ∩ [0, 1]:
     plane, t0 the projection parameter and w = √(ε² − h²)/|b−a| (h the distance to the line);
-    sphere, the great circle through a, b is X(θ) = a cos θ + e sin θ, c·X(θ) = M cos(θ − φ),
-    t0 = φ/Θ and w = acos(cos ε / M)/Θ (Θ the segment's angle; valid for ε < π/2).
+    sphere, the great circle through a, b is X(θ) = a cos θ + e sin θ, c·X(θ) = cos h cos(θ − φ)
+    (h the angle from c to the great circle, sin h = |c·n̂|, n̂ = a × e), t0 = φ/Θ (Θ the
+    segment's angle) and, by spherical Pythagoras, w = ω/Θ with
+    sin²(ω/2) = (sin²(ε/2) − sin²(h/2)) / cos h: the haversine form, which resolves ε to the
+    last bits where acos(cos ε / cos h) loses half of them (valid for ε < π/2).
     """
 
     def __init__(self, c: np.ndarray, a: np.ndarray, b: np.ndarray, sphere: bool) -> None:
@@ -183,10 +186,18 @@ class _Free:
                 theta = point_dist(a, b, True)
                 e = b - _dot(a, b)[..., None] * a
                 e = e / np.sqrt(_dot(e, e))[..., None]
-                A, Bc = _dot(c, a), _dot(c, e)
+                # c·e = (c − a)·e and c·n̂ = (c − a)·n̂ (a ⟂ e, n̂): small differences, so the
+                # foot's angle and the distance to the circle keep their relative precision
+                ca = c - a
+                A, Bc = _dot(c, a), _dot(ca, e)
                 phi = np.arctan2(Bc, A)
                 phi = np.where(phi < -np.pi / 2, phi + 2 * np.pi, phi)
-                self.M = np.hypot(A, Bc)
+                sin_h = np.minimum(np.abs(_dot(ca, np.cross(a, e))), 1.0)
+                cos_h = np.sqrt(1.0 - sin_h * sin_h)
+                self.sin_h = sin_h
+                self.cos_h = cos_h
+                self.hav_h = sin_h * sin_h / (2.0 * (1.0 + cos_h))  # sin²(h/2)
+                self.d_b = point_dist(c, b, True)
                 self.t0 = phi / theta
                 self.scale = theta
             else:
@@ -203,9 +214,9 @@ class _Free:
         """(lo, hi) of the free interval for ε (broadcast); empty: lo = +∞, hi = −∞."""
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.sphere:
-                ratio = np.cos(eps) / self.M
-                ok = ratio <= 1.0
-                w = np.arccos(np.clip(ratio, -1.0, 1.0)) / self.scale
+                q = (np.sin(eps * 0.5) ** 2 - self.hav_h) / self.cos_h
+                ok = q >= 0.0
+                w = 2.0 * np.arcsin(np.sqrt(np.clip(q, 0.0, 1.0))) / self.scale
             else:
                 r = eps * eps - self.h2
                 ok = r >= 0
@@ -338,12 +349,9 @@ def frechet(P: np.ndarray, Q: np.ndarray, sphere: bool) -> np.ndarray:
 
 def _arc_dist(free: _Free) -> np.ndarray:
     """Angle from the point to the arc in the same parametrisation as the free intervals:
-    acos(M) if the foot φ lies on the arc, else the nearer endpoint (sphere, type b)."""
+    h = asin(|c·n̂|) if the foot φ lies on the arc, else the nearer endpoint (sphere, type b)."""
     inside = (free.t0 >= 0) & (free.t0 <= 1) & ~free.degenerate
     with np.errstate(invalid="ignore"):
-        foot = np.arccos(np.clip(free.M, -1.0, 1.0))
-    # endpoint b: the angle is recovered from M and the offset of θ = Θ from φ
-    with np.errstate(invalid="ignore"):
-        d_b = np.arccos(np.clip(free.M * np.cos((1.0 - free.t0) * free.scale), -1.0, 1.0))
-    ends = np.minimum(free.d_a, np.where(free.degenerate, free.d_a, d_b))
+        foot = np.arcsin(free.sin_h)
+    ends = np.minimum(free.d_a, np.where(free.degenerate, free.d_a, free.d_b))
     return np.where(inside, foot, ends)

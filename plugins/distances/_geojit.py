@@ -3,8 +3,10 @@
 The same formulas as :mod:`anoneval.plugins.distances._geodp`, one pair at a time in compiled
 loops, pairs spread over the cores (``prange``): the numpy kernels are vectorised over pairs of
 equal lengths, which leaves them dominated by interpreter overhead when lengths vary (2,601
-length pairs for trajectories of 10–60 points). ``KERNELS`` is None without numba, and the
-numpy kernels run instead (same values up to rounding).
+length pairs for trajectories of 10–60 points). SSPD and SegmentHausdorff use per-segment
+geometry computed once per dataset; the exact Fréchet distance decides as few times as its
+bounds allow (see ``docs/trajectory-distances.md``). ``KERNELS`` is None without numba, and
+the numpy kernels run instead (same values up to rounding).
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ import os
 
 import numpy as np
 
+from anoneval.plugins.distances._geodp import FRECHET_SLACK
+
+#: Relative gap below an (a)/(b) critical value within which type-(c) values are not searched:
+#: when the decision fails at v·(1 − FRECHET_NEAR), no value below that succeeds and the answer
+#: is v up to FRECHET_NEAR (4 × the decision's own slack).
+FRECHET_NEAR = 4 * FRECHET_SLACK
+
 try:
     import numba
 except ImportError:  # pragma: no cover - the numpy kernels run instead
@@ -21,7 +30,7 @@ except ImportError:  # pragma: no cover - the numpy kernels run instead
 
 #: Algorithm codes of :func:`matrix`.
 CODES = {"DTW": 0, "DTW-rms": 1, "DiscreteFrechet": 2, "LCSS": 3, "EDR": 4, "ERP": 5,
-         "OWD": 6, "Hausdorff": 7, "SSPD": 8, "SegmentHausdorff": 9}
+         "OWD": 6, "Hausdorff": 7, "SSPD": 8, "SegmentHausdorff": 9, "Frechet": 10}
 
 
 def _build():
@@ -50,62 +59,434 @@ def _build():
         return c
 
     @jit
-    def segdist(X, i, Y, a, sphere, tdist):
-        """Distance from point i of X to the segment Y[a], Y[a+1] (see _geodp.seg_dist)."""
+    def poly_sphere(X, i, Y, G, s, m, cut_s, cut_c):
+        """Angle from point i of X to the polyline Y[s:s+m] (m ≥ 2), as :func:`segdist` per
+        segment with the segment's geometry G precomputed (:func:`segment_geometry`). The
+        minimum is kept apart for the cross-track sines and the endpoint chords², each a
+        monotone function of the angle, so no trigonometry runs per segment. Stops early once
+        either minimum is below its ``cut`` (SegmentHausdorff: the point cannot raise the max).
+        """
+        px, py, pz = X[i, 0], X[i, 1], X[i, 2]
+        best_s = np.inf
+        best_c = np.inf
+        dx, dy, dz = Y[s, 0] - px, Y[s, 1] - py, Y[s, 2] - pz
+        c_prev = dx * dx + dy * dy + dz * dz
+        for k in range(s, s + m - 1):
+            dx, dy, dz = Y[k + 1, 0] - px, Y[k + 1, 1] - py, Y[k + 1, 2] - pz
+            c_next = dx * dx + dy * dy + dz * dz
+            if (px * G[k, 3] + py * G[k, 4] + pz * G[k, 5] >= 0.0
+                    and px * G[k, 6] + py * G[k, 7] + pz * G[k, 8] >= 0.0):
+                v = abs(px * G[k, 0] + py * G[k, 1] + pz * G[k, 2])
+                if v < best_s:
+                    best_s = v
+                    if v < cut_s:
+                        break
+            else:
+                c = min(c_prev, c_next)
+                if c < best_c:
+                    best_c = c
+                    if c < cut_c:
+                        break
+            c_prev = c_next
+        return min(math.asin(min(best_s, 1.0)), 2.0 * math.asin(min(math.sqrt(best_c) * 0.5,
+                                                                        1.0)))
+
+    @jit
+    def poly_plane(X, i, Y, s, m, tdist, cut2):
+        """Distance from point i of X to the polyline Y[s:s+m] (m ≥ 2), as :func:`segdist` per
+        segment on squared distances (one square root per point); stops early below ``cut2``."""
+        px, py = X[i, 0], X[i, 1]
+        best = np.inf
+        for k in range(s, s + m - 1):
+            ax, ay = Y[k, 0], Y[k, 1]
+            abx, aby = Y[k + 1, 0] - ax, Y[k + 1, 1] - ay
+            apx, apy = px - ax, py - ay
+            den = abx * abx + aby * aby
+            d2 = apx * apx + apy * apy
+            if den != 0.0:
+                u = (apx * abx + apy * aby) / den
+                if tdist and (u < 1e-5 or u > 1.0):
+                    bpx, bpy = px - Y[k + 1, 0], py - Y[k + 1, 1]
+                    d2 = min(d2, bpx * bpx + bpy * bpy)
+                else:
+                    if not tdist:
+                        u = max(0.0, min(1.0, u))
+                    dx = apx - u * abx
+                    dy = apy - u * aby
+                    d2 = dx * dx + dy * dy
+            if d2 < best:
+                best = d2
+                if d2 < cut2:
+                    break
+        return math.sqrt(best)
+
+    @jit
+    def to_poly(X, i, Y, G, s, m, sphere, tdist, cut):
+        """Distance from point i of X to the polyline Y[s:s+m]; may stop once below ``cut``."""
+        if m == 1:
+            return pdist(X, i, Y, s, sphere)
+        if sphere:
+            if cut <= 0.0:
+                return poly_sphere(X, i, Y, G, s, m, -1.0, -1.0)
+            half = 2.0 * math.sin(min(cut, math.pi) * 0.5)
+            cut_s = math.sin(cut) if cut < 0.5 * math.pi else np.inf
+            return poly_sphere(X, i, Y, G, s, m, cut_s, half * half)
+        return poly_plane(X, i, Y, s, m, tdist, cut * cut if cut > 0.0 else -1.0)
+
+    # --- continuous Fréchet (Alt & Godau 1995), the formulas of _geodp._Free --------------
+
+    @jit
+    def from_sq(c2, sphere):
+        """The distance from its square (plane) or squared chord (sphere), as :func:`pdist`."""
+        c = math.sqrt(c2)
+        if sphere:
+            return 2.0 * math.asin(min(c * 0.5, 1.0))
+        return c
+
+    @jit
+    def seg_info(A, s, cnt, sphere):
+        """Per segment A[s+k], A[s+k+1]: sphere, its angle Θ, the unit tangent e at its start
+        (e = b − (a·b)a normalised) and n̂ = a × e; plane, |b − a|, b − a and |b − a|²."""
+        S = np.empty((7, max(cnt - 1, 1)))
+        for k in range(cnt - 1):
+            a = s + k
+            b = a + 1
+            if sphere:
+                S[0, k] = pdist(A, a, A, b, True)
+                ab = A[a, 0] * A[b, 0] + A[a, 1] * A[b, 1] + A[a, 2] * A[b, 2]
+                ex = A[b, 0] - ab * A[a, 0]
+                ey = A[b, 1] - ab * A[a, 1]
+                ez = A[b, 2] - ab * A[a, 2]
+                en = math.sqrt(ex * ex + ey * ey + ez * ez)
+                if en > 0.0:
+                    ex, ey, ez = ex / en, ey / en, ez / en
+                else:
+                    ex = ey = ez = np.nan
+                S[1, k], S[2, k], S[3, k] = ex, ey, ez
+                S[4, k] = A[a, 1] * ez - A[a, 2] * ey
+                S[5, k] = A[a, 2] * ex - A[a, 0] * ez
+                S[6, k] = A[a, 0] * ey - A[a, 1] * ex
+            else:
+                abx, aby = A[b, 0] - A[a, 0], A[b, 1] - A[a, 1]
+                L2 = abx * abx + aby * aby
+                S[0, k] = math.sqrt(L2)
+                S[1, k], S[2, k], S[3, k] = abx, aby, L2
+        return S
+
+    @jit
+    def geom(C, c, A, a, sphere, out, i, j, S, k, c2a, c2b):
+        """Free-space geometry of point c of C against the segment A[a], A[a+1] (segment k of
+        ``S``, :func:`seg_info`; c2a, c2b the squared distances to its ends) into out[:, i, j]:
+        t0, scale, sin²(h/2) (sphere) or h² (plane), d(c, A[a]), degenerate, the type-(b)
+        critical value (the point-to-segment distance) and cos h (sphere), as the numpy
+        kernels (_geodp._Free, _arc_dist, seg_dist)."""
+        da = from_sq(c2a, sphere)
+        scale = S[0, k]
+        deg = not (scale > 0.0)
+        cos_h = np.nan
+        if deg:
+            t0 = np.nan
+            mh = np.nan
+            tb = da
+        elif sphere:
+            ex, ey, ez = S[1, k], S[2, k], S[3, k]
+            ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+            dx, dy, dz = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1], C[c, 2] - A[a, 2]
+            ce = dx * ex + dy * ey + dz * ez  # (c − a)·e = c·e, precise when small
+            phi = math.atan2(ce, ca)
+            if phi < -0.5 * math.pi:
+                phi += 2.0 * math.pi
+            sin_h = min(abs(dx * S[4, k] + dy * S[5, k] + dz * S[6, k]), 1.0)
+            cos_h = math.sqrt(1.0 - sin_h * sin_h)
+            mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
+            t0 = phi / scale
+            tb = math.asin(sin_h) if 0.0 <= t0 <= 1.0 else from_sq(min(c2a, c2b), True)
+        else:
+            abx, aby, L2 = S[1, k], S[2, k], S[3, k]
+            apx, apy = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1]
+            t0 = (apx * abx + apy * aby) / L2
+            hx = C[c, 0] - (A[a, 0] + t0 * abx)
+            hy = C[c, 1] - (A[a, 1] + t0 * aby)
+            mh = hx * hx + hy * hy
+            u = max(0.0, min(1.0, t0))
+            fx = C[c, 0] - (A[a, 0] + u * abx)
+            fy = C[c, 1] - (A[a, 1] + u * aby)
+            tb = math.sqrt(fx * fx + fy * fy)
+        out[0, i, j] = t0
+        out[1, i, j] = scale
+        out[2, i, j] = mh
+        out[3, i, j] = da
+        out[4, i, j] = 1.0 if deg else 0.0
+        out[5, i, j] = tb
+        out[6, i, j] = cos_h
+        out[7, i, j] = max(c2a, c2b)
+
+    @jit
+    def interval(G, i, j, eps, ceps, sphere):
+        """(lo, hi) of the free interval of edge (i, j) at ε; empty: (inf, -inf). A segment
+        whose two ends are within ε is free whole (the ε-ball, a cap below π/2, is convex):
+        no square root or arcsine then."""
+        full = 4.0 * ceps if eps < 0.5 * math.pi else -1.0  # the chord² of ε on the sphere
+        e2 = full if sphere else eps * eps
+        if G[7, i, j] <= e2:
+            return 0.0, 1.0
+        if G[4, i, j] != 0.0:
+            if G[3, i, j] <= eps:
+                return 0.0, 1.0
+            return np.inf, -np.inf
+        if sphere:  # ceps = sin²(ε/2)
+            q = (ceps - G[2, i, j]) / G[6, i, j]
+            if not q >= 0.0:
+                return np.inf, -np.inf
+            w = 2.0 * math.asin(math.sqrt(min(q, 1.0))) / G[1, i, j]
+        else:
+            r = eps * eps - G[2, i, j]
+            if not r >= 0.0:
+                return np.inf, -np.inf
+            w = math.sqrt(r) / G[1, i, j]
+        lo = max(G[0, i, j] - w, 0.0)
+        hi = min(G[0, i, j] + w, 1.0)
+        if lo <= hi:
+            return lo, hi
+        return np.inf, -np.inf
+
+    @jit
+    def decide(n, m, V, H, eps, sphere, r_lo, r_hi):
+        """Alt & Godau's decision δF ≤ ε, as _geodp.frechet_decide, column by column: the
+        reachable part of vertical edge j of the current column in r_lo/r_hi, of the
+        horizontal edge below the current cell in b_lo/b_hi. A free interval is computed only
+        for a cell entered from a reachable edge; an unreachable column ends the search."""
+        eps = eps * (1.0 + FRECHET_SLACK) + 1e-300
+        ceps = math.sin(eps * 0.5) ** 2 if sphere else 0.0
+        chain = True
+        any_r = False
+        for j in range(m - 1):
+            r_lo[j], r_hi[j] = np.inf, -np.inf
+            if chain:
+                lo, hi = interval(V, 0, j, eps, ceps, sphere)
+                if lo == 0.0:
+                    r_lo[j], r_hi[j] = lo, hi
+                    any_r = True
+                    chain = hi == 1.0
+                else:
+                    chain = False
+        b_chain = True
+        b_lo, b_hi = np.inf, -np.inf
+        for i in range(n - 1):
+            b_lo, b_hi = np.inf, -np.inf
+            if b_chain:
+                lo, hi = interval(H, i, 0, eps, ceps, sphere)
+                if lo == 0.0:
+                    b_lo, b_hi = lo, hi
+                    b_chain = hi == 1.0
+                else:
+                    b_chain = False
+            if not any_r and not b_lo <= b_hi:
+                return False
+            any_r = False
+            for j in range(m - 1):
+                left_ok = r_lo[j] <= r_hi[j]
+                bot_ok = b_lo <= b_hi
+                if left_ok or bot_ok:
+                    flo, fhi = interval(V, i + 1, j, eps, ceps, sphere)
+                    nlo = flo if bot_ok else max(r_lo[j], flo)
+                    tlo, thi = interval(H, i, j + 1, eps, ceps, sphere)
+                    b_lo = tlo if left_ok else max(b_lo, tlo)
+                    b_hi = thi
+                    r_lo[j], r_hi[j] = nlo, fhi
+                    if nlo <= fhi:
+                        any_r = True
+                else:
+                    r_lo[j], r_hi[j] = np.inf, -np.inf
+                    b_lo, b_hi = np.inf, -np.inf
+        return ((r_lo[m - 2] <= r_hi[m - 2] and r_hi[m - 2] == 1.0)
+                or (b_lo <= b_hi and b_hi == 1.0))
+
+    @jit
+    def bisector(X, u, v, Y, a, sphere):
+        """Type-(c) critical value: d(X[u], x) at the point x of segment Y[a], Y[a+1]
+        equidistant from X[u] and X[v]; NaN off the segment (as _geodp._bisector_values)."""
         b = a + 1
         if sphere:
-            # the foot of p on the great circle lies on the arc iff (a×p)·n ≥ 0 and
-            # (p×b)·n ≥ 0 (n = a×b): the along-track test of traj-dist without trigonometry
-            nx = Y[a, 1] * Y[b, 2] - Y[a, 2] * Y[b, 1]
-            ny = Y[a, 2] * Y[b, 0] - Y[a, 0] * Y[b, 2]
-            nz = Y[a, 0] * Y[b, 1] - Y[a, 1] * Y[b, 0]
-            norm = math.sqrt(nx * nx + ny * ny + nz * nz)
-            px, py, pz = X[i, 0], X[i, 1], X[i, 2]
-            if norm > 0.0:
-                apx = Y[a, 1] * pz - Y[a, 2] * py
-                apy = Y[a, 2] * px - Y[a, 0] * pz
-                apz = Y[a, 0] * py - Y[a, 1] * px
-                pbx = py * Y[b, 2] - pz * Y[b, 1]
-                pby = pz * Y[b, 0] - px * Y[b, 2]
-                pbz = px * Y[b, 1] - py * Y[b, 0]
-                if (apx * nx + apy * ny + apz * nz >= 0.0
-                        and pbx * nx + pby * ny + pbz * nz >= 0.0):
-                    s = (px * nx + py * ny + pz * nz) / norm
-                    return math.asin(min(abs(s), 1.0))
-            return min(pdist(X, i, Y, a, True), pdist(X, i, Y, b, True))
-        abx = Y[b, 0] - Y[a, 0]
-        aby = Y[b, 1] - Y[a, 1]
-        apx = X[i, 0] - Y[a, 0]
-        apy = X[i, 1] - Y[a, 1]
-        den = abx * abx + aby * aby
-        da = math.sqrt(apx * apx + apy * apy)
+            theta = pdist(Y, a, Y, b, True)
+            ab = Y[a, 0] * Y[b, 0] + Y[a, 1] * Y[b, 1] + Y[a, 2] * Y[b, 2]
+            ex = Y[b, 0] - ab * Y[a, 0]
+            ey = Y[b, 1] - ab * Y[a, 1]
+            ez = Y[b, 2] - ab * Y[a, 2]
+            en = math.sqrt(ex * ex + ey * ey + ez * ez)
+            if not (theta > 0.0 and en > 0.0):
+                return np.nan
+            ex, ey, ez = ex / en, ey / en, ez / en
+            nx, ny, nz = X[u, 0] - X[v, 0], X[u, 1] - X[v, 1], X[u, 2] - X[v, 2]
+            x = math.atan2(-(Y[a, 0] * nx + Y[a, 1] * ny + Y[a, 2] * nz),
+                           ex * nx + ey * ny + ez * nz)
+            if x < 0.0:
+                x += math.pi
+            if not x <= theta:
+                return np.nan
+            cx, sx = math.cos(x), math.sin(x)
+            dx = X[u, 0] - (Y[a, 0] * cx + ex * sx)
+            dy = X[u, 1] - (Y[a, 1] * cx + ey * sx)
+            dz = X[u, 2] - (Y[a, 2] * cx + ez * sx)
+            return 2.0 * math.asin(min(math.sqrt(dx * dx + dy * dy + dz * dz) * 0.5, 1.0))
+        abx, aby = Y[b, 0] - Y[a, 0], Y[b, 1] - Y[a, 1]
+        nx, ny = X[u, 0] - X[v, 0], X[u, 1] - X[v, 1]
+        mx = (X[u, 0] + X[v, 0]) * 0.5 - Y[a, 0]
+        my = (X[u, 1] + X[v, 1]) * 0.5 - Y[a, 1]
+        den = abx * nx + aby * ny
         if den == 0.0:
-            return da
-        u = (apx * abx + apy * aby) / den
-        if tdist:
-            if u < 1e-5 or u > 1.0:
-                bpx = X[i, 0] - Y[b, 0]
-                bpy = X[i, 1] - Y[b, 1]
-                return min(da, math.sqrt(bpx * bpx + bpy * bpy))
-        else:
-            u = max(0.0, min(1.0, u))
-        dx = apx - u * abx
-        dy = apy - u * aby
+            return np.nan
+        t = (mx * nx + my * ny) / den
+        if not 0.0 <= t <= 1.0:
+            return np.nan
+        dx = X[u, 0] - (Y[a, 0] + t * abx)
+        dy = X[u, 1] - (Y[a, 1] + t * aby)
         return math.sqrt(dx * dx + dy * dy)
 
     @jit
-    def to_poly(X, i, Y, s, m, sphere, tdist):
-        if m == 1:
-            return pdist(X, i, Y, s, sphere)
-        best = np.inf
-        for k in range(s, s + m - 1):
-            d = segdist(X, i, Y, k, sphere, tdist)
-            if d < best:
-                best = d
-        return best
+    def type_c(X, sx, n, Y, sy, m, G, transpose, lo, hi, margin, vals, k, sphere):
+        """Append to vals[k:] the type-(c) values in (lo, hi) of pairs of vertices of X against
+        the segments of Y; only vertices within hi + margin of a segment can give one (the
+        value is ≥ both vertices' distances to the segment). Returns the new count."""
+        idx = np.empty(n, np.int64)
+        for a in range(m - 1):
+            c = 0
+            for u in range(n):
+                tb = G[5, a, u] if transpose else G[5, u, a]
+                if tb < hi + margin:
+                    idx[c] = u
+                    c += 1
+            for p in range(c):
+                for q in range(p + 1, c):
+                    v = bisector(X, sx + idx[p], sx + idx[q], Y, sy + a, sphere)
+                    if lo < v < hi:
+                        if k == len(vals):
+                            grown = np.empty(2 * len(vals))
+                            grown[:k] = vals
+                            vals = grown
+                        vals[k] = v
+                        k += 1
+        return vals, k
 
     @jit
-    def pair(code, X, TX, sx, n, Y, TY, sy, m, sphere, eps, window, flag, g):
+    def frechet(X, sx, n, Y, sy, m, GX, GY, sphere):
+        """Exact continuous Fréchet distance (Alt & Godau 1995) of X[sx:sx+n], Y[sy:sy+m]: the
+        smallest critical value at which :func:`decide` succeeds, as _geodp.frechet, found
+        with few decisions: the lower bound LB (endpoint distances, each vertex's distance to
+        the other curve; a critical value), then the sorted type-(a)/(b) values in (LB, upper
+        bound = discrete Fréchet; most pairs end here: the decision just below it fails), then
+        only the type-(c) values strictly between the two consecutive (a)/(b) values that
+        bracket the answer (none searched when the decision fails FRECHET_NEAR below the upper
+        one)."""
+        if n == 1 or m == 1:
+            top = 0.0
+            for i in range(n):
+                for j in range(m):
+                    top = max(top, pdist(X, sx + i, Y, sy + j, sphere))
+            return top
+        # upper bound: discrete Fréchet (Eiter & Mannila), on squared distances (monotone)
+        D2 = np.empty((n, m))
+        prev = np.empty(m)
+        cur = np.empty(m)
+        for i in range(n):
+            for j in range(m):
+                d = 0.0
+                for q in range(X.shape[1]):
+                    t = X[sx + i, q] - Y[sy + j, q]
+                    d += t * t
+                D2[i, j] = d
+                if i == 0 and j == 0:
+                    cur[j] = d
+                elif i == 0:
+                    cur[j] = max(d, cur[j - 1])
+                elif j == 0:
+                    cur[j] = max(d, prev[j])
+                else:
+                    cur[j] = max(d, min(prev[j - 1], prev[j], cur[j - 1]))
+            prev, cur = cur, prev
+        ub = from_sq(prev[m - 1], sphere)
+        lb = from_sq(max(D2[0, 0], D2[n - 1, m - 1]), sphere)
+        # cheap lower bound first (as SegmentHausdorff): most pairs end here, lb = ub
+        low = lb
+        for i in range(n):
+            low = max(low, to_poly(X, sx + i, Y, GY, sy, m, sphere, False, low))
+        for j in range(m):
+            low = max(low, to_poly(Y, sy + j, X, GX, sx, n, sphere, False, low))
+        if low >= ub:
+            return ub
+        V = np.empty((8, n, m - 1))
+        H = np.empty((8, n - 1, m))
+        SX = seg_info(X, sx, n, sphere)
+        SY = seg_info(Y, sy, m, sphere)
+        for i in range(n):
+            for j in range(m - 1):
+                geom(X, sx + i, Y, sy + j, sphere, V, i, j, SY, j, D2[i, j], D2[i, j + 1])
+        for i in range(n - 1):
+            for j in range(m):
+                geom(Y, sy + j, X, sx + i, sphere, H, i, j, SX, i, D2[i, j], D2[i + 1, j])
+        for i in range(n):
+            near = np.inf
+            for j in range(m - 1):
+                near = min(near, V[5, i, j])
+            lb = max(lb, near)
+        for j in range(m):
+            near = np.inf
+            for i in range(n - 1):
+                near = min(near, H[5, i, j])
+            lb = max(lb, near)
+        if lb >= ub:
+            return ub
+        r_lo = np.empty(m - 1)
+        r_hi = np.empty(m - 1)
+        if decide(n, m, V, H, lb, sphere, r_lo, r_hi):
+            return lb
+        if not decide(n, m, V, H, ub * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
+            return ub  # nothing below ub succeeds but within FRECHET_NEAR of it
+        cand = np.empty(n * (m - 1) + (n - 1) * m + 1)
+        k = 0
+        for i in range(n):
+            for j in range(m - 1):
+                if lb < V[5, i, j] < ub:
+                    cand[k] = V[5, i, j]
+                    k += 1
+        for i in range(n - 1):
+            for j in range(m):
+                if lb < H[5, i, j] < ub:
+                    cand[k] = H[5, i, j]
+                    k += 1
+        cand[k] = ub
+        c = np.sort(cand[:k + 1])
+        lo, hi = 0, k  # c[k] = ub succeeds
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+                hi = mid
+            else:
+                lo = mid + 1
+        top = c[lo]
+        bottom = c[lo - 1] if lo > 0 else lb
+        if not decide(n, m, V, H, top * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
+            return top
+        margin = 1e-6 * top + (1e-7 if sphere else 0.0)
+        vals = np.empty(64)
+        vals, k = type_c(X, sx, n, Y, sy, m, V, False, bottom, top, margin, vals, 0, sphere)
+        vals, k = type_c(Y, sy, m, X, sx, n, H, True, bottom, top, margin, vals, k, sphere)
+        if k == 0:
+            return top
+        c = np.sort(vals[:k])
+        lo, hi = 0, k
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+                hi = mid
+            else:
+                lo = mid + 1
+        return c[lo] if lo < k else top
+
+    @jit
+    def pair(code, X, TX, sx, n, Y, TY, sy, m, GX, GY, sphere, eps, window, flag, g):
+        if code == 10:
+            return frechet(X, sx, n, Y, sy, m, GX, GY, sphere)
         if code == 6 or code == 7:  # OWD, Hausdorff
             colmin = np.full(m, np.inf)
             rsum = 0.0
@@ -125,20 +506,19 @@ def _build():
             return max(rmax, colmin.max())
         if code == 8 or code == 9:  # SSPD, SegmentHausdorff
             tdist = flag == 1
+            if code == 9:  # a point nearer than the running max cannot raise it: stop early
+                top = 0.0
+                for i in range(n):
+                    top = max(top, to_poly(X, sx + i, Y, GY, sy, m, sphere, tdist, top))
+                for j in range(m):
+                    top = max(top, to_poly(Y, sy + j, X, GX, sx, n, sphere, tdist, top))
+                return top
             a_sum = 0.0
-            a_max = 0.0
             for i in range(n):
-                d = to_poly(X, sx + i, Y, sy, m, sphere, tdist)
-                a_sum += d
-                a_max = max(a_max, d)
+                a_sum += to_poly(X, sx + i, Y, GY, sy, m, sphere, tdist, 0.0)
             b_sum = 0.0
-            b_max = 0.0
             for j in range(m):
-                d = to_poly(Y, sy + j, X, sx, n, sphere, tdist)
-                b_sum += d
-                b_max = max(b_max, d)
-            if code == 9:
-                return max(a_max, b_max)
+                b_sum += to_poly(Y, sy + j, X, GX, sx, n, sphere, tdist, 0.0)
             total = a_sum / n + b_sum / m
             return total if (tdist and sphere) else total / 2
         prev = np.empty(m + 1)
@@ -209,12 +589,12 @@ def _build():
         return res
 
     @numba.njit(parallel=True, nogil=True, cache=True)
-    def run(code, X, TX, ox, xi, Y, TY, oy, yi, sphere, eps, window, flag, g, out):
+    def run(code, X, TX, ox, xi, Y, TY, oy, yi, GX, GY, sphere, eps, window, flag, g, out):
         """out[k] = distance between trajectory xi[k] of X and yi[k] of Y."""
         for k in numba.prange(len(xi)):
             a, b = xi[k], yi[k]
             out[k] = pair(code, X, TX, ox[a], ox[a + 1] - ox[a], Y, TY, oy[b],
-                          oy[b + 1] - oy[b], sphere, eps, window, flag, g)
+                          oy[b + 1] - oy[b], GX, GY, sphere, eps, window, flag, g)
 
     return run
 
@@ -227,20 +607,46 @@ def enabled() -> bool:
     return KERNELS is not None and os.environ.get("ANONEVAL_JIT", "1") != "0"
 
 
+def segment_geometry(X: np.ndarray) -> np.ndarray:
+    """Per point k of unit vectors X (N, 3), the segment X[k] → X[k+1]: the unit normal
+    n̂ = (a×b)/|a×b| and the edge normals n×a and b×n, shape (N, 9). The foot of p on the great
+    circle lies on the arc iff p·(n×a) ≥ 0 and p·(b×n) ≥ 0 (the along-track test of traj-dist,
+    without trigonometry); a zero-length segment gets NaN edge normals, so the test fails and
+    the endpoint distance applies. The last point's row (and a row across two trajectories)
+    is never read."""
+    a = X
+    b = np.roll(X, -1, axis=0)
+    n = np.cross(a, b)
+    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    G = np.empty((len(X), 9))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        G[:, 0:3] = n / norm[:, None]
+    G[:, 3:6] = np.cross(n, a)
+    G[:, 6:9] = np.cross(b, n)
+    G[norm == 0, 3:9] = np.nan
+    return G
+
+
 def paired(code: int, X: np.ndarray, TX: np.ndarray, ox: np.ndarray, xi: np.ndarray,
            Y: np.ndarray, TY: np.ndarray, oy: np.ndarray, yi: np.ndarray, sphere: bool,
            eps: float = 0.0, window: float = -1.0, flag: int = 0,
-           g: np.ndarray | None = None, threads: int | None = None) -> np.ndarray:
-    """Distances of the pairs (xi[k], yi[k]) with the compiled kernel ``code``."""
+           g: np.ndarray | None = None, threads: int | None = None,
+           GX: np.ndarray | None = None, GY: np.ndarray | None = None) -> np.ndarray:
+    """Distances of the pairs (xi[k], yi[k]) with the compiled kernel ``code``; ``GX``, ``GY``:
+    the :func:`segment_geometry` of X and Y (needed by SSPD and SegmentHausdorff on the
+    sphere)."""
     assert KERNELS is not None
     out = np.empty(len(xi))
+    none = np.zeros((1, 9))
+    GX = none if GX is None else GX
+    GY = none if GY is None else GY
     gg = np.zeros(X.shape[1]) if g is None else np.asarray(g, dtype=np.float64)
     previous = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     try:
         KERNELS(code, X, TX, ox, np.ascontiguousarray(xi, dtype=np.int64), Y, TY, oy,
-                np.ascontiguousarray(yi, dtype=np.int64), sphere, float(eps), float(window),
+                np.ascontiguousarray(yi, dtype=np.int64), GX, GY, sphere, float(eps), float(window),
                 int(flag), gg, out)
     finally:
         numba.set_num_threads(previous)

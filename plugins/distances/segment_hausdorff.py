@@ -22,6 +22,8 @@ class SegmentHausdorff(GeoDistance):
     name = "SegmentHausdorff"
     description = "Hausdorff distance of each trajectory's vertices to the other's polyline."
 
+    needs_segments = True
+
     def _depth(self, n1: int, n2: int) -> int:
         return 8 * n1 * n2
 

@@ -38,6 +38,8 @@ class SSPD(GeoDistance):
             "textbook", description="'textbook' (the mean of both ways) or 'traj-dist' (the "
             "library's value, defects included: a sum on the sphere).")
 
+    needs_segments = True
+
     def _depth(self, n1: int, n2: int) -> int:
         return 8 * n1 * n2
 
