@@ -64,7 +64,7 @@ class ReidentificationRisk(ClassRiskMeasure):
         population_size: int | None = Field(
             None, ge=1, strict=True,
             description="journalist, marketer: the size N of the population the data was "
-                        "drawn from, when no population file exists; each class's population "
+                        "drawn from, given instead of a population table; each class's population "
                         "size is then estimated as f / (n / N).")
 
         @model_validator(mode="after")
