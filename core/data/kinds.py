@@ -614,8 +614,8 @@ def _epoch_seconds(values: pd.Series, fmt: str) -> np.ndarray:
     bad = parsed.isna().to_numpy()
     if bad.any():
         raise fail(bad, f"with format {fmt!r}")
-    delta = parsed - pd.Timestamp(0, tz="UTC")
-    return (delta // pd.Timedelta(seconds=1)).to_numpy(np.int64)
+    delta = (parsed - pd.Timestamp(0, tz="UTC")).to_numpy("timedelta64[ns]")
+    return delta.astype(np.int64) // 1_000_000_000  # floor, as Timedelta // 1 s
 
 
 def relabel(ids: pd.Series, id_map: str | Path, where: str) -> pd.Series:
