@@ -12,7 +12,8 @@ import pandas as pd
 from pydantic import Field
 from scipy.spatial.distance import cdist
 
-from anoneval.core.api import DataError, task_threads
+from anoneval.core.api import DataError, Dataset, task_threads
+from anoneval.plugins.fidelity._common import choose, pair, require_finite
 from anoneval.plugins.fidelity._sklearn import design
 
 T = TypeVar("T")
@@ -53,6 +54,25 @@ def sample_rows(n: int, max_rows: int | None, rng: np.random.Generator, role: st
     warnings.append(f"a random sample of {max_rows:,} of the {n:,} {role} records was used "
                     "(max_rows)")
     return np.sort(rng.choice(n, size=max_rows, replace=False))
+
+
+def sampled_embedding(original: Dataset | None, anonymized: Dataset | None,
+                      columns: Sequence[str] | None, max_rows: int | None,
+                      rng: np.random.Generator, name: str, warnings: list[str],
+                      min_rows: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides' chosen columns (all shared ones when ``columns`` is None; finite numbers
+    required) in :func:`canonical` order, each sampled to at most ``max_rows`` rows
+    (:func:`sample_rows`), then :func:`embed`-ded; fewer than ``min_rows`` rows on a side is
+    an error naming the measure."""
+    ori, syn = pair(original, anonymized, name)
+    chosen = choose(ori, syn, columns, lambda s: True, name, "")
+    require_finite({"original": ori, "anonymized": syn}, chosen, name)
+    frames = [canonical(ori.frame[chosen]), canonical(syn.frame[chosen])]
+    ir = sample_rows(len(ori), max_rows, rng, "original", warnings)
+    iy = sample_rows(len(syn), max_rows, rng, "anonymized", warnings)
+    if len(ir) < min_rows or len(iy) < min_rows:
+        raise DataError(f"{name} needs at least {min_rows} records on each side")
+    return embed(frames[0].iloc[ir], frames[1].iloc[iy], chosen)
 
 
 #: Rows of the left side per block of pairwise distances (a block holds BLOCK × m floats).

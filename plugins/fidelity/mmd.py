@@ -10,21 +10,18 @@ from scipy.stats import norm
 
 from anoneval.core.api import (
     Context,
-    DataError,
     Dataset,
     IntervalParams,
     LossMeasure,
     MeasureResult,
 )
-from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
+from anoneval.plugins.fidelity._common import FidelityParams
 from anoneval.plugins.fidelity._embed import (
     blocks,
-    canonical,
     distances,
     each_block,
-    embed,
     rows_field,
-    sample_rows,
+    sampled_embedding,
 )
 
 #: Records of the pooled sample whose pairwise distances give the median heuristic.
@@ -116,17 +113,10 @@ class MMD(LossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        ori, syn = pair(original, anonymized, self.name)
-        columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
-        require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         warnings: list[str] = []
         rng = ctx.rng(47)
-        frames = [canonical(ori.frame[columns]), canonical(syn.frame[columns])]
-        ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
-        iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
-        if len(ir) < 2 or len(iy) < 2:
-            raise DataError(f"{self.name} needs at least 2 records on each side")
-        x, y = embed(frames[0].iloc[ir], frames[1].iloc[iy], columns)
+        x, y = sampled_embedding(original, anonymized, p.columns, p.max_rows, rng, self.name,
+                                 warnings, min_rows=2)
         sigma = p.bandwidth or median_heuristic(x, y, rng)
         if not sigma > 0:
             sigma = 1.0

@@ -16,16 +16,14 @@ from anoneval.core.api import (
     bootstrap_indices,
     percentile_interval,
 )
-from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
+from anoneval.plugins.fidelity._common import FidelityParams
 from anoneval.plugins.fidelity._embed import (
     blocks,
-    canonical,
     distances,
     each_block,
-    embed,
     kth_neighbour,
     rows_field,
-    sample_rows,
+    sampled_embedding,
 )
 
 STATISTICS = ("precision", "recall", "density", "coverage")
@@ -99,15 +97,10 @@ class PRDC(LossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        ori, syn = pair(original, anonymized, self.name)
-        columns = choose(ori, syn, p.columns, lambda s: True, self.name, "")
-        require_finite({"original": ori, "anonymized": syn}, columns, self.name)
         warnings: list[str] = []
         rng = ctx.rng(41)
-        frames = [canonical(ori.frame[columns]), canonical(syn.frame[columns])]
-        ir = sample_rows(len(ori), p.max_rows, rng, "original", warnings)
-        iy = sample_rows(len(syn), p.max_rows, rng, "anonymized", warnings)
-        x, y = embed(frames[0].iloc[ir], frames[1].iloc[iy], columns)
+        x, y = sampled_embedding(original, anonymized, p.columns, p.max_rows, rng, self.name,
+                                 warnings)
         parts, _, _ = prdc_indicators(x, y, p.k, p.closed)
         boot = {"x": bootstrap_indices(rng, len(x), p.n_boot),
                 "y": bootstrap_indices(rng, len(y), p.n_boot)}
