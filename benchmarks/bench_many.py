@@ -1,6 +1,6 @@
-"""Benchmark: ``evaluate_many`` on 10 anonymized variants of a 100,000-row table.
+"""Benchmark: variants in one run: ``evaluate_many`` on 10 variants, ``anoneval run`` on 100 files.
 
-    python benchmarks/bench_many.py [--quick]
+    python benchmarks/bench_many.py [--quick] [--part api|cli|all] [--repeat N]
 
 The table is drawn (with replacement, seed 0) from the adult extract; the variants generalize
 its quasi-identifiers with the shipped hierarchies at 10 level vectors and suppress classes
@@ -16,17 +16,36 @@ Printed, in seconds:
 - the total of ``evaluate_many`` on a fresh evaluator, against 10 independent ``evaluate`` calls
   (each redoes the original-side work) measured in the same run: the ratio is the baseline's
   time over evaluate_many's.
+
+``--part cli`` (run by default after the part above) is what a user of ``anoneval run`` waits
+for: a config of 100 file variants of the adult extract (30,162 rows; Parquet files written to
+a temporary folder; random generalization levels and k, seed 0; the same 4 measures), run as
+``anoneval run CONFIG -q -o report.json`` in a fresh process serially, with the local engine of
+2 worker processes and with the dask engine on a 2-worker LocalCluster started for the run
+(its start-up counts, as for a user). The three are interleaved over ``--repeat`` rounds;
+printed per engine: min/median/max wall-clock seconds, the CPU seconds of the process and its
+children (``getrusage``; the dask workers' CPU included), and the speed-up over serial
+(serial's time / the engine's, per round; > 1: the engine pays; target ≥ 1.5 with 2 workers).
+The load average is printed before and after: on a shared machine the figures move with it.
+Every engine's report must equal the serial one's (values, errors, warnings).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _adult import generalize, measures, read_adult
+from _adult import ADULT, QUASI_IDENTIFIERS, generalize, measures, read_adult
 
 from anoneval.core import Evaluator, evaluate
 
@@ -51,11 +70,8 @@ def row(label: str, seconds: float, note: str = "") -> None:
     print(f"  {label:<44}: {seconds:8.3f} s" + (f" ({note})" if note else ""))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="evaluate_many against independent evaluate")
-    parser.add_argument("--quick", action="store_true", help="5,000 rows instead of 100,000")
-    args = parser.parse_args(argv)
-    rows = 5_000 if args.quick else 100_000
+def bench_api(quick: bool) -> None:
+    rows = 5_000 if quick else 100_000
     original, variants = make_data(rows)
     ms = measures()
     print(f"evaluate_many: {len(variants)} variants of a {rows:,}-row table, "
@@ -94,6 +110,121 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  {'ratio baseline / evaluate_many':<44}: {t_independent / t_many:8.2f}x "
           "(target: > 1, original-side work done once)")
     print(f"  {'same values as the independent calls':<44}: {same}")
+
+
+
+# -- the CLI on 100 file variants ----------------------------------------------------------
+
+HEIGHTS = [1, 4, 1, 2, 3, 2, 2]  # top level of each quasi-identifier's hierarchy used here
+ENGINES: dict[str, list[str]] = {"serial": [],
+                                 "local": ["--engine", "local", "--workers", "2"],
+                                 "dask": ["--engine", "dask", "--workers", "2"]}
+
+
+def write_config(folder: Path, count: int) -> Path:
+    """``count`` Parquet variants of adult in ``folder`` and the config that evaluates them."""
+    original = read_adult()
+    rng = np.random.default_rng(0)
+    variants = []
+    for i in range(count):
+        levels = [int(rng.integers(0, h + 1)) for h in HEIGHTS]
+        k = int(rng.choice([2, 5, 10]))
+        name = f"v{i:03d}_{''.join(map(str, levels))}_k{k}"
+        generalize(original, levels, k)[0].to_parquet(folder / f"{name}.parquet")
+        variants.append({"name": name, "path": f"{name}.parquet"})
+    hierarchies = {c: str(ADULT / f"adult_hierarchy_{c}.csv") for c in QUASI_IDENTIFIERS}
+    config = {"original": {"path": str(ADULT / "adult.csv")}, "anonymized": variants,
+              "defaults": {"quasi_identifiers": QUASI_IDENTIFIERS},
+              "measures": [{"name": "KAnonymity", "params": {"k": 10}}, "DM", "AECS",
+                           {"name": "NonUniformEntropy", "params": {"hierarchies": hierarchies}}],
+              "report": {"timings": False}, "seed": 0}
+    path = folder / "config.json"
+    path.write_text(json.dumps(config, indent=1))
+    return path
+
+
+def run_cli(config: Path, engine: list[str], out: Path) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of one CLI run: the CPU of its process and every process
+    under it (fork server, worker processes, Dask nannies and workers), each as last seen by
+    polling every 20 ms (a process's last < 20 ms may be missed)."""
+    import psutil
+
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "anoneval", "run", str(config), "-q",
+                             "-o", str(out), *engine], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    root = psutil.Process(proc.pid)
+    seen: dict[int, float] = {}
+    while proc.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            for p in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    times = p.cpu_times()
+                    seen[p.pid] = times.user + times.system
+        time.sleep(0.02)
+    wall = time.perf_counter() - started
+    err = proc.stderr.read() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"anoneval run {' '.join(engine)} failed:\n{err}")
+    return wall, sum(seen.values())
+
+
+def report_values(path: Path) -> list[object]:
+    data = json.loads(path.read_text())
+    return [(v["variant"], m["label"], m["value"], m["error"], m["warnings"])
+            for v in data["variants"] for m in v["measures"]]
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    return (f"{min(values):.{digits}f} / {statistics.median(values):.{digits}f} / "
+            f"{max(values):.{digits}f}")
+
+
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def bench_cli(quick: bool, repeat: int) -> None:
+    count = 10 if quick else 100
+    with tempfile.TemporaryDirectory(prefix="anoneval-bench-many-") as tmp:
+        folder = Path(tmp)
+        config = write_config(folder, count)
+        print(f"\nanoneval run: {count} Parquet variants of adult (30,162 rows), 4 measures, "
+              f"{repeat} interleaved round(s); {os.cpu_count()} cores, {load()}")
+        wall: dict[str, list[float]] = {name: [] for name in ENGINES}
+        cpu: dict[str, list[float]] = {name: [] for name in ENGINES}
+        same = True
+        for _ in range(repeat):
+            reference = None
+            for name, flags in ENGINES.items():
+                out = folder / f"report-{name}.json"
+                w, c = run_cli(config, flags, out)
+                wall[name].append(w)
+                cpu[name].append(c)
+                values = report_values(out)
+                reference = values if reference is None else reference
+                same = same and values == reference
+        print(f"  {'engine':<30} {'wall s min/median/max':>24} {'CPU s median':>13} "
+              f"{'speed-up min/median/max':>25}")
+        for name in ENGINES:
+            ratios = [s / w for s, w in zip(wall["serial"], wall[name], strict=True)]
+            print(f"  {name + ' ' + ' '.join(ENGINES[name]):<30} {spread(wall[name]):>24} "
+                  f"{statistics.median(cpu[name]):>13.2f} {spread(ratios):>25}")
+        print("  target: local and dask with 2 workers >= 1.5x serial")
+        print(f"  every engine's report equals the serial one: {same}   ({load()})")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="evaluate_many and anoneval run on variants")
+    parser.add_argument("--quick", action="store_true",
+                        help="5,000 rows instead of 100,000; 10 file variants, one round")
+    parser.add_argument("--part", choices=["api", "cli", "all"], default="all")
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds of the CLI")
+    args = parser.parse_args(argv)
+    if args.part in ("api", "all"):
+        bench_api(args.quick)
+    if args.part in ("cli", "all"):
+        bench_cli(args.quick, 1 if args.quick else args.repeat)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import sys
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from tqdm.auto import tqdm
@@ -27,4 +30,28 @@ def progress_wanted(quiet: bool = False, stream: TextIO | None = None) -> bool:
     return not quiet and hasattr(stream, "isatty") and stream.isatty()
 
 
-__all__ = ["progress_bar", "progress_wanted"]
+_RELAY: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar(
+    "anoneval_progress_relay", default=None)
+
+
+@contextlib.contextmanager
+def relayed(send: Callable[[int], None]) -> Iterator[None]:
+    """Within the block, :func:`step_done` calls ``send(n)``: an engine task hands its finished
+    steps to the bar of the process that started the run (another process or machine)."""
+    token = _RELAY.set(send)
+    try:
+        yield
+    finally:
+        _RELAY.reset(token)
+
+
+def step_done(n: int = 1) -> None:
+    """Report ``n`` finished steps (measures) to the run's bar when this code runs as an engine
+    task elsewhere (:func:`relayed`); nothing otherwise (a bar here is updated directly)."""
+    send = _RELAY.get()
+    if send is not None:
+        with contextlib.suppress(Exception):  # progress never fails a measure
+            send(n)
+
+
+__all__ = ["progress_bar", "progress_wanted", "relayed", "step_done"]

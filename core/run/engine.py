@@ -35,9 +35,11 @@ import pickle
 import re
 import sys
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from pathlib import Path
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
+from anoneval.core.data.progress import relayed
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.run.config import EngineSpec
 from anoneval.core.run.lifecycle import (
@@ -264,12 +267,23 @@ def _evaluator_for(recipe: Recipe) -> Any:
     return _EVALUATORS[recipe.token]
 
 
-def run_variant(recipe: Recipe, name: str, data: Any) -> Report:
-    """Evaluate one variant (data, or a zero-argument loader run on the worker)."""
-    with as_task():
-        if callable(data):
-            data = data()
-        return _evaluator_for(_plain(recipe)).evaluate(data, variant=name)
+def run_variant_chunk(recipe: Recipe, items: Sequence[tuple[str, Any]],
+                      topic: str | None = None) -> list[Report]:
+    """Evaluate variants, each ``(name, data or a zero-argument loader run here)``, one after
+    the other; on a Dask worker, each finished measure is an event on ``topic`` (the bar of the
+    process that started the run)."""
+    relay = (functools.partial(_log_progress, topic) if topic is not None
+             else _PROGRESS.put if _PROGRESS is not None else None)
+    with as_task(), relayed(relay) if relay is not None else contextlib.nullcontext():
+        evaluator = _evaluator_for(_plain(recipe))
+        return [evaluator.evaluate(data() if callable(data) else data, variant=name)
+                for name, data in items]
+
+
+def _log_progress(topic: str, n: int) -> None:
+    from distributed import get_worker
+
+    get_worker().log_event(topic, n)
 
 
 def run_task(fn: Callable[..., R], *args: Any) -> R:
@@ -304,6 +318,8 @@ def _plain(value: Any) -> Any:
 
 
 _RECIPE: Recipe | None = None
+#: A worker process's queue to the run's bar (a ``multiprocessing.SimpleQueue``), if any.
+_PROGRESS: Any = None
 
 
 def _user_modules() -> dict[str, tuple[str, str]]:
@@ -320,11 +336,13 @@ def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
 
 
 def _init_process(blob: bytes | None, environ: Mapping[str, str],
-                  modules: dict[str, tuple[str, str]]) -> None:
+                  modules: dict[str, tuple[str, str]], progress: Any = None) -> None:
     """A worker process: the caller's environment (a forked process has the fork server's),
-    the registry files' plugin modules, and with a recipe its evaluator, original-side work
-    done (a failure there is the first task's to report)."""
-    global _RECIPE
+    the registry files' plugin modules, the queue its finished measures go to (``progress``),
+    and with a recipe its evaluator, original-side work done (a failure there is the first
+    task's to report)."""
+    global _RECIPE, _PROGRESS
+    _PROGRESS = progress
     os.environ.clear()
     os.environ.update(environ)
     watch_from(environ)  # die with the process that started the pool
@@ -336,9 +354,9 @@ def _init_process(blob: bytes | None, environ: Mapping[str, str],
             _evaluator_for(_RECIPE).prepare()
 
 
-def _run_in_process(name: str, data: Any) -> Report:
+def _run_in_process(items: Sequence[tuple[str, Any]]) -> list[Report]:
     assert _RECIPE is not None
-    return run_variant(_RECIPE, name, data)
+    return run_variant_chunk(_RECIPE, items)
 
 
 _SHARED: dict[str, Any] = {}
@@ -427,7 +445,11 @@ class Engine:
         return [fn(item) for item in items]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
-                     serial: Callable[[str, Any], Report]) -> list[Report]:
+                     serial: Callable[[str, Any], Report],
+                     progress: Callable[[int], None] | None = None) -> list[Report]:
+        """The variants' reports, in their order: ``serial(name, data)`` evaluates one here
+        (and advances the bar itself); tasks elsewhere report each finished measure to
+        ``progress``."""
         return [serial(name, data) for name, data in variants.items()]
 
     def close(self) -> None:
@@ -543,9 +565,11 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
     return ctx
 
 
-def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPoolExecutor:
+def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext,
+                progress: Any = None) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
-    a recipe: its evaluator built and prepared)."""
+    a recipe: its evaluator built and prepared; with ``progress``, a queue of ``ctx``, their
+    finished measures reported to it)."""
     environ = {**ONE_THREAD, **os.environ, **parent_environ()}
     # a forked process has the fork server's native threads; a spawned one reads them at start
     spawned = ctx.get_start_method() == "spawn"
@@ -554,7 +578,7 @@ def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPo
         with _one_thread_env() if spawned else contextlib.nullcontext():
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_init_process,
-                                       initargs=(blob, environ, _user_modules()))
+                                       initargs=(blob, environ, _user_modules(), progress))
             started = [pool.submit(_identity, None) for _ in range(workers)]
         for f in started:
             f.result()
@@ -565,14 +589,14 @@ def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext) -> ProcessPo
     return pool
 
 
-def _start_in_background(workers: int, blob: bytes | None, modules: Iterable[str] = ()
-                         ) -> Future[ProcessPoolExecutor]:
+def _start_in_background(workers: int, blob: bytes | None, modules: Iterable[str] = (),
+                         progress: Any = None) -> Future[ProcessPoolExecutor]:
     """:func:`_start_pool` in a thread (the fork server is started here): the pool when it has
     started."""
     ctx = _context(modules)
     starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anoneval-pool-start")
     try:
-        return starter.submit(_start_pool, workers, blob, ctx)
+        return starter.submit(_start_pool, workers, blob, ctx, progress)
     finally:
         starter.shutdown(wait=False)
 
@@ -652,30 +676,109 @@ class LocalEngine(Engine):
             return [f.result() for f in futures]
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
-                     serial: Callable[[str, Any], Report]) -> list[Report]:
+                     serial: Callable[[str, Any], Report],
+                     progress: Callable[[int], None] | None = None) -> list[Report]:
         """The variants on processes started for them (each builds the evaluator once from
-        ``recipe``), the largest first when their sizes are known; until they have started,
-        this process evaluates variants with ``serial``."""
+        ``recipe``, which is sent to each once), the largest first when their sizes are known,
+        small ones several to a task (:func:`chunked`); until the processes have started, this
+        process evaluates variants with ``serial``. The processes report each finished measure
+        to ``progress`` through a queue."""
         if self.workers <= 1 or len(variants) <= 1:
-            return super().run_variants(recipe, variants, serial)
+            return super().run_variants(recipe, variants, serial, progress)
         refuse_main_objects([p.measure for p in recipe.measures], "the measure")
         blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
         modules = {type(p.measure).__module__ for p in recipe.measures}
         modules = {m for m in modules if m.startswith("anoneval.")}  # others: where used
         names = _largest_first(variants)
-        starting = _start_in_background(min(self.workers, len(variants)), blob, modules)
+        workers = min(self.workers, len(variants))
+        queue = _context(modules).SimpleQueue() if progress is not None else None
+        starting = _start_in_background(workers, blob, modules, queue)
+        results: dict[str, Report] = {}
         try:
-            reports = _while_starting(starting, [(n, variants[n]) for n in names], serial,
-                                      _run_in_process)
+            with _draining(queue, progress):
+                todo = list(names)
+                while todo and not starting.done():  # the last first, one at a time
+                    name = todo.pop()
+                    with as_task():
+                        results[name] = serial(name, variants[name])
+                if todo:
+                    with _pool_errors():
+                        pool = starting.result()
+                        chunks = chunked(todo, _work(recipe, variants), workers)
+                        futures = [pool.submit(_run_in_process, [(n, variants[n]) for n in c])
+                                   for c in chunks]
+                        for chunk, future in zip(chunks, futures, strict=True):
+                            results.update(zip(chunk, future.result(), strict=True))
         finally:
             _close_when_started(starting)
-        by_name = dict(zip(names, reports, strict=True))
-        return [by_name[n] for n in variants]
+        return [results[n] for n in variants]
 
     def close(self) -> None:
         if self._pool is not None:
             _close_when_started(self._pool)
             self._pool = None
+
+
+#: The least work (variant rows x measures) one task should hold: smaller variants are
+#: grouped, so that a task's own cost (sending it, its report back: about a millisecond) stays
+#: small beside its work (about 100 ms of group-by measures at this size).
+TASK_WORK = 200_000
+#: Tasks per worker at the least, so that the last tasks even out the workers' finishing times.
+TASKS_PER_WORKER = 4
+
+
+def chunked(names: Sequence[str], work: float | None, workers: int) -> list[list[str]]:
+    """``names`` in consecutive groups, one per task: as many variants as make
+    :data:`TASK_WORK` when each is ``work`` (rows x measures; None: unknown, one per task), but
+    no fewer than :data:`TASKS_PER_WORKER` tasks per worker."""
+    size = 1
+    if work is not None and work > 0:
+        size = max(1, min(-(-TASK_WORK // int(work)),
+                          len(names) // (max(workers, 1) * TASKS_PER_WORKER)))
+    return [list(names[i:i + size]) for i in range(0, len(names), size)]
+
+
+def _work(recipe: Recipe, variants: Mapping[str, Any]) -> float | None:
+    """The typical work of a variant (rows x measures): the median length of the variants
+    given as data, else the original's (loaders' variants are usually as long)."""
+    sizes = sorted(len(v) for v in variants.values() if not callable(v) and hasattr(v, "__len__"))
+    if sizes:
+        rows = sizes[len(sizes) // 2]
+    elif recipe.original is not None and hasattr(recipe.original, "__len__"):
+        rows = len(recipe.original)
+    else:
+        return None
+    return float(rows * max(len(recipe.measures), 1))
+
+
+@contextlib.contextmanager
+def _draining(queue: Any, progress: Callable[[int], None] | None) -> Iterator[None]:
+    """While the block runs (and until ``queue`` is empty after it), hand what the worker
+    processes put on ``queue`` to ``progress``. A worker writes its steps before its result,
+    so every step has arrived when the block ends."""
+    if queue is None or progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def drain() -> None:
+        while True:
+            if queue.empty():
+                if stop.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            with contextlib.suppress(Exception):
+                progress(queue.get())
+
+    thread = threading.Thread(target=drain, name="anoneval-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(5.0)
+        queue.close()
 
 
 def _largest_first(variants: Mapping[str, Any]) -> list[str]:
@@ -689,16 +792,41 @@ def _largest_first(variants: Mapping[str, Any]) -> list[str]:
 
 
 class DaskEngine(Engine):
-    """A Dask cluster: the caller's client, a scheduler at an address, or a LocalCluster."""
+    """A Dask cluster: the caller's client, a scheduler at an address, or a LocalCluster (then
+    ``starting`` gives ``(client, address)`` once it has started in the background, and
+    ``memory`` is its workers' memory limit, known before)."""
 
     name = "dask"
 
     def __init__(self, client: Any, address: str | None,
-                 gather_limit: int | None = None) -> None:
-        self.client = client
+                 gather_limit: int | None = None,
+                 starting: Future[tuple[Any, str]] | None = None,
+                 memory: int | None = None) -> None:
+        self._client = client
+        self._starting = starting
         self.address = address
         #: bytes a measure may gather into this process (None: see ``scaled.gather_limit``)
         self.gather_limit = gather_limit
+        self._memory = memory
+
+    @property
+    def client(self) -> Any:
+        """The ``distributed.Client`` (waits for a LocalCluster still starting)."""
+        if self._client is None and self._starting is not None:
+            self._client, self.address = self._starting.result()
+        return self._client
+
+    def ready(self) -> bool:
+        """Whether the cluster has started (or failed to)."""
+        return self._starting is None or self._starting.done()
+
+    def worker_memory(self) -> int | None:
+        """The smallest memory limit of the workers (None: none set)."""
+        if not self.ready():
+            return self._memory
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()
+        limits = [m for m in (w.get("memory_limit") or 0 for w in workers) if m > 0]
+        return min(limits) if limits else None
 
     def describe(self) -> dict[str, Any]:
         workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
@@ -731,40 +859,92 @@ class DaskEngine(Engine):
         return self.gathered(futures, "the tasks")
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
-                     serial: Callable[[str, Any], Report]) -> list[Report]:
-        """Each variant as a task. The data is sent outside the task graph, once: the recipe
-        (the original, the measures) scattered to every worker, each in-memory variant to one
-        (a loader is sent as it is and runs on the worker). So the graph stays small (no
-        "large graph" warning, the original is not sent with each task), and a variant whose
-        copy or worker was lost is sent again, up to :data:`RESEND_ROUNDS` times."""
-        names = list(variants)
+                     serial: Callable[[str, Any], Report],
+                     progress: Callable[[int], None] | None = None) -> list[Report]:
+        """The variants as tasks, small ones several to a task (:func:`chunked`); while a
+        LocalCluster started for the run is starting, this process evaluates variants with
+        ``serial`` (the last first). Each task reads its variant (a loader runs on the worker)
+        and runs every measure in memory; its finished measures reach ``progress`` as Dask
+        events."""
+        results: dict[str, Report] = {}
+        todo = list(variants)
+        while todo and not self.ready():
+            name = todo.pop()
+            with as_task():
+                results[name] = serial(name, variants[name])
+        if todo:
+            topic = f"anoneval-progress-{recipe.token}"
+            with self._events(topic, progress, len(todo) * len(recipe.measures)):
+                results.update(self._tasks(recipe, {n: variants[n] for n in todo}, topic))
+        return [results[n] for n in variants]
+
+    @contextlib.contextmanager
+    def _events(self, topic: str, progress: Callable[[int], None] | None,
+                steps: int) -> Iterator[None]:
+        """``progress`` called with the steps the tasks log on ``topic``; when the block ends,
+        the steps not heard of within a second (events may trail the results) are given."""
+        if progress is None:
+            yield
+            return
+        heard = [0]
+        done = threading.Event()
+
+        def handler(event: Any) -> None:
+            heard[0] += int(event[1])
+            progress(int(event[1]))
+            if heard[0] >= steps:
+                done.set()
+
+        self.client.subscribe_topic(topic, handler)
+        try:
+            yield
+            done.wait(1.0)
+        finally:
+            with contextlib.suppress(Exception):
+                self.client.unsubscribe_topic(topic)
+        if heard[0] < steps:
+            progress(steps - heard[0])
+
+    def _tasks(self, recipe: Recipe, variants: Mapping[str, Any],
+               topic: str) -> dict[str, Report]:
+        """The variants' reports from tasks on the cluster. The data is sent outside the task
+        graph, once: the recipe (the original, the measures) scattered to every worker, each
+        in-memory variant to one (a loader is sent as it is and runs on the worker). So the
+        graph stays small (no "large graph" warning, the original is not sent with each task),
+        and a task whose data or worker was lost is sent again, up to :data:`RESEND_ROUNDS`
+        times."""
+        client = self.client
+        workers = max(len(client.scheduler_info(n_workers=-1).get("workers", {})), 1)
+        chunks = chunked(list(variants), _work(recipe, variants), workers)
         done: dict[str, Report] = {}
         shared: Any = None
         for _ in range(RESEND_ROUNDS):
-            todo = [n for n in names if n not in done]
+            todo = [c for c in chunks if c[0] not in done]
             if not todo:
                 break
             if shared is None or shared.status != "finished":
-                [shared] = self.client.scatter([_opaque(recipe)], broadcast=True, hash=False)
-            data = [variants[n] for n in todo]
-            in_memory = [i for i, d in enumerate(data) if not callable(d)]
+                [shared] = client.scatter([_opaque(recipe)], broadcast=True, hash=False)
+            names = [n for c in todo for n in c]
+            data = {n: variants[n] for n in names}
+            in_memory = [n for n in names if not callable(data[n])]
             if in_memory:
-                sent = self.client.scatter([data[i] for i in in_memory], hash=False)
-                for i, future in zip(in_memory, sent, strict=True):
-                    data[i] = future
-            futures = self.client.map(run_variant, [shared] * len(todo), todo, data,
-                                      pure=False, retries=3)
-            self.client.gather(futures, errors="skip")  # wait; errors are raised below
-            finished = [(n, f) for n, f in zip(todo, futures, strict=True)
+                sent = client.scatter([data[n] for n in in_memory], hash=False)
+                data.update(zip(in_memory, sent, strict=True))
+            futures = client.map(run_variant_chunk, [shared] * len(todo),
+                                 [[(n, data[n]) for n in c] for c in todo],
+                                 [topic] * len(todo), pure=False, retries=3)
+            client.gather(futures, errors="skip")  # wait; errors are raised below
+            finished = [(c, f) for c, f in zip(todo, futures, strict=True)
                         if f.status != "cancelled" and f.status != "lost"]
             results = self.gathered([f for _, f in finished], "the variants")
-            done.update(zip([n for n, _ in finished], results, strict=True))
-        missing = [n for n in names if n not in done]
+            for (chunk, _), reports in zip(finished, results, strict=True):
+                done.update(zip(chunk, reports, strict=True))
+        missing = [n for n in variants if n not in done]
         if missing:
             raise EngineError(f"the Dask cluster lost the data of variant(s) "
                               f"{', '.join(map(repr, missing))} {RESEND_ROUNDS} times; no "
                               "report was written")
-        return [done[n] for n in names]
+        return done
 
 
 #: Job sizes (variants × original rows × measures) below which a parallel engine ran slower
@@ -848,14 +1028,43 @@ def open_engine(engine: Any = None, tasks: int | None = None) -> Iterator[Engine
     n_workers = spec.workers or os.cpu_count() or 1
     if tasks is not None:
         n_workers = max(1, min(n_workers, tasks))
-    with dask_worker_env(), distributed.LocalCluster(
+    with contextlib.ExitStack() as stack:
+        starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anoneval-dask-start")
+        starting = starter.submit(_start_local_cluster, stack, spec, n_workers)
+        starter.shutdown(wait=False)
+        try:
+            yield DaskEngine(None, None, limit, starting,
+                             _local_memory_limit(spec.memory_limit, spec.threads_per_worker,
+                                                 n_workers))
+        finally:
+            wait([starting])  # a cluster still starting is closed once it has started
+
+
+def _start_local_cluster(stack: contextlib.ExitStack, spec: EngineSpec,
+                         n_workers: int) -> tuple[Any, str]:
+    """A LocalCluster of ``n_workers`` and its client, closed with ``stack``, once its workers
+    have started (run in a thread: meanwhile, the caller evaluates variants)."""
+    distributed = _import_distributed()
+    with dask_worker_env():
+        cluster = stack.enter_context(distributed.LocalCluster(
             n_workers=n_workers, threads_per_worker=spec.threads_per_worker, processes=True,
             memory_limit=spec.memory_limit or "auto", host="127.0.0.1",
-            dashboard_address="127.0.0.1:0") as cluster, distributed.Client(
-            cluster, set_as_default=False) as client:
-        _wait_for_workers(client, n_workers, WORKERS_TIMEOUT, "the LocalCluster")
-        _ship_user_modules(client)
-        yield DaskEngine(client, cluster.scheduler_address, limit)
+            dashboard_address="127.0.0.1:0"))
+    client = stack.enter_context(distributed.Client(cluster, set_as_default=False))
+    _wait_for_workers(client, n_workers, WORKERS_TIMEOUT, "the LocalCluster")
+    _ship_user_modules(client)
+    return client, cluster.scheduler_address
+
+
+def _local_memory_limit(configured: str | None, threads: int, workers: int) -> int | None:
+    """The memory limit of each worker of a LocalCluster of ``workers`` (as Dask sets it:
+    ``configured``, or "auto", this machine's memory shared by the workers)."""
+    from dask.utils import parse_bytes
+    from distributed.system import MEMORY_LIMIT
+
+    if configured is not None and configured != "auto":
+        return int(parse_bytes(configured))
+    return int(MEMORY_LIMIT // max(workers, 1)) or None
 
 
 def _reachable(address: str, timeout: float) -> None:

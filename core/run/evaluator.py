@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import math
 import threading
 import time
@@ -37,7 +38,7 @@ from anoneval.core.data.kinds import (
     unify_kinds,
 )
 from anoneval.core.data.partitioned import Partitioned
-from anoneval.core.data.progress import progress_bar
+from anoneval.core.data.progress import progress_bar, step_done
 from anoneval.core.data.summary import dataset_summarizer
 from anoneval.core.errors import ConfigError, DataError
 from anoneval.core.report.jsonable import non_finite
@@ -50,7 +51,8 @@ from anoneval.core.report.model import (
     interval_level,
 )
 from anoneval.core.run.config import PlannedMeasure, input_problems, plan_measures
-from anoneval.core.run.engine import new_recipe, open_engine
+from anoneval.core.run.engine import DaskEngine, new_recipe, open_engine
+from anoneval.core.run.placement import fits_in_tasks, load_variant
 from anoneval.core.run.scaled import Mode, ScaledRun, gather_limit, mode_of
 
 if TYPE_CHECKING:  # the registry imports anoneval.core: import it lazily to avoid a cycle
@@ -385,6 +387,7 @@ class Evaluator:
                                     refresh=False)
                 entries.append(runner.run_measure(i, p, anon))
                 bar.update(1)
+                step_done(1)
         for entry in entries:
             entry.warnings[:0] = [*runner._notes, *notes]
         return Report(
@@ -500,8 +503,9 @@ class Evaluator:
         variants = _named_variants(variants)
         with open_engine(engine, tasks=len(variants) if len(variants) > 1 else None) as eng, \
                 self._progress(len(variants) * len(self.measures)):
-            client = getattr(eng, "client", None)
-            scaled = client is not None and (self._partitioned(None) or isinstance(
+            if isinstance(eng, DaskEngine):
+                variants = self._placed(eng, variants)
+            scaled = isinstance(eng, DaskEngine) and (self._partitioned(None) or isinstance(
                 self.control, Partitioned) or any(isinstance(v, Partitioned)
                                                   for v in variants.values()))
             if scaled or len(variants) == 1:
@@ -510,6 +514,7 @@ class Evaluator:
                 self.block_runner = eng.blocks()
                 try:
                     if scaled:
+                        client = eng.client
                         self._scaled = ScaledRun(client, gather_limit(client, eng.gather_limit))
                         if isinstance(self.control, Partitioned):  # control measures read frames
                             self._set_inputs(self._given[0], self.control.cached(
@@ -523,7 +528,10 @@ class Evaluator:
                 self._in_memory()
                 recipe = new_recipe(type(self), self._given[0], self.measures, self.seed,
                                     self.data_kind, self.base_dir, self.timings, self._given[1])
-                reports = eng.run_variants(recipe, variants, self._evaluate_variant)
+                bar = self._bar
+                reports = eng.run_variants(recipe, variants, self._evaluate_variant,
+                                           bar.update if bar is not None and not bar.disable
+                                           else None)
             inputs = self._inputs(many=True)
             described = eng.describe()
         risk, loss = ru_map if ru_map is not None else (None, None)
@@ -533,6 +541,20 @@ class Evaluator:
             engine=described, variants=reports,
             risk_utility=build_risk_utility(reports, risk, loss),
         )
+
+    def _placed(self, engine: DaskEngine, variants: dict[str, Any]) -> dict[str, Any]:
+        """``variants`` for the dask engine: when the inputs kept on disk fit a worker's task
+        (:func:`~anoneval.core.run.placement.fits_in_tasks`), the original and the control set
+        read here (sent to each worker once) and each partitioned variant a loader that reads
+        its files in its task; otherwise as they are (partition-wise reductions)."""
+        shared = [d for d in self._given if d is not None]
+        if not any(isinstance(d, Partitioned) for d in [*shared, *variants.values()]):
+            return variants
+        if not fits_in_tasks(shared, variants.values(), engine.worker_memory()):
+            return variants
+        self._in_memory()
+        return {name: functools.partial(load_variant, data, name)
+                if isinstance(data, Partitioned) else data for name, data in variants.items()}
 
     def _evaluate_variant(self, name: str, data: Any) -> Report:
         return self.evaluate(data() if callable(data) else data, variant=name)

@@ -11,7 +11,6 @@ from anoneval.core.api import Context
 from anoneval.core.data.kinds import Dataset, load
 from anoneval.core.data.memory import MEMORY_HINT, human_bytes
 from anoneval.core.data.parampaths import param_paths
-from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.data.sources import locate
 from anoneval.core.errors import DataError
 from anoneval.core.report.atomic import write_frame_atomic
@@ -20,14 +19,15 @@ from anoneval.core.report.outputs import check_outputs
 from anoneval.core.run.config import Input, Plan
 from anoneval.core.run.engine import check_engine, engine_spec
 from anoneval.core.run.evaluator import Evaluator
+from anoneval.core.run.placement import FileInput
 
 
 def load_input(item: Input, lazy: bool = False) -> Dataset:
-    """Load one input of a plan (``lazy``: as Dask partitions, kept on disk); errors name the
-    file."""
+    """Load one input of a plan (``lazy``: kept on disk for the dask engine, as partitions
+    or read whole by its tasks); errors name the file."""
     try:
-        if lazy:
-            return Partitioned(item.path, item.kind, item.format, item.options)
+        if lazy:  # read whole by the tasks when it fits a worker (run.placement)
+            return FileInput(item.path, item.kind, item.format, item.options)
         return load(item.path, item.kind, item.format, item.options)
     except DataError as exc:
         raise DataError(f"{item.side}: {exc}") from exc

@@ -150,7 +150,10 @@ def test_gathered_fallback_warns_and_too_large_is_an_error(hive, cluster):
     assert refused.measures[1].error is None and refused.measures[1].value == ok.measures[1].value
 
 
-def test_a_config_on_the_dask_engine_reads_partitions(hive, cluster, tmp_path):
+def test_a_config_on_the_dask_engine_reads_partitions(hive, cluster, tmp_path, monkeypatch):
+    from anoneval.core.run import placement
+
+    monkeypatch.setattr(placement, "TASK_SHARE", 0.0)  # as if larger than a worker's share
     original, released = hive
     plan = validate_config({"original": {"path": str(original)},
                             "anonymized": {"path": str(released)},

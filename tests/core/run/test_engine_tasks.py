@@ -1,0 +1,181 @@
+"""Variants as whole tasks on the engines (issue 30) and their per-measure progress (issue 29)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anoneval.core import evaluate_many
+from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.run import engine as engine_module
+from anoneval.core.run import evaluator as evaluator_module
+from anoneval.core.run import placement
+from anoneval.core.run.config import validate_config
+from anoneval.core.run.engine import TASK_WORK, chunked
+from anoneval.core.run.placement import FileInput, estimated_bytes, fits_in_tasks
+from anoneval.core.run.runner import run_plan
+
+MEASURES = [{"name": "KAnonymity", "params": {"quasi_identifiers": ["age", "zip"], "k": 2}},
+            {"name": "DM", "params": {"quasi_identifiers": ["age", "zip"]}}]
+
+
+def frames(n: int = 300, seed: int = 0) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    rng = np.random.default_rng(seed)
+    original = pd.DataFrame({"age": rng.integers(20, 60, n).astype(str),
+                             "zip": rng.choice(["1000", "1001", "2000", "2001"], n),
+                             "income": rng.normal(3000, 500, n).round(1)})
+    variants = {}
+    for i, width in enumerate((5, 10, 20)):
+        v = original.copy()
+        lo = (original["age"].astype(int) // width) * width
+        v["age"] = lo.astype(str) + "-" + (lo + width - 1).astype(str)
+        v["zip"] = v["zip"].str[: 3 - i] + "*"
+        variants[f"w{width}"] = v
+    return original, variants
+
+
+def without_engine(report: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in report.items() if k != "engine"}
+
+
+# -- the placement rule ----------------------------------------------------------------------
+
+
+def test_estimate_is_an_upper_bound_of_the_memory_read(tmp_path: Path) -> None:
+    original, _ = frames(2_000)
+    original.to_parquet(tmp_path / "o.parquet")
+    original.to_csv(tmp_path / "o.csv", index=False)
+    in_memory = pd.read_csv(tmp_path / "o.csv", dtype=str).memory_usage(deep=True).sum()
+    for name in ("o.parquet", "o.csv"):
+        estimate = estimated_bytes(FileInput(tmp_path / name))
+        assert in_memory <= estimate <= 12 * in_memory, (name, estimate, in_memory)
+
+
+def test_fits_in_tasks_rule(tmp_path: Path) -> None:
+    original, variants = frames(2_000)
+    original.to_parquet(tmp_path / "o.parquet")
+    variants["w5"].to_parquet(tmp_path / "v.parquet")
+    o, v = FileInput(tmp_path / "o.parquet"), FileInput(tmp_path / "v.parquet")
+    need = estimated_bytes(o) + estimated_bytes(v)
+    assert fits_in_tasks([o], [v, v], int(need / placement.TASK_SHARE) + 1)
+    assert not fits_in_tasks([o], [v, v], int(need / placement.TASK_SHARE) - 1)
+    assert fits_in_tasks([o], [v], None)  # no memory limit: tasks
+    assert fits_in_tasks([original], [variants["w5"]], 1)  # in memory already: here anyway
+    # partitions a caller asked for stay partitions
+    assert not fits_in_tasks([Partitioned(tmp_path / "o.parquet")], [v], None)
+
+
+def test_chunks_group_tiny_variants_only() -> None:
+    names = [f"v{i}" for i in range(100)]
+    assert chunked(names, None, 2) == [[n] for n in names]  # unknown size: one per task
+    assert chunked(names, TASK_WORK, 2) == [[n] for n in names]  # large enough alone
+    tiny = chunked(names, 1_000, 2)
+    assert [n for c in tiny for n in c] == names  # order kept, every variant once
+    assert [len(c) for c in tiny] == [12] * 8 + [4]  # 4 tasks per worker at the least
+    assert len(chunked(names, TASK_WORK / 4, 2)) == 25
+
+
+# -- file variants on dask: tasks, the same report as serial ------------------------------
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    original, variants = frames()
+    original.to_csv(tmp_path / "original.csv", index=False)
+    for name, frame in variants.items():
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    config = {"original": {"path": "original.csv"},
+              "anonymized": [{"name": n, "path": f"{n}.parquet"} for n in variants],
+              "measures": MEASURES, "seed": 3, "report": {"timings": False}}
+    (tmp_path / "c.json").write_text(json.dumps(config))
+    return tmp_path
+
+
+def test_file_variants_on_dask_run_as_tasks_with_the_serial_report(config_dir: Path, cluster,
+                                                                   monkeypatch) -> None:
+    plan = validate_config(json.loads((config_dir / "c.json").read_text()),
+                           base_dir=config_dir)
+    serial = run_plan(plan).to_dict()
+    scaled = []
+    original_reduce = Partitioned.reduce
+    monkeypatch.setattr(Partitioned, "class_summaries",
+                        lambda self, specs: scaled.append(self) or None)
+    monkeypatch.setattr(Partitioned, "reduce",
+                        lambda self, *a: scaled.append(self) or original_reduce(self, *a))
+    tasks = run_plan(plan, engine=cluster).to_dict()
+    assert not scaled  # no partition-wise work: each variant was one task
+    assert tasks["engine"]["name"] == "dask"
+    assert without_engine(tasks) == without_engine(serial)  # hashes included
+    monkeypatch.undo()
+    # larger than a worker's share: partition-wise, the same values
+    monkeypatch.setattr(placement, "TASK_SHARE", 0.0)
+    parts = run_plan(plan, engine=cluster)
+    assert all(v.inputs["anonymized"]["hash"].startswith("partitioned-sha256:")
+               for v in parts.variants)
+    assert [[m.value for m in v.measures] for v in parts.variants] == \
+        [[m["value"] for m in v["measures"]] for v in serial["variants"]]
+
+
+# -- progress per measure ------------------------------------------------------------------
+
+
+class CountingBar:
+    """Stands in for the tqdm bar: records every update."""
+
+    instances: ClassVar[list[CountingBar]] = []
+
+    def __init__(self, total: int, *args: Any, **kwargs: Any) -> None:
+        self.total, self.updates, self.disable = total, [], False
+        CountingBar.instances.append(self)
+
+    def __enter__(self) -> CountingBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        self.updates.append(n)
+
+    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def counting_bar(monkeypatch) -> type[CountingBar]:
+    CountingBar.instances = []
+    monkeypatch.setattr(evaluator_module, "progress_bar", CountingBar)
+    return CountingBar
+
+
+def _pool_first(monkeypatch) -> None:
+    """The local engine's processes started before it takes variants (this process would
+    otherwise evaluate the few variants of a test itself while they start)."""
+    start = engine_module._start_in_background
+
+    def started(*args: Any, **kwargs: Any) -> Any:
+        future = start(*args, **kwargs)
+        future.result()
+        return future
+
+    monkeypatch.setattr(engine_module, "_start_in_background", started)
+
+
+@pytest.mark.parametrize("engine", ["serial", "local", "dask"])
+def test_progress_advances_per_measure_on_every_engine(engine: str, counting_bar, cluster,
+                                                       monkeypatch) -> None:
+    original, variants = frames()
+    spec: Any = {"serial": None, "local": {"name": "local", "workers": 2},
+                 "dask": cluster}[engine]
+    if engine == "local":
+        _pool_first(monkeypatch)
+    report = evaluate_many(original, variants, MEASURES, engine=spec, show_progress=True)
+    assert report.ok
+    [bar] = counting_bar.instances
+    assert bar.total == 6
+    assert bar.updates == [1] * 6  # 3 variants x 2 measures, one step per finished measure
