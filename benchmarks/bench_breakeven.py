@@ -1,75 +1,120 @@
-"""Benchmark: where a parallel engine starts to pay, against a serial run of the same job.
+"""Benchmark: where a parallel engine starts to pay, against a serial run of the same config.
 
-    python benchmarks/bench_breakeven.py [--quick] [--repeat N]
+    python benchmarks/bench_breakeven.py [--quick] [--repeat N] [--rows ...] [--variants ...]
 
-A job is ``variants`` anonymized variants of a ``rows``-row original (drawn from the adult
-extract, seed 0; the variants generalized with the shipped hierarchies) and ``measures``
-measures (the first 1 or 4 of KAnonymity, DM, AECS, NonUniformEntropy). Each job runs
-serially, on the local engine with 2 worker processes and on the dask engine with a 2-worker
-LocalCluster started for the run (as ``anoneval run`` does: its start-up counts). Printed: the
-best of ``--repeat`` wall-clock times in seconds, each engine's speed-up over serial (> 1: it
-pays) and the job's size in variants x rows x measures. The load average is printed first:
-on a shared machine the figures move with it.
+A job is a config of ``variants`` Parquet variants of a ``rows``-row original (drawn from the
+adult extract with replacement, seed 0, written as CSV; the variants generalized with the
+shipped hierarchies at random levels) and ``measures`` measures (the first 1 or 4 of
+KAnonymity, DM, AECS, NonUniformEntropy), run as ``anoneval run CONFIG -q`` in a fresh process
+(what a user waits for: imports, reading, the engine's start-up): serially, on the local engine
+with 2 worker processes and on the dask engine with a 2-worker LocalCluster started for the run.
+The three are interleaved over ``--repeat`` rounds; printed per job: the median wall-clock
+seconds, each engine's median speed-up over serial (> 1: it pays) and the job's size
+(variants x rows x measures). Then, per engine, the break-even size: the smallest size from
+which every larger job of the grid paid; the lines between the ``BREAK-EVEN TABLE`` markers
+are the table of docs/scaling.md, and the figures are ``BREAK_EVEN`` in core/run/engine.py.
+The load average is printed before and after: on a shared machine the figures move with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import time
+import statistics
+import tempfile
+from pathlib import Path
 
 import numpy as np
-from _adult import generalize, measures, read_adult
+from _adult import ADULT, QUASI_IDENTIFIERS, generalize, read_adult
+from bench_many import ENGINES, HEIGHTS, load, run_cli
 
-from anoneval.core import evaluate_many
-
-LEVELS = [([0, 1, 0, 0, 0, 0, 0], 2), ([0, 1, 0, 1, 1, 1, 1], 5), ([0, 2, 0, 1, 1, 1, 1], 5),
-          ([0, 2, 1, 1, 2, 1, 1], 10), ([1, 2, 1, 1, 2, 1, 1], 10), ([1, 3, 1, 1, 2, 2, 1], 10),
-          ([1, 3, 1, 2, 2, 2, 2], 20), ([1, 3, 1, 2, 3, 2, 2], 20)]
-ENGINES = {"serial": None, "local": {"name": "local", "workers": 2},
-           "dask": {"name": "dask", "workers": 2}}
+MEASURES: list[object] = [{"name": "KAnonymity", "params": {"k": 10}}, "DM", "AECS",
+                          {"name": "NonUniformEntropy", "params": {"hierarchies": {
+                              c: str(ADULT / f"adult_hierarchy_{c}.csv")
+                              for c in QUASI_IDENTIFIERS}}}]
 
 
-def best_time(original, variants, chosen, engine, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        evaluate_many(original, variants, chosen, engine=engine)
-        times.append(time.perf_counter() - started)
-    return min(times)
+def write_job(folder: Path, rows: int, variants: int, measures: int) -> Path:
+    """The config of one job and its files in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    adult = read_adult()
+    original = adult.iloc[np.random.default_rng(0).integers(0, len(adult), rows)]
+    original = original.reset_index(drop=True)
+    original.to_csv(folder / "original.csv", index=False)
+    rng = np.random.default_rng(1)
+    entries = []
+    for i in range(variants):
+        levels = [int(rng.integers(0, h + 1)) for h in HEIGHTS]
+        k = int(rng.choice([2, 5, 10]))
+        generalize(original, levels, k)[0].to_parquet(folder / f"v{i:03d}.parquet")
+        entries.append({"name": f"v{i:03d}", "path": f"v{i:03d}.parquet"})
+    config = {"original": {"path": "original.csv"}, "anonymized": entries,
+              "defaults": {"quasi_identifiers": QUASI_IDENTIFIERS},
+              "measures": MEASURES[:measures], "report": {"timings": False}, "seed": 0}
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder / "config.json"
 
 
-def main() -> None:
+def break_even(results: list[tuple[int, float]]) -> int | None:
+    """The smallest size from which every job paid (speed-up > 1); None: the largest did not."""
+    paid = None
+    for size, speedup in sorted(results, reverse=True):
+        if speedup <= 1:
+            break
+        paid = size
+    return paid
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--rows", type=int, nargs="+", default=[5_000, 50_000])
-    parser.add_argument("--variants", type=int, nargs="+", default=[2, 8],
-                        help=f"at most {len(LEVELS)}")
+    parser.add_argument("--quick", action="store_true", help="one tiny job, one round")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds per job")
+    parser.add_argument("--rows", type=int, nargs="+", default=[2_000, 30_000])
+    parser.add_argument("--variants", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--measures", type=int, nargs="+", default=[1, 4], help="1 to 4")
-    args = parser.parse_args()
-    grid_rows = [2_000] if args.quick else args.rows
-    grid_variants = [2] if args.quick else args.variants
+    args = parser.parse_args(argv)
+    grid_rows = [1_000] if args.quick else args.rows
+    grid_variants = [4] if args.quick else args.variants
     grid_measures = [1] if args.quick else args.measures
     repeat = 1 if args.quick else args.repeat
-    adult = read_adult()
-    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; best of {repeat}")
-    print(f"{'variants':>8} {'rows':>7} {'measures':>8} {'size':>10} {'serial s':>9} "
+    print(f"{os.cpu_count()} cores, {load()}; median of {repeat} interleaved round(s), "
+          "anoneval run in a fresh process")
+    print(f"{'variants':>8} {'rows':>7} {'measures':>8} {'size':>12} {'serial s':>9} "
           f"{'local s':>8} {'x':>5} {'dask s':>7} {'x':>5}")
-    for rows in grid_rows:
-        original = adult.iloc[np.random.default_rng(0).integers(0, len(adult), rows)]
-        original = original.reset_index(drop=True)
-        for n_variants in grid_variants:
-            variants = {f"v{i}": generalize(original, lv, k)[0]
-                        for i, (lv, k) in enumerate(LEVELS[:n_variants])}
-            for n_measures in grid_measures:
-                chosen = measures()[:n_measures]
-                t = {name: best_time(original, variants, chosen, engine, repeat)
-                     for name, engine in ENGINES.items()}
-                size = n_variants * rows * n_measures
-                print(f"{n_variants:>8} {rows:>7} {n_measures:>8} {size:>10,} "
-                      f"{t['serial']:>9.2f} {t['local']:>8.2f} {t['serial'] / t['local']:>5.2f} "
-                      f"{t['dask']:>7.2f} {t['serial'] / t['dask']:>5.2f}", flush=True)
+    speedups: dict[str, list[tuple[int, float]]] = {"local": [], "dask": []}
+    with tempfile.TemporaryDirectory(prefix="anoneval-breakeven-") as tmp:
+        for rows in grid_rows:
+            for n_variants in grid_variants:
+                for n_measures in grid_measures:
+                    folder = Path(tmp) / f"{rows}-{n_variants}-{n_measures}"
+                    config = write_job(folder, rows, n_variants, n_measures)
+                    wall: dict[str, list[float]] = {name: [] for name in ENGINES}
+                    for _ in range(repeat):
+                        for name, flags in ENGINES.items():
+                            wall[name].append(run_cli(config, flags,
+                                                      folder / f"{name}.json")[0])
+                    t = {name: statistics.median(w) for name, w in wall.items()}
+                    x = {name: statistics.median(s / w for s, w in
+                                                 zip(wall["serial"], wall[name], strict=True))
+                         for name in ("local", "dask")}
+                    size = n_variants * rows * n_measures
+                    for name in x:
+                        speedups[name].append((size, x[name]))
+                    print(f"{n_variants:>8} {rows:>7} {n_measures:>8} {size:>12,} "
+                          f"{t['serial']:>9.2f} {t['local']:>8.2f} {x['local']:>5.2f} "
+                          f"{t['dask']:>7.2f} {x['dask']:>5.2f}", flush=True)
+    print(f"after: {load()}")
+    print("<!-- BREAK-EVEN TABLE: start (benchmarks/bench_breakeven.py) -->")
+    print("| engine | break-even (variants × rows × measures) | measured at |")
+    print("| --- | --- | --- |")
+    for name, label in (("local", "local, 2 workers"),
+                        ("dask", "dask, LocalCluster of 2 started for the run")):
+        found = break_even(speedups[name])
+        text = (f"**{found:,}**" if found is not None
+                else "above the largest job measured")
+        print(f"| {label} | {text} | {load()} |")
+    print("<!-- BREAK-EVEN TABLE: end -->")
 
 
 if __name__ == "__main__":

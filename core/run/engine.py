@@ -948,8 +948,10 @@ class DaskEngine(Engine):
 
 
 #: Job sizes (variants × original rows × measures) below which a parallel engine ran slower
-#: than a serial run on the 2-core development machine (docs/scaling.md, bench_breakeven.py):
-#: the start-up of worker processes (local) or of a LocalCluster (dask) outweighs the work.
+#: than a serial run of the same config through ``anoneval run`` on the 2-core development
+#: machine: the one place for these figures, which come from ``benchmarks/bench_breakeven.py``
+#: (its table in docs/scaling.md, "When an engine pays"): the start-up of worker processes
+#: (local) or of a LocalCluster (dask) outweighs the work.
 BREAK_EVEN = {"local": 10_000_000, "dask": 25_000_000}
 
 
@@ -966,9 +968,10 @@ def scale_hint(engine: Mapping[str, Any] | None, variants: int, rows: int,
     size = variants * rows * measures
     if size >= BREAK_EVEN[name]:
         return None
-    return (f"hint: this job ({variants} variants x {rows:,} rows x {measures} measures = "
-            f"{size:,}) is below the {name} engine's break-even point (~{BREAK_EVEN[name]:,}, "
-            "docs/scaling.md); a serial run (no engine section) is likely faster")
+    return (f"hint: this run ({variants:,} variants x {rows:,} rows x {measures:,} measures = "
+            f"{size:,}) is below the {name} engine's measured break-even of about "
+            f"{BREAK_EVEN[name]:,} (docs/scaling.md); a serial run (no engine section, or "
+            "--engine local --workers 1) would likely be faster")
 
 
 def parallel(engine: Engine) -> bool:

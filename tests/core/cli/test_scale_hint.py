@@ -17,6 +17,7 @@ def test_hint_rule() -> None:
     assert scale_hint({"name": "local", "workers": 1}, 2, 100, 1) is None
     small = scale_hint({"name": "local", "workers": 2}, 2, 100, 3)
     assert small is not None and "2 variants x 100 rows x 3 measures = 600" in small
+    assert "break-even of about 10,000,000" in small and "--workers 1" in small
     assert "docs/scaling.md" in small and "\n" not in small
     big = BREAK_EVEN["local"]
     assert scale_hint({"name": "local", "workers": 2}, 1, big, 1) is None
@@ -46,3 +47,15 @@ def test_cli_prints_the_hint_for_a_small_parallel_job(workdir: Path,
     assert "hint:" not in capsys.readouterr().err
     assert main(["run", "c.json", "--workers", "2", "--engine", "local", "-q"]) == 0
     assert "hint:" not in capsys.readouterr().err
+
+
+def test_no_hint_for_a_job_above_the_break_even(workdir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from anoneval.core.run import engine
+
+    monkeypatch.setitem(engine.BREAK_EVEN, "local", 12)  # the job: 2 x 6 x 1 = 12
+    assert main(["run", "c.json", "--workers", "2", "--engine", "local"]) == 0
+    assert "hint:" not in capsys.readouterr().err
+    monkeypatch.setitem(engine.BREAK_EVEN, "local", 13)
+    assert main(["run", "c.json", "--workers", "2", "--engine", "local"]) == 0
+    assert "hint:" in capsys.readouterr().err
