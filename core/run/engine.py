@@ -12,7 +12,11 @@ server, a process started once per Python process that imports anoneval, pandas 
 plugins and does nothing else (no state of a run reaches it), or spawned where there is no fork
 server (Windows). A main script without an ``if __name__ == "__main__":`` guard is not run again
 in them (:func:`unguarded_main`); plugins of registry files are loaded in them by value.
-While they start, this process evaluates variants and blocks itself.
+While they start, this process evaluates variants and blocks itself; so it does while a
+LocalCluster started for a run starts (in a background thread). Variants too small to pay for
+a task of their own are grouped, several to a task (:func:`chunked`), and tasks report each
+finished measure to the caller's progress bar (a queue from the processes, Dask events from
+the workers).
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several

@@ -490,7 +490,9 @@ class Evaluator:
         ``distributed.Client``; default local and serial) runs the variants as independent
         tasks: in worker processes (``{"name": "local", "workers": 2}``) or on a Dask cluster;
         a single variant (a single release is the unnamed one) and partitioned data on a Dask
-        cluster run here, and the engine runs the measures' blocks (``Context.map_blocks``). A
+        cluster run here, and the engine runs the measures' blocks (``Context.map_blocks``); a
+        config's files that fit a Dask worker are read whole by the variants' tasks
+        (:mod:`anoneval.core.run.placement`). A
         variant may be data or a zero-argument callable loading it (called where the task
         runs). The reports equal a serial run's apart from timings.
         """
