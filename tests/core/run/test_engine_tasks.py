@@ -179,3 +179,17 @@ def test_progress_advances_per_measure_on_every_engine(engine: str, counting_bar
     [bar] = counting_bar.instances
     assert bar.total == 6
     assert bar.updates == [1] * 6  # 3 variants x 2 measures, one step per finished measure
+
+
+def test_a_local_cluster_started_for_a_config_run(config_dir: Path, counting_bar) -> None:
+    """Variants evaluated here while the cluster starts, the rest as tasks on it: the serial
+    report, and one progress step per measure wherever it ran."""
+    plan = validate_config(json.loads((config_dir / "c.json").read_text()),
+                           base_dir=config_dir)
+    serial = run_plan(plan).to_dict()
+    counting_bar.instances.clear()
+    started = run_plan(plan, engine={"name": "dask", "workers": 2}, show_progress=True)
+    assert started.engine["name"] == "dask" and started.engine["workers"] == 2
+    assert without_engine(started.to_dict()) == without_engine(serial)
+    [bar] = counting_bar.instances
+    assert bar.updates == [1] * 6
