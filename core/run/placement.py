@@ -101,8 +101,10 @@ def fits_in_tasks(shared: Iterable[Any], variants: Iterable[Any], memory: int | 
     are ``variants`` runs as one in-memory task per variant on workers of ``memory`` bytes:
     yes when the shared inputs and the largest variant, estimated in memory
     (:func:`estimated_bytes`; data already in memory counts as fitting, being here), take at
-    most :data:`TASK_SHARE` of ``memory``. Workers without a memory limit get the tasks: the
-    run itself holds its inputs in this process's memory just the same."""
+    most :data:`TASK_SHARE` of ``memory``. Workers without a memory limit get the tasks
+    (nothing says they are short of memory; this process reads the original either way).
+    Inputs a caller gave as :class:`Partitioned` (not a config's :class:`FileInput`) keep the
+    run partition-wise."""
     shared, variants = list(shared), list(variants)
     if any(isinstance(d, Partitioned) and not isinstance(d, FileInput)
            for d in [*shared, *variants]):
