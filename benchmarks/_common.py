@@ -180,13 +180,15 @@ def verdict(value: float, target: float | None, at_most: bool = True) -> str:
 def show(c: Comparison, peer_name: str = "peer", target: float | None = None,
          width: int = 34, note: str = "") -> Comparison:
     """Print one comparison: both medians (wall and CPU seconds), the per-round ratio
-    ours/peer as min/median/max, PASS/FAIL of its median against ``target`` (≤), ``note``."""
+    ours/peer as min/median/max, the ratio of the CPU medians (the steadier figure on a busy
+    machine), PASS/FAIL of the median wall ratio against ``target`` (≤), then ``note``."""
     r = c.ratios
     med = statistics.median
+    cpu = med(c.ours_cpu) / med(c.peer_cpu) if med(c.peer_cpu) > 0 else float("nan")
     print(f"{c.name:<{width}} ours {med(c.ours):8.3f} s (cpu {med(c.ours_cpu):7.3f})  "
           f"{peer_name} {med(c.peer):8.3f} s (cpu {med(c.peer_cpu):7.3f})  "
-          f"ratio {min(r):7.3g} / {med(r):7.3g} / {max(r):7.3g}  {verdict(med(r), target)}{note}",
-          flush=True)
+          f"ratio {min(r):7.3g} / {med(r):7.3g} / {max(r):7.3g} (cpu {cpu:7.3g})  "
+          f"{verdict(med(r), target)}{note}", flush=True)
     return c
 
 
