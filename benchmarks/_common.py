@@ -105,10 +105,11 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def header(title: str, rounds: int) -> None:
-    """A section's title, with the load average and the number of interleaved rounds."""
-    print(f"\n{title}\n[load {load_average():.2f}, {rounds} interleaved rounds after one "
-          "warm-up call each; ratio ours/peer per round: min / median / max]", flush=True)
+def header(title: str, rounds: int, peers: bool = True) -> None:
+    """A section's title, with the load average and the number of (interleaved) rounds."""
+    how = ("interleaved rounds after one warm-up call each; ratio ours/peer per round: "
+           "min / median / max" if peers else "timed calls after a warm-up call; median")
+    print(f"\n{title}\n[load {load_average():.2f}, {rounds} {how}]", flush=True)
 
 
 def _cpu() -> float:
@@ -147,7 +148,7 @@ class Comparison:
 
 def interleaved(ours: Callable[..., object], peer: Callable[..., object], rounds: int,
                 fresh: Callable[[], tuple[Any, ...]] | None = None,
-                name: str = "") -> Comparison:
+                name: str = "", warm_up: bool = True) -> Comparison:
     """Time ``ours`` and ``peer`` in ``rounds`` interleaved rounds, after one untimed call of
     each (imports, JIT compilation and caches of first use are warm-up on both sides).
 
@@ -155,9 +156,11 @@ def interleaved(ours: Callable[..., object], peer: Callable[..., object], rounds
     neither side always inherits the other's cache state or a drift of the machine's load.
     ``fresh``, when given, makes each call's arguments outside the timing (e.g. copies of the
     loaded frames, so that no cache keyed on an object survives into the next call).
+    ``warm_up=False`` when the caller has just called both sides itself (to compare values).
     """
-    _call(ours, fresh)
-    _call(peer, fresh)
+    if warm_up:
+        _call(ours, fresh)
+        _call(peer, fresh)
     out = Comparison(name, [], [], [], [])
     for r in range(rounds):
         order = ((ours, out.ours, out.ours_cpu), (peer, out.peer, out.peer_cpu))
@@ -201,10 +204,13 @@ def compare(name: str, ours: Callable[..., object], peer: Callable[..., object],
 
 
 def timed_rounds(fn: Callable[..., object], rounds: int,
-                 fresh: Callable[[], tuple[Any, ...]] | None = None) -> tuple[float, float]:
+                 fresh: Callable[[], tuple[Any, ...]] | None = None,
+                 warm_up: bool = True) -> tuple[float, float]:
     """Median wall and CPU seconds of ``rounds`` calls after one untimed warm-up call (for a
-    measure without a peer, printed against an absolute target)."""
-    _call(fn, fresh)
+    measure without a peer, printed against an absolute target); ``warm_up=False`` when the
+    caller has just made that call itself (to read the value, say)."""
+    if warm_up:
+        _call(fn, fresh)
     runs = [_call(fn, fresh) for _ in range(rounds)]
     return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 

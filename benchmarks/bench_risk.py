@@ -76,8 +76,8 @@ def main() -> None:
     raw = resampled(adult, n)
     raw["income"] = np.random.default_rng(1).integers(0, 200, n)
     rel = generalize(raw, [0, 2, 1, 2, 2, 0, 0, 0], 5)
-    print(f"\n{n:,} rows × {len(QI)} QIs, {int((rel['sex'] == '*').sum()):,} suppressed; "
-          f"through evaluate(), median of {rounds} calls after a warm-up; target < 5 s each")
+    header(f"{n:,} rows × {len(QI)} QIs, {int((rel['sex'] == '*').sum()):,} suppressed; "
+           "through evaluate(); target < 5 s each", rounds, peers=False)
     hq = {c: HIERARCHIES[c] for c in QI}
     cases = [
         ("ReidentificationRisk prosecutor", spec("ReidentificationRisk", quasi_identifiers=QI),
