@@ -24,7 +24,6 @@ import numpy as np
 import pandas as pd
 
 import anoneval
-from anoneval.core.api import Context, Microdata
 
 ADULT = Path(__file__).resolve().parents[1] / "examples" / "data" / "adult"
 #: adult's eight quasi-identifiers, in ARX's order (the order of generalization levels).
@@ -53,16 +52,6 @@ def records(n: int, rng: np.random.Generator) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` runs, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def read_adult() -> pd.DataFrame:
     """The adult extract (30,162 rows) as shipped in ``examples/data/adult``."""
     return pd.read_csv(ADULT / "adult.csv", sep=";")
@@ -89,12 +78,6 @@ def generalize(df: pd.DataFrame, levels: Sequence[int], k: int) -> pd.DataFrame:
     small = out.groupby(QI)["sex"].transform("size") < k
     out.loc[small, QI] = "*"
     return out
-
-
-def compute(measure: Any, original: pd.DataFrame | None, anonymized: pd.DataFrame) -> Any:
-    """A measure's value on fresh (cold) datasets."""
-    o = Microdata(original) if original is not None else None
-    return measure.compute(o, Microdata(anonymized), Context()).value
 
 
 # -- the harness: what a user waits for, ours against a peer, interleaved ---------------------
@@ -230,11 +213,13 @@ def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "anoneval.core", *args]
 
 
-def run_cli(*args: str) -> None:
-    """Run ``anoneval ARGS`` as a child process; its output is discarded, a failure raised."""
-    proc = subprocess.run(cli_command(*args), capture_output=True, text=True)
+def run_command(cmd: Sequence[str]) -> None:
+    """Run ``cmd`` (e.g. :func:`cli_command`'s) as a child process, as one side of a timed
+    comparison (its CPU seconds count, see ``_cpu``); its output is discarded, a failure
+    raised."""
+    proc = subprocess.run(list(cmd), capture_output=True, text=True)
     if proc.returncode:
-        raise RuntimeError(f"anoneval {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
 
 
 @dataclass
