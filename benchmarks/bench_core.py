@@ -1,18 +1,25 @@
 """Framework overhead per measure call, against calling the measure directly.
 
-Target: under 1 ms per measure call. Both paths are timed in the same run on the same data:
-``direct`` calls ``measure.compute(original, anonymized, ctx)``; ``framework`` calls
-``Evaluator.evaluate(anonymized)``, which adds the lifecycle hooks, timing, error capture,
-input hashing and report assembly. Usage: ``python benchmarks/bench_core.py [--quick]``.
+Target: under 1 ms per measure call. Both paths are timed in the same run on the same data,
+interleaved over ``--rounds`` rounds of ``number`` calls each, after one untimed warm-up batch
+per side (see docs/scaling.md, "How benchmarks measure"): ``direct`` calls
+``measure.compute(original, anonymized, ctx)`` on fresh ``Microdata``; ``framework`` is what a
+user calls, ``anoneval.Evaluator(frame, measures).evaluate(frame)`` (validation, the lifecycle
+hooks, timing, error capture, input hashing and report assembly), and, for a loop over
+variants, ``evaluate`` on one evaluator built before the clock. Printed per case: both
+medians per call, the overhead per measure call (median framework − median direct, divided by
+the measures) against the target, and the per-round ratio framework/direct as
+min/median/max. Usage: ``python benchmarks/bench_core.py [--quick] [--rounds N]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import statistics
 
 import numpy as np
 import pandas as pd
+from _common import header, interleaved
 
 from anoneval.core import Evaluator
 from anoneval.core.api import Context, MeasureResult, Microdata, RiskMeasure
@@ -28,50 +35,60 @@ class Noop(RiskMeasure):
         return MeasureResult(value=float(len(anonymized)))
 
 
-def best_of(fn, repeat: int, number: int) -> float:  # type: ignore[no-untyped-def]
-    """Best mean seconds per call over ``repeat`` batches of ``number`` calls."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def batch(fn, number: int):  # type: ignore[no-untyped-def]
+    """``number`` calls of ``fn`` as one timed call (a single call is too short to time)."""
+    def run() -> None:
         for _ in range(number):
             fn()
-        best = min(best, (time.perf_counter() - t0) / number)
-    return best
+    return run
 
 
-def time_case(registry, frame: pd.DataFrame, n_measures: int,  # type: ignore[no-untyped-def]
-              number: int) -> tuple[float, float]:
-    """(direct, framework) milliseconds for ``n_measures`` Noop measures on ``frame``."""
+def case(label: str, registry, frame: pd.DataFrame,  # type: ignore[no-untyped-def]
+         n_measures: int, number: int, rounds: int, reuse: bool) -> None:
+    """One printed line: ``n_measures`` Noop measures on ``frame``, per call."""
     measures = [{"name": "Noop", "label": f"m{i}"} for i in range(n_measures)]
     ev = Evaluator(frame, measures, registry=registry)
-    original, anonymized = Microdata(frame), Microdata(frame)
-    ctx = Context(registry=registry)
-    direct = best_of(lambda: [p.measure.compute(original, anonymized, ctx)
-                              for p in ev.measures], 5, number)
-    # a new anonymized DataFrame each call, as a benchmark loop over variants would pass
-    framework = best_of(lambda: ev.evaluate(frame), 5, number)
-    return direct * 1e3, framework * 1e3
+    planned = [p.measure for p in ev.measures]
+
+    def direct() -> None:
+        original, anonymized = Microdata(frame), Microdata(frame)
+        ctx = Context(registry=registry)
+        for m in planned:
+            m.compute(original, anonymized, ctx)
+
+    def framework() -> None:
+        # a new anonymized DataFrame each call, as a loop over variants would pass
+        (ev if reuse else Evaluator(frame, measures, registry=registry)).evaluate(frame.copy())
+    c = interleaved(batch(framework, number), batch(direct, number), rounds, name=label)
+    ours, theirs = statistics.median(c.ours) / number, statistics.median(c.peer) / number
+    overhead = (ours - theirs) / n_measures * 1e3
+    r = c.ratios
+    print(f"{label:<48} {theirs * 1e3:>10.4f} {ours * 1e3:>13.4f} {overhead:>12.4f} "
+          f"{'< 1':>7} {'ok' if overhead < 1 else 'SLOW':>5}   {min(r):6.1f} / "
+          f"{statistics.median(r):6.1f} / {max(r):6.1f}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, --quick 2)")
     args = parser.parse_args()
-    number = 50 if args.quick else 500
+    number = 20 if args.quick else 200
+    rounds = args.rounds or (2 if args.quick else 5)
     registry = build_registry(entry_points=False)
     registry.register(Noop)
     rng = np.random.default_rng(0)
-    print(f"{'case':<40} {'direct ms':>10} {'framework ms':>13} {'overhead ms':>12} "
-          f"{'target':>7} {'ratio':>6}")
+    header(f"framework vs direct, batches of {number} calls", rounds)
+    print(f"{'case':<48} {'direct ms':>10} {'framework ms':>13} {'overhead ms':>12} "
+          f"{'target':>7} {'':>5}   ratio min / median / max")
     for rows, n_measures in [(100, 1), (100, 10), (10_000, 10)]:
         frame = pd.DataFrame({"a": rng.integers(0, 5, rows), "b": rng.integers(0, 5, rows)})
-        direct_ms, framework_ms = time_case(registry, frame, n_measures, number)
-        overhead = (framework_ms - direct_ms) / n_measures
-        print(f"{f'{rows} rows, {n_measures} measures':<40} {direct_ms:>10.4f} "
-              f"{framework_ms:>13.4f} {overhead:>12.4f} {'< 1':>7} "
-              f"{framework_ms / direct_ms:>6.1f}")
-    print("overhead = (framework - direct) / measures; includes hashing the anonymized input "
-          "once per evaluate call")
+        for reuse in (False, True):
+            label = (f"{rows} rows, {n_measures} measures, "
+                     + ("evaluator reused" if reuse else "Evaluator(...).evaluate"))
+            case(label, registry, frame, n_measures, number, rounds, reuse)
+    print("overhead = (framework - direct) / measures; includes validating and hashing the "
+          "inputs on every evaluate call")
 
 
 if __name__ == "__main__":

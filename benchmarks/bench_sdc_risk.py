@@ -9,9 +9,13 @@ Cases:
 
 When ``Rscript`` and sdcMicro are available (``SDCMICRO_LIB``, default
 ``/work/oracles/sdcmicro/lib``), sdcMicro's ``measure_risk`` and ``suda2`` run on the same data
-in the same run and the ratios are printed; otherwise the absolute times only. Every anoneval
-timing is cold (a fresh ``Microdata``). Run: ``python benchmarks/bench_sdc_risk.py [--quick]``
-(``--quick`` skips the 10⁶-row case; ``--no-r`` skips sdcMicro).
+in the same run and the ratios ours/sdcMicro are printed; otherwise the absolute times only.
+Ours is timed through ``anoneval.Evaluator(None, [measure]).evaluate(data)`` on fresh copies of
+the loaded frame, sdcMicro inside R on the same data read before the clock; each side gets one
+untimed warm-up call and its median of ``--rounds`` calls is printed (R runs in its own process,
+so the sides are not interleaved; see docs/scaling.md, "How benchmarks measure"). Run:
+``python benchmarks/bench_sdc_risk.py [--quick]`` (``--quick`` skips the 10⁶-row case;
+``--no-r`` skips sdcMicro; ``--rounds N``).
 """
 
 from __future__ import annotations
@@ -26,11 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import best, read_adult
-
-from anoneval.core.api import Context, Microdata
-from anoneval.plugins.reidentification.individual_risk import IndividualRisk
-from anoneval.plugins.reidentification.suda import SUDA
+from _common import evaluate_one, read_adult, timed_rounds
 
 K5 = ["sex", "age", "race", "marital-status", "education"]
 K7 = [*K5, "native-country", "workclass"]
@@ -42,8 +42,13 @@ suppressPackageStartupMessages(library(sdcMicro))
 args <- commandArgs(TRUE)
 d <- read.csv(args[1], stringsAsFactors = TRUE, check.names = FALSE)
 k5 <- strsplit(args[2], ",")[[1]]; ks <- strsplit(args[3], ",")[[1]]
-t <- system.time(measure_risk(d, keyVars = k5, w = "w", hid = "hh"))[["elapsed"]]
-s <- if (args[4] == "1") system.time(suda2(d, variables = ks))[["elapsed"]] else NA
+rounds <- as.integer(args[5])
+timed <- function(f) {
+  invisible(f())
+  median(sapply(1:rounds, function(i) system.time(f())[["elapsed"]]))
+}
+t <- timed(function() measure_risk(d, keyVars = k5, w = "w", hid = "hh"))
+s <- if (args[4] == "1") timed(function() suda2(d, variables = ks)) else NA
 cat(t, s, "\\n")
 """
 
@@ -56,14 +61,16 @@ def have_r() -> bool:
     return probe.returncode == 0
 
 
-def sdcmicro_times(frame: pd.DataFrame, suda_keys: list[str], suda: bool) -> tuple[float, float]:
-    """Seconds of sdcMicro's measure_risk (5 keys, weights, households) and suda2."""
+def sdcmicro_times(frame: pd.DataFrame, suda_keys: list[str], suda: bool,
+                   rounds: int) -> tuple[float, float]:
+    """Median seconds of sdcMicro's measure_risk (5 keys, weights, households) and suda2,
+    each after a warm-up call."""
     with tempfile.TemporaryDirectory() as tmp:
         csv, script = Path(tmp) / "d.csv", Path(tmp) / "run.R"
         frame.to_csv(csv, index=False)
         script.write_text(R_SCRIPT)
         out = subprocess.run(["Rscript", str(script), str(csv), ",".join(K5),
-                              ",".join(suda_keys), "1" if suda else "0"],
+                              ",".join(suda_keys), "1" if suda else "0", str(rounds)],
                              capture_output=True, text=True, env={**os.environ, "R_LIBS": R_LIB},
                              check=True)
     risk, suda_s = out.stdout.split()
@@ -75,44 +82,47 @@ def with_weights(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(w=1 + (i * 37) % 101, hh=i // 3)
 
 
-def case(label: str, frame: pd.DataFrame, suda_keys: list[str], repeat: int, r: bool,
+def case(label: str, frame: pd.DataFrame, suda_keys: list[str], rounds: int, r: bool,
          r_suda: bool) -> None:
-    def risk() -> None:
-        IndividualRisk(quasi_identifiers=K5, weights="w", household="hh").compute(
-            None, Microdata(frame), Context())
+    risk_spec = {"name": "IndividualRisk",
+                 "params": {"quasi_identifiers": K5, "weights": "w", "household": "hh"}}
+    suda_spec = {"name": "SUDA", "params": {"quasi_identifiers": suda_keys}}
 
-    def suda() -> None:
-        SUDA(quasi_identifiers=suda_keys).compute(None, Microdata(frame), Context())
-
-    t_risk = best(risk, repeat)
-    t_suda = best(suda, 1 if len(frame) > 100_000 else repeat)
-    tracemalloc.start()  # a separate, slower run for the memory figure
-    suda()
+    def fresh() -> tuple[pd.DataFrame]:
+        return (frame.copy(),)
+    t_risk, c_risk = timed_rounds(lambda d: evaluate_one(None, d, risk_spec), rounds, fresh)
+    tracemalloc.start()  # a separate, slower run for the memory figure (SUDA's warm-up)
+    evaluate_one(None, frame.copy(), suda_spec)
     peak = tracemalloc.get_traced_memory()[1] / 2**20
     tracemalloc.stop()
-    print(f"{label}: {len(frame)} rows")
-    print(f"  IndividualRisk (5 keys, weights, households): {t_risk:8.3f} s")
-    print(f"  SUDA ({len(suda_keys)} keys): {t_suda:8.3f} s, peak traced memory "
-          f"{peak:.0f} MiB")
+    t_suda, c_suda = timed_rounds(lambda d: evaluate_one(None, d, suda_spec),
+                                  1 if len(frame) > 100_000 else rounds, fresh, warm_up=False)
+    print(f"{label}: {len(frame)} rows, evaluate(), median after a warm-up call")
+    print(f"  IndividualRisk (5 keys, weights, households): {t_risk:8.3f} s (cpu "
+          f"{c_risk:7.3f})")
+    print(f"  SUDA ({len(suda_keys)} keys): {t_suda:8.3f} s (cpu {c_suda:7.3f}), peak traced "
+          f"memory {peak:.0f} MiB")
     if r:
-        r_risk, r_suda_t = sdcmicro_times(frame, suda_keys, r_suda)
-        print(f"  sdcMicro measure_risk: {r_risk:8.3f} s  (anoneval {r_risk / t_risk:.1f}× "
-              "faster)")
+        r_risk, r_suda_t = sdcmicro_times(frame, suda_keys, r_suda, rounds)
+        print(f"  sdcMicro measure_risk: {r_risk:8.3f} s  (ours/sdcMicro "
+              f"{t_risk / r_risk:.3g})")
         if r_suda:
-            print(f"  sdcMicro suda2:        {r_suda_t:8.3f} s  (anoneval "
-                  f"{r_suda_t / t_suda:.1f}× faster)")
+            print(f"  sdcMicro suda2:        {r_suda_t:8.3f} s  (ours/sdcMicro "
+                  f"{t_suda / r_suda_t:.3g})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="skip the 10^6-row case")
     ap.add_argument("--no-r", action="store_true", help="do not run sdcMicro")
+    ap.add_argument("--rounds", type=int, help="timed calls per side (default 3, --quick 1)")
     args = ap.parse_args()
+    rounds = args.rounds or (1 if args.quick else 3)
     r = not args.no_r and have_r()
     if not r:
         print("sdcMicro not available: absolute times only")
     adult = with_weights(read_adult())
-    case("adult", adult, K7, 3, r, True)
+    case("adult", adult, K7, rounds, r, True)
     if not args.quick:
         rng = np.random.default_rng(0)
         cols = sorted({*K5, *K6})

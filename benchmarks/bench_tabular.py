@@ -1,35 +1,29 @@
 """Benchmark of the tabular sensitivity rules (issue 4).
 
 Target: 10,000,000 contributions in 100,000 cells, every rule under 5 s with peak memory under
-3 GB. "cold" runs on a fresh ``Microdata`` object, so it includes building the cell ids with
-``Microdata.group_ids``; "warm" reruns on the same object, whose cell ids are cached, as for a
-second measure of one evaluation. The target is checked on the cold time. Memory is the
-tracemalloc peak of a third, traced cold run (numpy and pandas report their buffers to
-tracemalloc). The baseline is a naive pandas groupby-apply of the same rule, timed in this run
-on a smaller table with the same number of contributions per cell and scaled linearly by the
-number of cells.
+3 GB. Each rule is timed through ``anoneval.Evaluator(None, [rule]).evaluate(contributions)``
+on a fresh copy of the loaded frame (so the cell ids are built in every call), as the median of
+``--rounds`` calls after a warm-up call; memory is the tracemalloc peak of that warm-up call
+(numpy and pandas report their buffers to tracemalloc). The baseline, a naive pandas
+groupby-apply of the same rule, is interleaved with ours on a smaller table with the same
+number of contributions per cell (one untimed call each first); printed: the per-round ratio
+ours/baseline as min/median/max (see docs/scaling.md, "How benchmarks measure").
 
-    python benchmarks/bench_tabular.py [--quick]
+    python benchmarks/bench_tabular.py [--quick] [--rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
-import time
+import statistics
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from anoneval.core.api import Context, Microdata
-from anoneval.plugins.tabular.dominance import Dominance
-from anoneval.plugins.tabular.ppercent import PPercent
-from anoneval.plugins.tabular.pqrule import PQRule
-from anoneval.plugins.tabular.sensitivity_rules import SensitivityRules
-from anoneval.plugins.tabular.threshold import Threshold
+from _common import evaluate_one, header, interleaved, timed_rounds
 
 TARGET_S = 5.0
 TARGET_GB = 3.0
@@ -51,19 +45,20 @@ def make_data(n_records: int, n_cells: int, seed: int = 0) -> pd.DataFrame:
 
 
 BASE = {"cells": CELLS, "magnitude": "turnover", "max_rows": 1000}
-CASES: list[tuple[str, Any]] = [
-    ("Dominance(1,75)", lambda: Dominance({**BASE, "n": 1, "k": 75})),
-    ("Dominance(3,75)+freq(3)", lambda: Dominance({**BASE, "n": 3, "k": 75,
-                                                    "min_contributors": 3})),
-    ("PPercent(10,n=1)", lambda: PPercent({**BASE, "p": 10})),
-    ("PQRule(25,50,n=1)", lambda: PQRule({**BASE, "p": 25, "q": 50})),
-    ("Threshold(3)", lambda: Threshold({"cells": CELLS, "min_contributors": 3,
-                                        "max_rows": 1000})),
-    ("SensitivityRules nk(3,75)+p(10)+freq(3)", lambda: SensitivityRules({**BASE, "rules": [
-        {"rule": "nk", "n": 3, "k": 75}, {"rule": "p", "p": 10},
-        {"rule": "freq", "min_contributors": 3}]})),
-    ("PPercent(10) holdings", lambda: PPercent({**BASE, "p": 10, "contributor": "enterprise"})),
-    ("Dominance(1,75) weighted", lambda: Dominance({**BASE, "weight": "weight"})),
+CASES: list[tuple[str, dict[str, Any]]] = [
+    ("Dominance(1,75)", {"name": "Dominance", "params": {**BASE, "n": 1, "k": 75}}),
+    ("Dominance(3,75)+freq(3)", {"name": "Dominance", "params": {
+        **BASE, "n": 3, "k": 75, "min_contributors": 3}}),
+    ("PPercent(10,n=1)", {"name": "PPercent", "params": {**BASE, "p": 10}}),
+    ("PQRule(25,50,n=1)", {"name": "PQRule", "params": {**BASE, "p": 25, "q": 50}}),
+    ("Threshold(3)", {"name": "Threshold", "params": {
+        "cells": CELLS, "min_contributors": 3, "max_rows": 1000}}),
+    ("SensitivityRules nk(3,75)+p(10)+freq(3)", {"name": "SensitivityRules", "params": {
+        **BASE, "rules": [{"rule": "nk", "n": 3, "k": 75}, {"rule": "p", "p": 10},
+                          {"rule": "freq", "min_contributors": 3}]}}),
+    ("PPercent(10) holdings", {"name": "PPercent", "params": {
+        **BASE, "p": 10, "contributor": "enterprise"}}),
+    ("Dominance(1,75) weighted", {"name": "Dominance", "params": {**BASE, "weight": "weight"}}),
 ]
 
 
@@ -101,42 +96,35 @@ def naive(name: str) -> Callable[[pd.DataFrame], pd.Series]:
     return rules[name]
 
 
-def timed(measure: Any, data: Microdata) -> tuple[float, float | None]:
-    t0 = time.perf_counter()
-    result = measure.compute(None, data, Context())
-    return time.perf_counter() - t0, result.value
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    parser.add_argument("--rounds", type=int, help="rounds (default 3, --quick 1)")
     args = parser.parse_args()
+    rounds = args.rounds or (1 if args.quick else 3)
     n_records, n_cells = (200_000, 2_000) if args.quick else (10_000_000, 100_000)
     b_records, b_cells = (20_000, 200) if args.quick else (200_000, 2_000)
-    print(f"data: {n_records:,} contributions in {n_cells:,} cells; baseline: naive "
-          f"groupby-apply on {b_records:,} in {b_cells:,} cells, scaled ×{n_cells / b_cells:g}")
     frame = make_data(n_records, n_cells)
     small = make_data(b_records, b_cells, seed=1)
-    t0 = time.perf_counter()
-    Microdata(frame).group_ids(CELLS)
-    print(f"of which Microdata.group_ids (core, cached per dataset): "
-          f"{time.perf_counter() - t0:.2f} s per cold run")
-    print(f"{'case':42} {'cold s':>7} {'warm s':>7} {'target':>7} {'peak GB':>8} "
-          f"{'baseline s':>11} {'speed-up':>9}  value")
-    for name, make in CASES:
-        data = Microdata(frame)
-        cold, value = timed(make(), data)  # includes building the cell ids
-        warm, _ = timed(make(), data)  # cell ids cached on the dataset, as for a 2nd measure
-        tracemalloc.start()
-        timed(make(), Microdata(frame))
+    header(f"{n_records:,} contributions in {n_cells:,} cells through evaluate(); baseline: "
+           f"naive groupby-apply, interleaved with ours on {b_records:,} in {b_cells:,} cells",
+           rounds)
+    print(f"{'case':42} {'ours s':>7} {'cpu s':>7} {'target':>7} {'peak GB':>8}   "
+          f"{'ratio ours/baseline at the small size':>38}  value")
+    for name, spec in CASES:
+        tracemalloc.start()  # the warm-up call, traced
+        value = evaluate_one(None, frame.copy(), spec)
         peak = tracemalloc.get_traced_memory()[1] / 1e9
         tracemalloc.stop()
-        t0 = time.perf_counter()
-        naive(name)(small)
-        base = (time.perf_counter() - t0) * n_cells / b_cells
-        ok = "ok" if cold < TARGET_S and peak < TARGET_GB else "MISS"
-        print(f"{name:42} {cold:7.2f} {warm:7.2f} {TARGET_S:6.1f}s {peak:8.2f} {base:11.1f} "
-              f"{base / cold:8.1f}×  {value:.4f} {ok}")
+        wall, cpu = timed_rounds(lambda d, spec=spec: evaluate_one(None, d, spec), rounds,
+                                 lambda: (frame.copy(),), warm_up=False)
+        c = interleaved(lambda d, spec=spec: evaluate_one(None, d, spec), naive(name), rounds,
+                        lambda: (small.copy(),), name)
+        r = c.ratios
+        ratio = f"{min(r):.3g} / {statistics.median(r):.3g} / {max(r):.3g}"
+        ok = "ok" if wall < TARGET_S and peak < TARGET_GB else "MISS"
+        print(f"{name:42} {wall:7.2f} {cpu:7.2f} {TARGET_S:6.1f}s {peak:8.2f}   {ratio:>38}  "
+              f"{value:.4f} {ok}", flush=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(f"process peak RSS (data included): {rss:.2f} GB")
 

@@ -6,24 +6,27 @@ Target: every distance on 2,000 × 2,000 trajectories of 10–60 points in under
 cores (the "ok" column, scaled by pairs from smaller ``--n``; numba, the ``fast`` extra, makes
 every kernel compiled; ``ANONEVAL_JIT=0`` measures the numpy kernels). The CPU seconds of the
 process (all threads) are printed too: on a shared machine they say more than the wall time
-(two idle cores: wall ≈ CPU / 2). Peers in
-the same run, on the same trajectories (plane coordinates,
-since not every peer has a sphere): traj-dist-rs ``cdist`` (Rust, parallel) on the full
-matrix, and tslearn ``cdist_dtw``, dtaidistance ``dtw_ndim.distance_matrix`` and
-similaritymeasures (one pair at a time, timed on a subset and extrapolated linearly in pairs:
-an estimate). Ratios are peer time / anoneval time (> 1: anoneval is faster). ``--quick``
-runs 60 × 60 in a few seconds. Continuous Fréchet is exact here (critical values of all three
-kinds); without numba its numpy kernel is timed on a subset and extrapolated; traj-dist-rs'
-``frechet`` is not exact (see the plugin's docstring) and is timed only for reference.
+(two idle cores: wall ≈ CPU / 2). Each figure is the median of ``--rounds`` calls after one
+untimed warm-up call (numba's compilation, ours and the peers', is warm-up). Peers in the same
+run, on the same trajectories (plane coordinates, since not every peer has a sphere), each
+interleaved with ours on the same pairs (see docs/scaling.md, "How benchmarks measure"):
+traj-dist-rs ``cdist`` (Rust, parallel) on the full matrix, and tslearn ``cdist_dtw``,
+dtaidistance ``dtw_ndim.distance_matrix`` and similaritymeasures (one pair at a time) on a
+subset of ``n / 20`` (similaritymeasures: 10) trajectories per side, ours on the same subset.
+Printed per peer: the per-round ratio ours/peer as min/median/max (< 1: anoneval is faster)
+and the CPU ratio. ``--quick`` runs 60 × 60 in a few seconds. Continuous Fréchet is exact here
+(critical values of all three kinds); without numba its numpy kernel is timed on a subset and
+extrapolated; traj-dist-rs' ``frechet`` is not exact (see the plugin's docstring) and is timed
+only for reference.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
+from _common import Comparison, interleaved, timed_rounds
 
 import anoneval
 from anoneval.core.api import Trajectories
@@ -58,17 +61,13 @@ def arrays(data: Trajectories) -> list[np.ndarray]:
     return [np.ascontiguousarray(np.column_stack(data.points(i)[:2])) for i in range(len(data))]
 
 
-def timed(fn, *args, **kwargs) -> float:
-    t = time.perf_counter()
-    fn(*args, **kwargs)
-    return time.perf_counter() - t
-
-
-def timed_cpu(fn, *args, **kwargs) -> tuple[float, float]:
-    """(wall, process CPU) seconds."""
-    t, c = time.perf_counter(), time.process_time()
-    fn(*args, **kwargs)
-    return time.perf_counter() - t, time.process_time() - c
+def ratio_text(peer: str, c: Comparison, pairs_ratio: float = 1.0) -> str:
+    """``peer s, ours/peer min/median/max (cpu r)`` of an interleaved comparison; the ratios
+    are per pair, ``pairs_ratio`` being the peer's pairs over ours."""
+    r = sorted(x * pairs_ratio for x in c.ratios)
+    cpu = pairs_ratio * float(np.median(c.ours_cpu)) / max(float(np.median(c.peer_cpu)), 1e-9)
+    return (f"{peer} {np.median(c.peer):.2f}s, ours/peer {r[0]:.2g}/{np.median(r):.2g}/"
+            f"{r[-1]:.2g} (cpu {cpu:.2g})")
 
 
 def pairs(fn, xs, ys) -> list[float]:
@@ -85,69 +84,77 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="60 × 60 trajectories")
     ap.add_argument("--n", type=int, default=None, help="trajectories per side (2000)")
     ap.add_argument("--only", nargs="*", default=None, help="distance names to run")
+    ap.add_argument("--rounds", type=int, help="rounds (default 3, --quick 1)")
     args = ap.parse_args()
     n = args.n or (60 if args.quick else 2000)
+    rounds = args.rounds or (1 if args.quick else 3)
     A, B = trajectories(n, 1), trajectories(n, 2)
     a_arr, b_arr = arrays(A), arrays(B)
     sub = max(n // 20, 8)  # subset side for the per-pair peers and for Frechet
+    A_sub, B_sub = trajectories(sub, 1), trajectories(sub, 2)
+    few = min(sub, 10)
+    A_few, B_few = trajectories(few, 1), trajectories(few, 2)
     try:
         import traj_dist_rs as tdr
     except ImportError:
         tdr = None
     print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points); "
           f"numba kernels: {'on' if _geojit.enabled() else 'off'}; load average "
-          f"{os.getloadavg()[0]:.1f}")
+          f"{os.getloadavg()[0]:.1f}; median of {rounds} rounds after a warm-up call")
     print(f"{'distance':<26}{'sphere s':>10}{'plane s':>10}{'cpu s':>16}{'ok':>4}   "
-          "peers (peer s / ours)")
+          "peers (median peer s, ratio ours/peer per round min/median/max)")
     for name, params, rs_name, rs_params in CASES:
         if args.only and name not in args.only:
             continue
         label = name + (f" {params['convention']}" if "convention" in params else "")
         exact_subset = name == "Frechet" and n > sub and not _geojit.enabled()
         size = sub if exact_subset else n
-        As, Bs = (trajectories(size, 1), trajectories(size, 2)) if exact_subset else (A, B)
+        As, Bs = (A_sub, B_sub) if exact_subset else (A, B)
         scale = (n / size) ** 2
         sphere_params = {k: v for k, v in params.items() if k not in ("eps_m",)}
         if "eps_m" in params:
             sphere_params["eps_m"] = 200.0
-        warm = trajectories(2, 3)  # compile the numba kernels (and tslearn's) outside the timing
-        anoneval.trajectory_distances(name, warm, **sphere_params)
-        anoneval.trajectory_distances(name, warm, space="plane", **params)
-        t_sph, c_sph = timed_cpu(anoneval.trajectory_distances, name, As, Bs, **sphere_params)
-        t_pl, c_pl = timed_cpu(anoneval.trajectory_distances, name, As, Bs, space="plane",
-                               **params)
-        t_sph, c_sph, t_pl, c_pl = t_sph * scale, c_sph * scale, t_pl * scale, c_pl * scale
+
+        def plane(a, b, name=name, params=params):  # type: ignore[no-untyped-def]
+            return lambda: anoneval.trajectory_distances(name, a, b, space="plane", **params)
+        t_sph, c_sph = timed_rounds(lambda name=name, p=sphere_params, a=As, b=Bs:
+                                    anoneval.trajectory_distances(name, a, b, **p), rounds)
         peers = []
-        if tdr is not None and rs_name is not None:
+        if tdr is not None and rs_name is not None:  # ours in the plane, interleaved with it
             metric = getattr(tdr.Metric, rs_name)(**rs_params)
             xs, ys = (arrays(As), arrays(Bs)) if exact_subset else (a_arr, b_arr)
-            t_rs = timed(tdr.cdist, xs, ys, metric=metric) * scale
-            peers.append(f"traj-dist-rs {t_rs:.1f}s ({t_rs / t_pl:.2f}×)")
+            c = interleaved(plane(As, Bs), lambda xs=xs, ys=ys, m=metric: tdr.cdist(
+                xs, ys, metric=m), rounds, name=label)
+            t_pl, c_pl = float(np.median(c.ours)), float(np.median(c.ours_cpu))
+            peers.append(ratio_text("traj-dist-rs", c))
+        else:
+            t_pl, c_pl = timed_rounds(plane(As, Bs), rounds)
+        t_sph, c_sph, t_pl, c_pl = t_sph * scale, c_sph * scale, t_pl * scale, c_pl * scale
         if name == "DTW" and params.get("convention") == "rms":
+            xs, ys = arrays(A_sub), arrays(B_sub)
             try:
                 from tslearn.metrics import cdist_dtw
-                xs = a_arr[:sub]
-                ys = b_arr[:sub]
-                cdist_dtw(xs[:2], ys[:2])
-                t_ts = timed(cdist_dtw, xs, ys) * (n / sub) ** 2
-                peers.append(f"tslearn {t_ts:.1f}s ({t_ts / t_pl:.2f}×)")
+                peers.append(ratio_text(f"tslearn ({sub}²)", interleaved(
+                    plane(A_sub, B_sub), lambda xs=xs, ys=ys: cdist_dtw(xs, ys), rounds)))
             except ImportError:
                 pass
             try:
                 from dtaidistance import dtw_ndim
-                both = a_arr[:sub] + b_arr[:sub]
-                t_dt = timed(dtw_ndim.distance_matrix, both, use_c=True) / 2 * (
-                    n / sub) ** 2
-                peers.append(f"dtaidistance {t_dt:.1f}s ({t_dt / t_pl:.2f}×)")
+                # its matrix is of both sets together: (2s)(2s − 1)/2 pairs against our s²
+                both = xs + ys
+                peers.append(ratio_text(f"dtaidistance ({sub}², per pair)", interleaved(
+                    plane(A_sub, B_sub), lambda both=both: dtw_ndim.distance_matrix(
+                        both, use_c=True), rounds), (2 * sub - 1) / sub))
             except ImportError:
                 pass
         if name in ("DTW", "DiscreteFrechet") and "convention" not in params:
             try:
                 import similaritymeasures as sm
-                few = min(sub, 10)
                 fn = sm_dtw if name == "DTW" else sm.frechet_dist
-                t_sm = timed(pairs, fn, a_arr[:few], b_arr[:few]) * (n / few) ** 2
-                peers.append(f"similaritymeasures {t_sm:.0f}s ({t_sm / t_pl:.1f}×)")
+                xs, ys = arrays(A_few), arrays(B_few)
+                peers.append(ratio_text(f"similaritymeasures ({few}²)", interleaved(
+                    plane(A_few, B_few), lambda fn=fn, xs=xs, ys=ys: pairs(fn, xs, ys),
+                    rounds)))
             except ImportError:
                 pass
         # the target is for 2000 × 2000: smaller runs are scaled up by the number of pairs

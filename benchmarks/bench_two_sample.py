@@ -11,20 +11,24 @@ MissingValueSimilarity (one compute per column); synthcity's PRDC and AlphaPreci
 is installed (on 5,000-record samples, as ours). The interval's cost: each estimated measure
 with its default ``n_boot`` (200) against ``n_boot = 10``, a ratio that must stay under 5×.
 
-Run: ``python benchmarks/bench_two_sample.py [--quick]`` (``--quick``: 5,000 records).
+Ours is timed through ``anoneval.Evaluator(original, [measure]).evaluate(release)``, every side
+on fresh copies of the loaded frames made outside the clock, after one untimed warm-up call per
+side, the sides interleaved over ``--rounds`` rounds; printed: both medians with CPU seconds
+and the per-round ratio ours/peer (or n_boot 200 / n_boot 10) as min/median/max (see
+docs/scaling.md, "How benchmarks measure"). Run: ``python benchmarks/bench_two_sample.py
+[--quick] [--rounds N]`` (``--quick``: 2,000 records, one round).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import statistics
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from anoneval.core.api import Context, Microdata
-from anoneval.registry import default_registry
+from _common import compare, evaluate_one, header, interleaved, show, timed_rounds
 
 TARGET = 30.0
 OURS = ["DetectionAUC", "WassersteinDistance", "MMD", "PRDC", "AlphaPrecision",
@@ -48,24 +52,21 @@ def records(n: int, seed: int, shift: float) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def timed(fn: Callable[[], object]) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="5,000 records")
+    parser.add_argument("--quick", action="store_true", help="2,000 records")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, --quick 1)")
     args = parser.parse_args(argv)
-    n = 5_000 if args.quick else 100_000
+    n = 2_000 if args.quick else 100_000
+    rounds = args.rounds or (1 if args.quick else 3)
     ori, syn = records(n, 0, 0.0), records(n, 1, 0.2)
-    reg = default_registry()
-    o, s = Microdata(ori), Microdata(syn)
 
-    def ours(name: str, **params: object) -> Callable[[], object]:
-        measure = reg.create("loss_measure", name, params)
-        return lambda: measure.compute(o, s, Context(seed=0))
+    def fresh() -> tuple[pd.DataFrame, pd.DataFrame]:
+        return ori.copy(), syn.copy()
+
+    def ours(name: str, **params: Any) -> Callable[[pd.DataFrame, pd.DataFrame], object]:
+        spec = {"name": name, "params": params}
+        return lambda o, s: evaluate_one(o, s, spec)
 
     from sdmetrics.single_column import (
         BoundaryAdherence,
@@ -75,34 +76,39 @@ def main(argv: list[str] | None = None) -> None:
     from sdmetrics.single_table import LogisticDetection
     numeric = [c for c in ori if c.startswith("x")]
     categorical = [c for c in ori if c.startswith("c")]
-    peers = {
-        "DetectionAUC": lambda: LogisticDetection.compute(ori, syn),
-        "BoundaryAdherence": lambda: [BoundaryAdherence.compute(ori[c], syn[c])
-                                      for c in numeric],
-        "CategoryAdherence": lambda: [CategoryAdherence.compute(ori[c], syn[c])
-                                      for c in categorical],
-        "MissingValueSimilarity": lambda: [MissingValueSimilarity.compute(ori[c], syn[c])
-                                           for c in ori],
+    peers: dict[str, Callable[[pd.DataFrame, pd.DataFrame], object]] = {
+        "DetectionAUC": lambda o, s: LogisticDetection.compute(o, s),
+        "BoundaryAdherence": lambda o, s: [BoundaryAdherence.compute(o[c], s[c])
+                                           for c in numeric],
+        "CategoryAdherence": lambda o, s: [CategoryAdherence.compute(o[c], s[c])
+                                           for c in categorical],
+        "MissingValueSimilarity": lambda o, s: [MissingValueSimilarity.compute(o[c], s[c])
+                                                for c in o],
     }
-    print(f"{n:,} × 15 mixed records per side")
+    header(f"{n:,} × 15 mixed records per side, evaluate() vs SDMetrics", rounds)
     for name in OURS:
-        mine = timed(ours(name))  # interleaved: ours, then the peer, measure by measure
-        flag = "ok" if mine < TARGET else "SLOW"
-        line = f"{name:<24} {mine:8.2f} s  target < {TARGET:.0f} s {flag}"
         if name in peers:
-            theirs = timed(peers[name])
-            line += f"   SDMetrics {theirs:8.2f} s   ratio {theirs / mine:7.2f}×"
-        print(line)
+            c = interleaved(ours(name), peers[name], rounds, fresh, name)
+            mine = statistics.median(c.ours)
+            show(c, "SDMetrics", width=24,
+                 note=f"  ours < {TARGET:.0f} s {'ok' if mine < TARGET else 'SLOW'}")
+        else:
+            mine, cpu = timed_rounds(ours(name), rounds, fresh)
+            print(f"{name:<24} ours {mine:8.3f} s (cpu {cpu:7.3f})  (no peer)  ours < "
+                  f"{TARGET:.0f} s {'ok' if mine < TARGET else 'SLOW'}", flush=True)
+    header("the interval's cost: n_boot 200 against n_boot 10 (ratio limit 5)", rounds)
     for name in ESTIMATED:
-        low, full = timed(ours(name, n_boot=10)), timed(ours(name))
-        print(f"{name:<24} n_boot 200 / n_boot 10 {full / low:6.2f}× (limit 5×)")
-    synthcity(ori, syn, ours)
+        compare(name, ours(name), ours(name, n_boot=10), rounds, peer_name="n_boot 10",
+                target=5, fresh=fresh, width=24)
+    synthcity(ori, syn, ours, rounds)
 
 
 def synthcity(ori: pd.DataFrame, syn: pd.DataFrame,
-              ours: Callable[..., Callable[[], object]]) -> None:
+              ours: Callable[..., Callable[[pd.DataFrame, pd.DataFrame], object]],
+              rounds: int) -> None:
     """synthcity's PRDC and AlphaPrecision on our 5,000-record samples' embedding, when it is
-    installed (it pins torch < 2.3 and numpy < 2, so it is not in the test extra)."""
+    installed (it pins torch < 2.3 and numpy < 2, so it is not in the test extra); ours is the
+    whole measure through evaluate()."""
     try:
         from synthcity.metrics.eval_statistical import AlphaPrecision, PRDCScore
     except ImportError:
@@ -115,8 +121,8 @@ def synthcity(ori: pd.DataFrame, syn: pd.DataFrame,
                  syn.iloc[rng.choice(len(syn), n, replace=False)], list(ori.columns))
     for name, theirs in (("PRDC", lambda: PRDCScore(nearest_k=5)._compute_prdc(x, y)),
                          ("AlphaPrecision", lambda: AlphaPrecision().metrics(x, y))):
-        mine, other = timed(ours(name)), timed(theirs)
-        print(f"{name:<24} {mine:8.2f} s   synthcity {other:8.2f} s   ratio {other / mine:7.2f}×")
+        compare(name, ours(name), lambda o, s, fn=theirs: fn(), rounds, peer_name="synthcity",
+                fresh=lambda: (ori.copy(), syn.copy()), width=24)
 
 
 if __name__ == "__main__":

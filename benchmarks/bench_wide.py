@@ -3,21 +3,23 @@
 anoneval's loader adds the separator sniffing, the duplicate-column check, the NUL check and,
 in a run, the content hash and value kinds of every column; each must stay linear in the
 number of columns (the duplicate check was quadratic: 100,000 columns did not load in 400 s).
-Printed per width: pandas' ``read_csv`` seconds, anoneval's ``load`` and ``load`` + content
-hash + value kinds, and their ratios to pandas; the ratio should not grow with the width.
-Usage: ``python benchmarks/bench_wide.py [--quick]``.
+Printed per width, each side interleaved with pandas' ``read_csv`` of the same file after one
+untimed warm-up call each (see docs/scaling.md, "How benchmarks measure"): anoneval's ``load``,
+and ``load`` + content hash + value kinds, as medians with CPU seconds and the per-round ratio
+ours/pandas as min/median/max; the ratio should not grow with the width. Usage:
+``python benchmarks/bench_wide.py [--quick] [--rounds N]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
+from _common import compare, header
 
-from anoneval.core.data.kinds import load
+from anoneval import load
 
 
 def write_wide(path: Path, columns: int, rows: int = 20) -> Path:
@@ -27,37 +29,26 @@ def write_wide(path: Path, columns: int, rows: int = 20) -> Path:
     return path
 
 
-def seconds(fn) -> float:  # type: ignore[no-untyped-def]
-    """Best of three runs of ``fn()``."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, --quick 2)")
     args = parser.parse_args()
     widths = (2_000, 8_000) if args.quick else (10_000, 40_000, 100_000)
-    print(f"{'columns':>8} {'pandas s':>9} {'load s':>7} {'ratio':>6} {'+hash,kinds s':>14} "
-          f"{'ratio':>6}")
+    rounds = args.rounds or (2 if args.quick else 5)
+    header("loading wide CSV files: anoneval against pandas.read_csv", rounds)
     with tempfile.TemporaryDirectory() as tmp:
         for n in widths:
             path = write_wide(Path(tmp) / f"w{n}.csv", n)
-            peer = seconds(lambda path=path: pd.read_csv(path))
-            ours = seconds(lambda path=path: load(path))
 
             def full(path: Path = path) -> None:
                 data = load(path)
                 data.content_hash()
                 data.value_kinds()
-
-            whole = seconds(full)
-            print(f"{n:>8,} {peer:>9.3f} {ours:>7.3f} {ours / peer:>6.2f} {whole:>14.3f} "
-                  f"{whole / peer:>6.2f}")
+            compare(f"{n:,} columns, load", lambda path=path: load(path),
+                    lambda path=path: pd.read_csv(path), rounds, peer_name="pandas", width=36)
+            compare(f"{n:,} columns, load + hash + kinds", full,
+                    lambda path=path: pd.read_csv(path), rounds, peer_name="pandas", width=36)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The benchmark scripts import and define ``main``: a renamed helper must not break one
-unnoticed (``.ci/run`` also runs each with ``--quick``)."""
+"""The benchmark scripts import and define ``main`` (a renamed helper must not break one
+unnoticed; ``.ci/run`` also runs each with ``--quick``), and their harness warms up, interleaves
+and measures a child's own memory as docs/scaling.md says (no timing is asserted)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,61 @@ def test_benchmark_imports(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
         for key, mod in list(sys.modules.items()):
             if (getattr(mod, "__file__", None) or "").startswith(scripts):
                 del sys.modules[key]
+
+
+@pytest.fixture
+def common(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """``benchmarks/_common.py``, the harness, imported as the scripts import it."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    try:
+        yield importlib.import_module("_common")
+    finally:
+        for key, mod in list(sys.modules.items()):
+            if (getattr(mod, "__file__", None) or "").startswith(str(BENCHMARKS)):
+                del sys.modules[key]
+
+
+def test_harness_warms_up_and_alternates_the_sides(common) -> None:  # type: ignore[no-untyped-def]
+    calls: list[tuple[str, object]] = []
+    made = iter(range(100))
+
+    def fresh() -> tuple[int]:
+        return (next(made),)
+    c = common.interleaved(lambda a: calls.append(("ours", a)),
+                           lambda a: calls.append(("peer", a)), 4, fresh)
+    # one untimed warm-up call per side, then rounds alternating which side goes first
+    assert [s for s, _ in calls] == ["ours", "peer", "ours", "peer", "peer", "ours", "ours",
+                                     "peer", "peer", "ours"]
+    assert [a for _, a in calls] == list(range(10))  # fresh inputs for every call
+    assert len(c.ours) == len(c.peer) == len(c.ours_cpu) == len(c.peer_cpu) == 4
+    assert c.ratios == [o / p for o, p in zip(c.ours, c.peer, strict=True)]
+
+    calls.clear()
+    common.interleaved(lambda: calls.append("ours"), lambda: calls.append("peer"), 1,
+                       warm_up=False)
+    assert calls == ["ours", "peer"]
+
+
+def test_harness_ratio_line_and_verdict(common, capsys) -> None:  # type: ignore[no-untyped-def]
+    c = common.Comparison("case", [1.0, 3.0, 2.0], [4.0, 4.0, 4.0], [1.0] * 3, [2.0] * 3)
+    assert c.ratios == [0.25, 0.75, 0.5] and c.median_ratio == 0.5
+    common.show(c, "pandas", target=0.4)
+    out = capsys.readouterr().out
+    assert "ratio    0.25 /     0.5 /    0.75 (cpu     0.5)" in out and "FAIL" in out
+    assert common.verdict(0.5, 0.5).endswith("PASS")
+    assert common.verdict(4.0, 5.0, at_most=False).endswith("FAIL")
+    assert common.verdict(1.0, None) == ""
+
+
+def test_peak_rss_is_the_childs_own(common) -> None:  # type: ignore[no-untyped-def]
+    """A child's peak counts its own memory, not the (larger) benchmark process's."""
+    ballast = bytearray(300 * 2**20)  # this process: > 300 MiB resident
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    small = common.peak_rss([sys.executable, "-c", "pass"])
+    big = common.peak_rss([sys.executable, "-c", "b = bytearray(200 * 2**20); "
+                                                 "b[::4096] = b'x' * len(b[::4096])"])
+    assert small.rss < 100 * 2**20
+    assert 200 * 2**20 < big.rss < 300 * 2**20
+    assert small.wall > 0 and big.cpu > 0
+    with pytest.raises(RuntimeError, match="failed"):
+        common.peak_rss([sys.executable, "-c", "raise SystemExit(2)"])
