@@ -1,6 +1,7 @@
 """Benchmark: all-pairs trajectory distances through ``anoneval.trajectory_distances`` (issue 25).
 
     python benchmarks/bench_trajectory_distances.py [--quick] [--n N] [--only NAME ...]
+        [--no-peers]
 
 Target: every distance on 2,000 × 2,000 trajectories of 10–60 points in under 60 s on two
 cores (the "ok" column, scaled by pairs from smaller ``--n``; numba, the ``fast`` extra, makes
@@ -85,6 +86,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="60 × 60 trajectories")
     ap.add_argument("--n", type=int, default=None, help="trajectories per side (2000)")
     ap.add_argument("--only", nargs="*", default=None, help="distance names to run")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="time anoneval only (the peers take tens of minutes at 2,000²)")
     args = ap.parse_args()
     n = args.n or (60 if args.quick else 2000)
     A, B = trajectories(n, 1), trajectories(n, 2)
@@ -93,6 +96,8 @@ def main() -> None:
     try:
         import traj_dist_rs as tdr
     except ImportError:
+        tdr = None
+    if args.no_peers:
         tdr = None
     print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points); "
           f"numba kernels: {'on' if _geojit.enabled() else 'off'}; load average "
@@ -123,7 +128,7 @@ def main() -> None:
             xs, ys = (arrays(As), arrays(Bs)) if exact_subset else (a_arr, b_arr)
             t_rs = timed(tdr.cdist, xs, ys, metric=metric) * scale
             peers.append(f"traj-dist-rs {t_rs:.1f}s ({t_rs / t_pl:.2f}×)")
-        if name == "DTW" and params.get("convention") == "rms":
+        if name == "DTW" and params.get("convention") == "rms" and not args.no_peers:
             try:
                 from tslearn.metrics import cdist_dtw
                 xs = a_arr[:sub]
@@ -141,7 +146,8 @@ def main() -> None:
                 peers.append(f"dtaidistance {t_dt:.1f}s ({t_dt / t_pl:.2f}×)")
             except ImportError:
                 pass
-        if name in ("DTW", "DiscreteFrechet") and "convention" not in params:
+        if (name in ("DTW", "DiscreteFrechet") and "convention" not in params
+                and not args.no_peers):
             try:
                 import similaritymeasures as sm
                 few = min(sub, 10)

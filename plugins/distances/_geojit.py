@@ -351,12 +351,12 @@ def _build():
     def frechet(X, sx, n, Y, sy, m, GX, GY, sphere):
         """Exact continuous Fréchet distance (Alt & Godau 1995) of X[sx:sx+n], Y[sy:sy+m]: the
         smallest critical value at which :func:`decide` succeeds, as _geodp.frechet, found
-        with few decisions: the lower bound LB (endpoint distances, each vertex's distance to
-        the other curve; a critical value), then the sorted type-(a)/(b) values in (LB, upper
-        bound = discrete Fréchet; most pairs end here: the decision just below it fails), then
-        only the type-(c) values strictly between the two consecutive (a)/(b) values that
-        bracket the answer (none searched when the decision fails FRECHET_NEAR below the upper
-        one)."""
+        with few decisions: the upper bound UB = discrete Fréchet and the lower bound LB
+        (endpoint distances, each vertex's distance to the other curve; a critical value), equal
+        for most pairs; the decision just below UB (most other pairs end there: it fails); then
+        the decision at LB, the sorted type-(a)/(b) values in (LB, UB), and only the type-(c)
+        values strictly between the two consecutive (a)/(b) values that bracket the answer
+        (none searched when the decision fails FRECHET_NEAR below the upper one)."""
         if n == 1 or m == 1:
             top = 0.0
             for i in range(n):
