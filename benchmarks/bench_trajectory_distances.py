@@ -1,6 +1,7 @@
 """Benchmark: all-pairs trajectory distances through ``anoneval.trajectory_distances`` (issue 25).
 
     python benchmarks/bench_trajectory_distances.py [--quick] [--n N] [--only NAME ...]
+        [--no-peers]
 
 Target: every distance on 2,000 × 2,000 trajectories of 10–60 points in under 60 s on two
 cores (the "ok" column, scaled by pairs from smaller ``--n``; numba, the ``fast`` extra, makes
@@ -85,6 +86,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=None, help="trajectories per side (2000)")
     ap.add_argument("--only", nargs="*", default=None, help="distance names to run")
     ap.add_argument("--rounds", type=int, help="rounds (default 3, --quick 1)")
+    ap.add_argument("--no-peers", action="store_true",
+                    help="time anoneval only (the peers take tens of minutes at 2,000²)")
     args = ap.parse_args()
     n = args.n or (60 if args.quick else 2000)
     rounds = args.rounds or (1 if args.quick else 3)
@@ -97,6 +100,8 @@ def main() -> None:
     try:
         import traj_dist_rs as tdr
     except ImportError:
+        tdr = None
+    if args.no_peers:
         tdr = None
     print(f"{n} × {n} trajectories of 10–60 points ({A.n_points + B.n_points} points); "
           f"numba kernels: {'on' if _geojit.enabled() else 'off'}; load average "
@@ -130,7 +135,7 @@ def main() -> None:
         else:
             t_pl, c_pl = timed_rounds(plane(As, Bs), rounds)
         t_sph, c_sph, t_pl, c_pl = t_sph * scale, c_sph * scale, t_pl * scale, c_pl * scale
-        if name == "DTW" and params.get("convention") == "rms":
+        if name == "DTW" and params.get("convention") == "rms" and not args.no_peers:
             xs, ys = arrays(A_sub), arrays(B_sub)
             try:
                 from tslearn.metrics import cdist_dtw
@@ -147,7 +152,8 @@ def main() -> None:
                         both, use_c=True), rounds), (2 * sub - 1) / sub))
             except ImportError:
                 pass
-        if name in ("DTW", "DiscreteFrechet") and "convention" not in params:
+        if (name in ("DTW", "DiscreteFrechet") and "convention" not in params
+                and not args.no_peers):
             try:
                 import similaritymeasures as sm
                 fn = sm_dtw if name == "DTW" else sm.frechet_dist

@@ -144,126 +144,102 @@ def _build():
         return c
 
     @jit
-    def seg_info(A, s, cnt, sphere):
-        """Per segment A[s+k], A[s+k+1]: sphere, its angle Θ, the unit tangent e at its start
-        (e = b − (a·b)a normalised) and n̂ = a × e; plane, |b − a|, b − a and |b − a|²."""
-        S = np.empty((7, max(cnt - 1, 1)))
-        for k in range(cnt - 1):
-            a = s + k
-            b = a + 1
-            if sphere:
-                S[0, k] = pdist(A, a, A, b, True)
-                ab = A[a, 0] * A[b, 0] + A[a, 1] * A[b, 1] + A[a, 2] * A[b, 2]
-                ex = A[b, 0] - ab * A[a, 0]
-                ey = A[b, 1] - ab * A[a, 1]
-                ez = A[b, 2] - ab * A[a, 2]
-                en = math.sqrt(ex * ex + ey * ey + ez * ez)
-                if en > 0.0:
-                    ex, ey, ez = ex / en, ey / en, ez / en
-                else:
-                    ex = ey = ez = np.nan
-                S[1, k], S[2, k], S[3, k] = ex, ey, ez
-                S[4, k] = A[a, 1] * ez - A[a, 2] * ey
-                S[5, k] = A[a, 2] * ex - A[a, 0] * ez
-                S[6, k] = A[a, 0] * ey - A[a, 1] * ex
-            else:
-                abx, aby = A[b, 0] - A[a, 0], A[b, 1] - A[a, 1]
-                L2 = abx * abx + aby * aby
-                S[0, k] = math.sqrt(L2)
-                S[1, k], S[2, k], S[3, k] = abx, aby, L2
-        return S
-
-    @jit
-    def geom(C, c, A, a, sphere, out, i, j, S, k, c2a, c2b):
-        """Free-space geometry of point c of C against the segment A[a], A[a+1] (segment k of
-        ``S``, :func:`seg_info`; c2a, c2b the squared distances to its ends) into out[:, i, j]:
-        t0, scale, sin²(h/2) (sphere) or h² (plane), d(c, A[a]), degenerate, the type-(b)
-        critical value (the point-to-segment distance) and cos h (sphere), as the numpy
-        kernels (_geodp._Free, _arc_dist, seg_dist)."""
-        da = from_sq(c2a, sphere)
-        scale = S[0, k]
-        deg = not (scale > 0.0)
-        cos_h = np.nan
-        if deg:
-            t0 = np.nan
-            mh = np.nan
-            tb = da
-        elif sphere:
-            ex, ey, ez = S[1, k], S[2, k], S[3, k]
-            ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+    def interval(C, c, A, a, G, c2a, c2b, eps, e2, ceps, sphere):
+        """(lo, hi) ⊂ [0, 1] of the free interval at ε of point C[c] on the segment A[a],
+        A[a+1] (c2a, c2b: the squared distances or chords to its ends; G: the segment's
+        geometry, :func:`segment_geometry`, on the sphere); empty: (inf, -inf). Computed on the
+        fly from the coordinates, as _geodp._Free: a segment whose two ends are within ε is
+        free whole (the ε-ball, a cap below π/2, is convex); on the sphere the half-width in
+        haversine form, sin²(ω/2) = (sin²(ε/2) − sin²(h/2)) / cos h, h the distance to the
+        great circle; on the plane the root of the quadratic |c − a − t(b − a)|² = ε²."""
+        if max(c2a, c2b) <= e2:
+            return 0.0, 1.0
+        if sphere:
+            theta = G[a, 15]
+            if not theta > 0.0:
+                return (0.0, 1.0) if from_sq(c2a, True) <= eps else (np.inf, -np.inf)
             dx, dy, dz = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1], C[c, 2] - A[a, 2]
-            ce = dx * ex + dy * ey + dz * ez  # (c − a)·e = c·e, precise when small
+            sin_h = min(abs(dx * G[a, 12] + dy * G[a, 13] + dz * G[a, 14]), 1.0)
+            cos_h = math.sqrt(1.0 - sin_h * sin_h)
+            q = (ceps - sin_h * sin_h / (2.0 * (1.0 + cos_h))) / cos_h
+            if not q >= 0.0:
+                return np.inf, -np.inf
+            ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+            ce = dx * G[a, 9] + dy * G[a, 10] + dz * G[a, 11]  # (c − a)·e = c·e
             phi = math.atan2(ce, ca)
             if phi < -0.5 * math.pi:
                 phi += 2.0 * math.pi
-            sin_h = min(abs(dx * S[4, k] + dy * S[5, k] + dz * S[6, k]), 1.0)
-            cos_h = math.sqrt(1.0 - sin_h * sin_h)
-            mh = sin_h * sin_h / (2.0 * (1.0 + cos_h))
-            t0 = phi / scale
-            tb = math.asin(sin_h) if 0.0 <= t0 <= 1.0 else from_sq(min(c2a, c2b), True)
+            t0 = phi / theta
+            w = 2.0 * math.asin(math.sqrt(min(q, 1.0))) / theta
         else:
-            abx, aby, L2 = S[1, k], S[2, k], S[3, k]
+            abx, aby = A[a + 1, 0] - A[a, 0], A[a + 1, 1] - A[a, 1]
+            L2 = abx * abx + aby * aby
+            if not L2 > 0.0:
+                return (0.0, 1.0) if math.sqrt(c2a) <= eps else (np.inf, -np.inf)
             apx, apy = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1]
             t0 = (apx * abx + apy * aby) / L2
             hx = C[c, 0] - (A[a, 0] + t0 * abx)
             hy = C[c, 1] - (A[a, 1] + t0 * aby)
-            mh = hx * hx + hy * hy
-            u = max(0.0, min(1.0, t0))
-            fx = C[c, 0] - (A[a, 0] + u * abx)
-            fy = C[c, 1] - (A[a, 1] + u * aby)
-            tb = math.sqrt(fx * fx + fy * fy)
-        out[0, i, j] = t0
-        out[1, i, j] = scale
-        out[2, i, j] = mh
-        out[3, i, j] = da
-        out[4, i, j] = 1.0 if deg else 0.0
-        out[5, i, j] = tb
-        out[6, i, j] = cos_h
-        out[7, i, j] = max(c2a, c2b)
-
-    @jit
-    def interval(G, i, j, eps, ceps, sphere):
-        """(lo, hi) of the free interval of edge (i, j) at ε; empty: (inf, -inf). A segment
-        whose two ends are within ε is free whole (the ε-ball, a cap below π/2, is convex):
-        no square root or arcsine then."""
-        full = 4.0 * ceps if eps < 0.5 * math.pi else -1.0  # the chord² of ε on the sphere
-        e2 = full if sphere else eps * eps
-        if G[7, i, j] <= e2:
-            return 0.0, 1.0
-        if G[4, i, j] != 0.0:
-            if G[3, i, j] <= eps:
-                return 0.0, 1.0
-            return np.inf, -np.inf
-        if sphere:  # ceps = sin²(ε/2)
-            q = (ceps - G[2, i, j]) / G[6, i, j]
-            if not q >= 0.0:
-                return np.inf, -np.inf
-            w = 2.0 * math.asin(math.sqrt(min(q, 1.0))) / G[1, i, j]
-        else:
-            r = eps * eps - G[2, i, j]
+            r = e2 - (hx * hx + hy * hy)
             if not r >= 0.0:
                 return np.inf, -np.inf
-            w = math.sqrt(r) / G[1, i, j]
-        lo = max(G[0, i, j] - w, 0.0)
-        hi = min(G[0, i, j] + w, 1.0)
+            w = math.sqrt(r / L2)
+        lo = max(t0 - w, 0.0)
+        hi = min(t0 + w, 1.0)
         if lo <= hi:
             return lo, hi
         return np.inf, -np.inf
 
     @jit
-    def decide(n, m, V, H, eps, sphere, r_lo, r_hi):
+    def seg_value(C, c, A, a, G, c2a, c2b, sphere):
+        """Type-(b) critical value: the distance from C[c] to the segment A[a], A[a+1] (foot
+        clamped to the segment; on the sphere the cross-track angle when the foot is on the
+        arc, else the nearer end), as the numpy kernels (_geodp._arc_dist, seg_dist)."""
+        if sphere:
+            theta = G[a, 15]
+            if not theta > 0.0:
+                return from_sq(c2a, True)
+            dx, dy, dz = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1], C[c, 2] - A[a, 2]
+            ca = C[c, 0] * A[a, 0] + C[c, 1] * A[a, 1] + C[c, 2] * A[a, 2]
+            ce = dx * G[a, 9] + dy * G[a, 10] + dz * G[a, 11]
+            phi = math.atan2(ce, ca)
+            if phi < -0.5 * math.pi:
+                phi += 2.0 * math.pi
+            t0 = phi / theta
+            if 0.0 <= t0 <= 1.0:
+                return math.asin(min(abs(dx * G[a, 12] + dy * G[a, 13] + dz * G[a, 14]), 1.0))
+            return from_sq(min(c2a, c2b), True)
+        abx, aby = A[a + 1, 0] - A[a, 0], A[a + 1, 1] - A[a, 1]
+        L2 = abx * abx + aby * aby
+        if not L2 > 0.0:
+            return math.sqrt(c2a)
+        apx, apy = C[c, 0] - A[a, 0], C[c, 1] - A[a, 1]
+        u = max(0.0, min(1.0, (apx * abx + apy * aby) / L2))
+        fx = C[c, 0] - (A[a, 0] + u * abx)
+        fy = C[c, 1] - (A[a, 1] + u * aby)
+        return math.sqrt(fx * fx + fy * fy)
+
+    @jit
+    def decide(X, sx, n, Y, sy, m, GX, GY, D2, eps, sphere, r_lo, r_hi):
         """Alt & Godau's decision δF ≤ ε, as _geodp.frechet_decide, column by column: the
-        reachable part of vertical edge j of the current column in r_lo/r_hi, of the
-        horizontal edge below the current cell in b_lo/b_hi. A free interval is computed only
-        for a cell entered from a reachable edge; an unreachable column ends the search."""
+        reachable part of vertical edge j (X[i] against segment j of Y) of the current column
+        in r_lo/r_hi, of the horizontal edge below the current cell (Y[j] against segment i of
+        X) in b_lo/b_hi. A free interval is computed (:func:`interval`) only for a cell entered
+        from a reachable edge; an unreachable column ends the search."""
         eps = eps * (1.0 + FRECHET_SLACK) + 1e-300
-        ceps = math.sin(eps * 0.5) ** 2 if sphere else 0.0
+        if sphere:
+            ceps = math.sin(eps * 0.5) ** 2
+            e2 = 4.0 * ceps if eps < 0.5 * math.pi else -1.0  # the chord² of ε
+        else:
+            ceps = 0.0
+            e2 = eps * eps
         chain = True
         any_r = False
         for j in range(m - 1):
             r_lo[j], r_hi[j] = np.inf, -np.inf
             if chain:
-                lo, hi = interval(V, 0, j, eps, ceps, sphere)
+                lo, hi = interval(X, sx, Y, sy + j, GY, D2[0, j], D2[0, j + 1], eps, e2, ceps,
+                                  sphere)
                 if lo == 0.0:
                     r_lo[j], r_hi[j] = lo, hi
                     any_r = True
@@ -275,7 +251,8 @@ def _build():
         for i in range(n - 1):
             b_lo, b_hi = np.inf, -np.inf
             if b_chain:
-                lo, hi = interval(H, i, 0, eps, ceps, sphere)
+                lo, hi = interval(Y, sy, X, sx + i, GX, D2[i, 0], D2[i + 1, 0], eps, e2, ceps,
+                                  sphere)
                 if lo == 0.0:
                     b_lo, b_hi = lo, hi
                     b_chain = hi == 1.0
@@ -288,9 +265,11 @@ def _build():
                 left_ok = r_lo[j] <= r_hi[j]
                 bot_ok = b_lo <= b_hi
                 if left_ok or bot_ok:
-                    flo, fhi = interval(V, i + 1, j, eps, ceps, sphere)
+                    flo, fhi = interval(X, sx + i + 1, Y, sy + j, GY, D2[i + 1, j],
+                                        D2[i + 1, j + 1], eps, e2, ceps, sphere)
                     nlo = flo if bot_ok else max(r_lo[j], flo)
-                    tlo, thi = interval(H, i, j + 1, eps, ceps, sphere)
+                    tlo, thi = interval(Y, sy + j + 1, X, sx + i, GX, D2[i, j + 1],
+                                        D2[i + 1, j + 1], eps, e2, ceps, sphere)
                     b_lo = tlo if left_ok else max(b_lo, tlo)
                     b_hi = thi
                     r_lo[j], r_hi[j] = nlo, fhi
@@ -344,7 +323,7 @@ def _build():
         return math.sqrt(dx * dx + dy * dy)
 
     @jit
-    def type_c(X, sx, n, Y, sy, m, G, transpose, lo, hi, margin, vals, k, sphere):
+    def type_c(X, sx, n, Y, sy, m, T, transpose, lo, hi, margin, vals, k, sphere):
         """Append to vals[k:] the type-(c) values in (lo, hi) of pairs of vertices of X against
         the segments of Y; only vertices within hi + margin of a segment can give one (the
         value is ≥ both vertices' distances to the segment). Returns the new count."""
@@ -352,7 +331,7 @@ def _build():
         for a in range(m - 1):
             c = 0
             for u in range(n):
-                tb = G[5, a, u] if transpose else G[5, u, a]
+                tb = T[a, u] if transpose else T[u, a]
                 if tb < hi + margin:
                     idx[c] = u
                     c += 1
@@ -372,12 +351,12 @@ def _build():
     def frechet(X, sx, n, Y, sy, m, GX, GY, sphere):
         """Exact continuous Fréchet distance (Alt & Godau 1995) of X[sx:sx+n], Y[sy:sy+m]: the
         smallest critical value at which :func:`decide` succeeds, as _geodp.frechet, found
-        with few decisions: the lower bound LB (endpoint distances, each vertex's distance to
-        the other curve; a critical value), then the sorted type-(a)/(b) values in (LB, upper
-        bound = discrete Fréchet; most pairs end here: the decision just below it fails), then
-        only the type-(c) values strictly between the two consecutive (a)/(b) values that
-        bracket the answer (none searched when the decision fails FRECHET_NEAR below the upper
-        one)."""
+        with few decisions: the upper bound UB = discrete Fréchet and the lower bound LB
+        (endpoint distances, each vertex's distance to the other curve; a critical value), equal
+        for most pairs; the decision just below UB (most other pairs end there: it fails); then
+        the decision at LB, the sorted type-(a)/(b) values in (LB, UB), and only the type-(c)
+        values strictly between the two consecutive (a)/(b) values that bracket the answer
+        (none searched when the decision fails FRECHET_NEAR below the upper one)."""
         if n == 1 or m == 1:
             top = 0.0
             for i in range(n):
@@ -414,70 +393,68 @@ def _build():
             low = max(low, to_poly(Y, sy + j, X, GX, sx, n, sphere, False, low))
         if low >= ub:
             return ub
-        V = np.empty((8, n, m - 1))
-        H = np.empty((8, n - 1, m))
-        SX = seg_info(X, sx, n, sphere)
-        SY = seg_info(Y, sy, m, sphere)
-        for i in range(n):
-            for j in range(m - 1):
-                geom(X, sx + i, Y, sy + j, sphere, V, i, j, SY, j, D2[i, j], D2[i, j + 1])
-        for i in range(n - 1):
-            for j in range(m):
-                geom(Y, sy + j, X, sx + i, sphere, H, i, j, SX, i, D2[i, j], D2[i + 1, j])
+        r_lo = np.empty(m - 1)
+        r_hi = np.empty(m - 1)
+        if not decide(X, sx, n, Y, sy, m, GX, GY, D2, ub * (1.0 - FRECHET_NEAR), sphere, r_lo,
+                      r_hi):
+            return ub  # nothing below ub succeeds but within FRECHET_NEAR of it
+        # the type-(b) critical values (vertex to segment), both ways; lb: the largest
+        # vertex-to-curve distance (as ``low``, here from the same values as the candidates)
+        TV = np.empty((n, m - 1))
+        TH = np.empty((n - 1, m))
         for i in range(n):
             near = np.inf
             for j in range(m - 1):
-                near = min(near, V[5, i, j])
+                TV[i, j] = seg_value(X, sx + i, Y, sy + j, GY, D2[i, j], D2[i, j + 1], sphere)
+                near = min(near, TV[i, j])
             lb = max(lb, near)
         for j in range(m):
             near = np.inf
             for i in range(n - 1):
-                near = min(near, H[5, i, j])
+                TH[i, j] = seg_value(Y, sy + j, X, sx + i, GX, D2[i, j], D2[i + 1, j], sphere)
+                near = min(near, TH[i, j])
             lb = max(lb, near)
         if lb >= ub:
             return ub
-        r_lo = np.empty(m - 1)
-        r_hi = np.empty(m - 1)
-        if decide(n, m, V, H, lb, sphere, r_lo, r_hi):
+        if decide(X, sx, n, Y, sy, m, GX, GY, D2, lb, sphere, r_lo, r_hi):
             return lb
-        if not decide(n, m, V, H, ub * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
-            return ub  # nothing below ub succeeds but within FRECHET_NEAR of it
         cand = np.empty(n * (m - 1) + (n - 1) * m + 1)
         k = 0
         for i in range(n):
             for j in range(m - 1):
-                if lb < V[5, i, j] < ub:
-                    cand[k] = V[5, i, j]
+                if lb < TV[i, j] < ub:
+                    cand[k] = TV[i, j]
                     k += 1
         for i in range(n - 1):
             for j in range(m):
-                if lb < H[5, i, j] < ub:
-                    cand[k] = H[5, i, j]
+                if lb < TH[i, j] < ub:
+                    cand[k] = TH[i, j]
                     k += 1
         cand[k] = ub
         c = np.sort(cand[:k + 1])
         lo, hi = 0, k  # c[k] = ub succeeds
         while lo < hi:
             mid = (lo + hi) // 2
-            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+            if decide(X, sx, n, Y, sy, m, GX, GY, D2, c[mid], sphere, r_lo, r_hi):
                 hi = mid
             else:
                 lo = mid + 1
         top = c[lo]
         bottom = c[lo - 1] if lo > 0 else lb
-        if not decide(n, m, V, H, top * (1.0 - FRECHET_NEAR), sphere, r_lo, r_hi):
+        if not decide(X, sx, n, Y, sy, m, GX, GY, D2, top * (1.0 - FRECHET_NEAR), sphere, r_lo,
+                      r_hi):
             return top
         margin = 1e-6 * top + (1e-7 if sphere else 0.0)
         vals = np.empty(64)
-        vals, k = type_c(X, sx, n, Y, sy, m, V, False, bottom, top, margin, vals, 0, sphere)
-        vals, k = type_c(Y, sy, m, X, sx, n, H, True, bottom, top, margin, vals, k, sphere)
+        vals, k = type_c(X, sx, n, Y, sy, m, TV, False, bottom, top, margin, vals, 0, sphere)
+        vals, k = type_c(Y, sy, m, X, sx, n, TH, True, bottom, top, margin, vals, k, sphere)
         if k == 0:
             return top
         c = np.sort(vals[:k])
         lo, hi = 0, k
         while lo < hi:
             mid = (lo + hi) // 2
-            if decide(n, m, V, H, c[mid], sphere, r_lo, r_hi):
+            if decide(X, sx, n, Y, sy, m, GX, GY, D2, c[mid], sphere, r_lo, r_hi):
                 hi = mid
             else:
                 lo = mid + 1
@@ -608,22 +585,33 @@ def enabled() -> bool:
 
 
 def segment_geometry(X: np.ndarray) -> np.ndarray:
-    """Per point k of unit vectors X (N, 3), the segment X[k] → X[k+1]: the unit normal
-    n̂ = (a×b)/|a×b| and the edge normals n×a and b×n, shape (N, 9). The foot of p on the great
-    circle lies on the arc iff p·(n×a) ≥ 0 and p·(b×n) ≥ 0 (the along-track test of traj-dist,
-    without trigonometry); a zero-length segment gets NaN edge normals, so the test fails and
-    the endpoint distance applies. The last point's row (and a row across two trajectories)
-    is never read."""
+    """Per point k of unit vectors X (N, 3), the segment a = X[k] → b = X[k+1], shape (N, 16):
+    the unit normal n̂ = (a×b)/|a×b| and the edge normals n×a and b×n (columns 0–8), the unit
+    tangent e at a (e = b − (a·b)a normalised) and a×e (9–14), the arc's angle Θ (15). The
+    foot of p on the great circle lies on the arc iff p·(n×a) ≥ 0 and p·(b×n) ≥ 0 (the
+    along-track test of traj-dist, without trigonometry); a zero-length segment gets NaN edge
+    normals, so the test fails and the endpoint distance applies. The Fréchet free intervals
+    use e, a×e and Θ. The last point's row (and a row across two trajectories) is never
+    read."""
     a = X
     b = np.roll(X, -1, axis=0)
     n = np.cross(a, b)
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
-    G = np.empty((len(X), 9))
+    G = np.empty((len(X), 16))
     with np.errstate(invalid="ignore", divide="ignore"):
         G[:, 0:3] = n / norm[:, None]
     G[:, 3:6] = np.cross(n, a)
     G[:, 6:9] = np.cross(b, n)
     G[norm == 0, 3:9] = np.nan
+    ab = a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
+    e = b - ab[:, None] * a
+    en = np.sqrt(np.einsum("ij,ij->i", e, e))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.where(en[:, None] > 0, e / en[:, None], np.nan)
+    G[:, 9:12] = e
+    G[:, 12:15] = np.cross(a, e)
+    chord = np.sqrt(np.einsum("ij,ij->i", a - b, a - b))
+    G[:, 15] = 2.0 * np.arcsin(np.minimum(chord * 0.5, 1.0))
     return G
 
 
@@ -637,7 +625,7 @@ def paired(code: int, X: np.ndarray, TX: np.ndarray, ox: np.ndarray, xi: np.ndar
     sphere)."""
     assert KERNELS is not None
     out = np.empty(len(xi))
-    none = np.zeros((1, 9))
+    none = np.zeros((1, 16))
     GX = none if GX is None else GX
     GY = none if GY is None else GY
     gg = np.zeros(X.shape[1]) if g is None else np.asarray(g, dtype=np.float64)

@@ -30,9 +30,10 @@ class Frechet(GeoDistance):
 
     Speed (numba, the ``fast`` extra): the compiled kernel takes the discrete Fréchet distance
     as upper bound and the endpoint and vertex-to-curve distances as lower bound (equal bounds
-    end there), decides at the lower bound and just below the upper one, and only then searches
-    the sorted type-(a)/(b) values and the type-(c) values inside the bracket they leave; see
-    ``docs/trajectory-distances.md``. The numpy kernel sorts all candidates.
+    end there), decides just below the upper bound (most other pairs end there), and only then
+    at the lower bound and over the sorted type-(a)/(b) values and the type-(c) values inside
+    the bracket they leave; the free intervals are computed in the decision, for the cells it
+    enters only; see ``docs/trajectory-distances.md``. The numpy kernel sorts all candidates.
 
     traj-dist's ``frechet`` (and traj-dist-rs) ignore monotonicity and type (c): on
     P = (0,0),(10,0), Q = (0,1),(8,1),(2,1),(10,1) they give 1, the exact value is √10.

@@ -400,3 +400,131 @@ def test_compiled_kernels_equal_the_numpy_kernels(name, params, space, monkeypat
     monkeypatch.setenv("ANONEVAL_JIT", "0")
     plain = anoneval.trajectory_distances(name, A, B, space=space, **params)
     np.testing.assert_allclose(compiled, plain, rtol=1e-9, atol=1e-9)
+
+
+# -- the compiled exact Fréchet against the straightforward decision procedure ------------------
+
+def _free(c, a, b, eps):
+    """Free interval [lo, hi] ⊂ [0, 1] of point c on segment a→b at eps (the quadratic
+    |a + t(b − a) − c|² ≤ eps² solved for t), None when empty."""
+    d, f = b - a, a - c
+    A, B, C = d @ d, 2 * (d @ f), f @ f - eps * eps
+    if A == 0:
+        return (0.0, 1.0) if C <= 0 else None
+    disc = B * B - 4 * A * C
+    if disc < 0:
+        return None
+    r = math.sqrt(disc)
+    lo, hi = max((-B - r) / (2 * A), 0.0), min((-B + r) / (2 * A), 1.0)
+    return (lo, hi) if lo <= hi else None
+
+
+def _decide(P, Q, eps):
+    """Alt & Godau's free-space reachability, cell by cell (plane)."""
+    n, m = len(P), len(Q)
+    if np.linalg.norm(P[0] - Q[0]) > eps or np.linalg.norm(P[-1] - Q[-1]) > eps:
+        return False
+    V = [[_free(P[i], Q[j], Q[j + 1], eps) for j in range(m - 1)] for i in range(n)]
+    H = [[_free(Q[j], P[i], P[i + 1], eps) for j in range(m)] for i in range(n - 1)]
+    RV = [[None] * (m - 1) for _ in range(n)]
+    RH = [[None] * m for _ in range(n - 1)]
+    for j in range(m - 1):  # up the left side while the free edges chain from the start
+        if V[0][j] is None or V[0][j][0] > 0 or (j and (RV[0][j - 1] is None
+                                                        or RV[0][j - 1][1] < 1)):
+            break
+        RV[0][j] = V[0][j]
+    for i in range(n - 1):
+        if H[i][0] is None or H[i][0][0] > 0 or (i and (RH[i - 1][0] is None
+                                                        or RH[i - 1][0][1] < 1)):
+            break
+        RH[i][0] = H[i][0]
+    for i in range(n - 1):
+        for j in range(m - 1):
+            left, bottom = RV[i][j], RH[i][j]
+            right, top = V[i + 1][j], H[i][j + 1]
+            if right is not None and (bottom is not None or left is not None):
+                lo = right[0] if bottom is not None else max(left[0], right[0])
+                RV[i + 1][j] = (lo, right[1]) if lo <= right[1] else None
+            if top is not None and (left is not None or bottom is not None):
+                lo = top[0] if left is not None else max(bottom[0], top[0])
+                RH[i][j + 1] = (lo, top[1]) if lo <= top[1] else None
+    end_v, end_h = RV[n - 1][m - 2], RH[n - 2][m - 1]
+    return (end_v is not None and end_v[1] == 1.0) or (end_h is not None and end_h[1] == 1.0)
+
+
+def _bisectors(P, Q):
+    """Type-(c) critical values: d(P[u], x) for x on a segment of Q equidistant from P[u], P[v]."""
+    out = []
+    for k in range(len(Q) - 1):
+        a, d = Q[k], Q[k + 1] - Q[k]
+        for u, v in itertools.combinations(range(len(P)), 2):
+            nrm = P[u] - P[v]
+            den = d @ nrm
+            if den != 0:
+                t = ((P[u] + P[v]) / 2 - a) @ nrm / den
+                if 0 <= t <= 1:
+                    out.append(float(np.linalg.norm(P[u] - (a + t * d))))
+    return out
+
+
+def frechet_reference(P, Q):
+    """The smallest critical value (all three kinds) at which the decision succeeds."""
+    P, Q = np.asarray(P, float), np.asarray(Q, float)
+    if len(P) == 1 or len(Q) == 1:
+        return max(float(np.linalg.norm(p - q)) for p in P for q in Q)
+    crit = {float(np.linalg.norm(P[0] - Q[0])), float(np.linalg.norm(P[-1] - Q[-1]))}
+    crit |= {dseg(p, Q[k], Q[k + 1]) for p in P for k in range(len(Q) - 1)}
+    crit |= {dseg(q, P[k], P[k + 1]) for q in Q for k in range(len(P) - 1)}
+    crit |= set(_bisectors(P, Q)) | set(_bisectors(Q, P))
+    return next(c for c in sorted(crit) if _decide(P, Q, c * (1 + 1e-10)))
+
+
+def overlapping_trajectories(seed, n, lon0=2.3, lat0=48.85, spread=0.002):
+    """Trajectories of 1–7 points around one place (so that continuous and discrete Fréchet
+    differ and the decision and the searches run), with repeated points."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 8, n)
+    lengths[:2] = 1, 2
+    offsets = np.r_[0, np.cumsum(lengths)]
+    p = int(offsets[-1])
+    lon = lon0 + rng.normal(0, spread / max(math.cos(math.radians(lat0)), 1e-3), p)
+    lat = lat0 + rng.normal(0, spread, p)
+    rep = rng.random(p) < 0.15  # repeat the previous point (zero-length segments)
+    rep[offsets[:-1]] = False
+    for k in np.flatnonzero(rep):
+        lon[k], lat[k] = lon[k - 1], lat[k - 1]
+    lon = (lon + 180) % 360 - 180
+    return Trajectories(np.arange(n), np.arange(n), offsets, lon, lat, np.arange(p) * 10)
+
+
+def test_compiled_frechet_equals_the_straightforward_procedure_on_the_plane():
+    pytest.importorskip("numba", reason="the compiled kernels need the 'fast' extra (numba)")
+    hand = [[0, 0], [10, 0]], [[0, 1], [8, 1], [2, 1], [10, 1]]  # the reference's hand case
+    assert frechet_reference(*hand) == pytest.approx(math.sqrt(10), rel=1e-12)
+    A, B = overlapping_trajectories(1, 14), overlapping_trajectories(2, 14)
+    got = anoneval.trajectory_distances("Frechet", A, B, space="plane")
+    discrete = anoneval.trajectory_distances("DiscreteFrechet", A, B, space="plane")
+    want = np.array([[frechet_reference(np.column_stack(A.points(i)[:2]),
+                                        np.column_stack(B.points(j)[:2]))
+                      for j in range(len(B))] for i in range(len(A))])
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
+    assert (got < discrete * (1 - 1e-6)).sum() >= 10  # the decisions and searches did run
+
+
+@pytest.mark.parametrize(("lon0", "lat0"), [(2.3, 48.85), (180.0, -20.0), (-60.0, 89.9)])
+def test_compiled_frechet_equals_the_numpy_kernel_on_the_sphere(lon0, lat0, monkeypatch):
+    """Random overlapping pairs (one-point trajectories, repeated points; across the
+    antimeridian, near the pole) against the numpy kernel, which searches all the sorted
+    critical values."""
+    pytest.importorskip("numba", reason="the compiled kernels need the 'fast' extra (numba)")
+    A = overlapping_trajectories(3, 14, lon0, lat0)
+    B = overlapping_trajectories(4, 14, lon0, lat0)
+    if lon0 == 180.0:
+        assert (A.lon > 179).any() and (A.lon < -179).any()
+    got = anoneval.trajectory_distances("Frechet", A, B)
+    discrete = anoneval.trajectory_distances("DiscreteFrechet", A, B)
+    monkeypatch.setenv("ANONEVAL_JIT", "0")
+    want = anoneval.trajectory_distances("Frechet", A, B)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
+    assert (got < discrete * (1 - 1e-6)).sum() >= 10
+    assert got.max() < 2_000  # metres: no pair went round the globe
