@@ -73,8 +73,8 @@ class PopulationUniqueness(ClassRiskMeasure):
     ``ci``: the percentile interval of a bootstrap over the sample's equivalence classes
     (Efron & Tibshirani 1993, ch. 13): each replicate draws as many classes as the sample has,
     with replacement, each keeping its size (the class-size histogram resampled as a multinomial
-    over its classes, the frequency-count resampling of species-richness estimation, Chao 1987,
-    Biometrics 43:783–791), and refits the model used (the one the decision rule chose) at the
+    over its classes, the model of the frequency counts under which Chao 1987, Biometrics
+    43:783–791, derives the variance of a species-richness estimate), and refits the model used (the one the decision rule chose) at the
     same sampling fraction. Resampling records instead would merge a drawn-twice unique into a
     class of two and bias uniqueness down; whole classes keep every class's size. It covers the
     estimator's sampling variability, not the model's misfit: in a simulation from a Pitman
