@@ -72,16 +72,17 @@ class PopulationUniqueness(ClassRiskMeasure):
 
     ``ci``: the percentile interval of a bootstrap over the sample's equivalence classes
     (Efron & Tibshirani 1993, ch. 13): each replicate draws as many classes as the sample has,
-    with replacement, each keeping its size (the class-size histogram resampled as a multinomial
-    over its classes, the model of the frequency counts under which Chao 1987, Biometrics
-    43:783–791, derives the variance of a species-richness estimate), and refits the model used (the one the decision rule chose) at the
-    same sampling fraction. Resampling records instead would merge a drawn-twice unique into a
-    class of two and bias uniqueness down; whole classes keep every class's size. It covers the
-    estimator's sampling variability, not the model's misfit: in a simulation from a Pitman
-    population (the model true; samples of about 1,000, 2,000 and 4,000 at f = 0.05) the
-    nominal 95 % interval covered the true population uniqueness in 94 %, 96 % and 90.5 % of
-    200 samples (n_boot 200), and 90 %, 94 % and 91 % of the test's 100 (n_boot 100); the
-    estimator's own bias, about −10 % of the share at n ≈ 1,000, is not in the interval
+    with replacement, each keeping its size (the class-size histogram resampled as a
+    multinomial over its classes, the model of the frequency counts under which Chao 1987,
+    Biometrics 43:783–791, derives the variance of a species-richness estimate), and refits
+    the model used (the one the decision rule chose) at the same sampling fraction.
+    Resampling records instead would merge a drawn-twice unique into a class of two and bias
+    uniqueness down; whole classes keep every class's size. It covers the estimator's
+    sampling variability, not the model's misfit: in a simulation from a Pitman population
+    (the model true; samples of about 1,000, 2,000 and 4,000 at f = 0.05) the nominal 95 %
+    interval covered the true population uniqueness in 94 %, 96 % and 90.5 % of 200 samples
+    (n_boot 200), and 90 %, 94 % and 91 % of the test's 100 (n_boot 100); the estimator's own
+    bias, about −10 % of the share at n ≈ 1,000, is not in the interval
     (``tests/plugins/reidentification/test_uniqueness_interval.py``). A replicate whose model
     is not available is left out (``details.ci_replicates_failed``). No interval when the
     estimate is not available.
