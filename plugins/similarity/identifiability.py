@@ -87,7 +87,7 @@ class IdentifiabilityScore(RiskMeasure):
     computed here), and its ``Metrics.evaluate`` draws min(n, m) records of each side at random
     (with equal sizes a permutation, so the same value); here every record of both sides is
     used (no subsample, so the value is reproducible). The distances come from scipy's k-d tree
-    (``cKDTree``, both cores) on data centred by the original's means: exact differences, where
+    (``cKDTree``, both cores), which sums the squared differences of the coordinates, where
     scikit-learn's brute-force search, which synthcity may get, expands ‖x − y‖² and loses
     digits on large values. Missing values are refused (synthcity's nearest-neighbour search
     fails on them). ``ci``: the Wilson (1927) interval of the share over the n original
@@ -134,8 +134,6 @@ class IdentifiabilityScore(RiskMeasure):
         if p.weighting == "entropy":
             w = entropy_weights(x) + 1e-16
             x, y = x / w, y / w
-        centre = x.mean(axis=0)  # small magnitudes; a k-d tree sums exact squared differences
-        x, y = x - centre, y - centre
         jobs = task_threads()
         r = cKDTree(x).query(x, k=2, workers=jobs)[0][:, 1]  # the first is the record itself
         r_hat = cKDTree(y).query(x, k=1, workers=jobs)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import ConfigError, evaluate
@@ -141,6 +141,7 @@ def test_identifiability_encodes_categories_as_sorted_codes():
 
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from(["none", "entropy"]), st.booleans())
+@example(500, "entropy", False)  # a tie that centring the data broke by one ulp
 def test_identifiability_equals_brute_force(seed, weights, rank_few):
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(2, 40)), int(rng.integers(1, 40))
