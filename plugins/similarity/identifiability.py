@@ -46,8 +46,8 @@ def encoded(real: pd.DataFrame, released: pd.DataFrame,
             cols_r.append(r.to_numpy(dtype=float))
             cols_s.append(s.to_numpy(dtype=float))
         else:
-            numeric = all(pd.api.types.is_numeric_dtype(x)
-                          or pd.api.types.is_datetime64_any_dtype(x) for x in (r, s))
+            numeric = any(all(kind(x) for x in (r, s)) for kind in (
+                pd.api.types.is_numeric_dtype, pd.api.types.is_datetime64_any_dtype))
             values = both.to_numpy() if numeric else both.astype(str).to_numpy()
             codes = np.unique(values, return_inverse=True)[1].ravel().astype(float)
             cols_r.append(codes[:len(r)])
