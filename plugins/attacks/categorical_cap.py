@@ -173,21 +173,6 @@ def _generalized_matrix(cols_r: np.ndarray, sen_r: np.ndarray, cols_s: np.ndarra
     return out
 
 
-def check_columns(data: Dataset | None, role: str, columns: Sequence[str],
-                  measure: str) -> pd.DataFrame:
-    """The frame of ``data`` on ``columns``, with an error naming the side when it is not
-    microdata, has no records or lacks a column."""
-    if not isinstance(data, Microdata):
-        raise DataError(f"{measure} needs the {role} data as microdata")
-    if len(data) == 0:
-        raise DataError(f"{measure}: the {role} data has no records")
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise DataError(f"{measure}: column(s) {', '.join(map(repr, missing))} not in the "
-                        f"{role} data; its columns: {', '.join(map(str, data.columns))}")
-    return data.frame[list(columns)]
-
-
 def protection_interval(scores: np.ndarray, transform: Callable[[np.ndarray], np.ndarray],
                         ctx: Context, n_boot: int, confidence_level: float) -> list[float] | None:
     """Percentile interval of ``transform(1 − mean CAP)`` over bootstrap resamples of the real
@@ -230,7 +215,41 @@ class CAPParams(IntervalParams, Params):
         return self
 
 
-class CategoricalCAP(RiskMeasure):
+class CAPMeasure(RiskMeasure):
+    """Base of the CAP measures: their params (keys, sensitive columns, variant), the columns
+    they read from both sides, and the checked frames on those columns."""
+
+    accepts = ("microdata",)
+    higher_is_worse = False
+    unit = "share"
+
+    Params = CAPParams
+
+    def columns(self) -> dict[str, list[str]]:
+        cols = [*self.params.key_fields, *self.params.sensitive_fields]
+        return {"original": cols, "anonymized": list(cols)}
+
+    def frames(self, original: Dataset | None,
+               anonymized: Dataset | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Both sides on the key and sensitive columns, with an error naming the side when it
+        is not microdata, has no records or lacks a column."""
+        columns = self.columns()["original"]
+        out = []
+        for role, data in (("original", original), ("anonymized", anonymized)):
+            if not isinstance(data, Microdata):
+                raise DataError(f"{self.name} needs the {role} data as microdata")
+            if len(data) == 0:
+                raise DataError(f"{self.name}: the {role} data has no records")
+            missing = [c for c in columns if c not in data.columns]
+            if missing:
+                raise DataError(f"{self.name}: column(s) {', '.join(map(repr, missing))} not "
+                                f"in the {role} data; its columns: "
+                                f"{', '.join(map(str, data.columns))}")
+            out.append(data.frame[columns])
+        return out[0], out[1]
+
+
+class CategoricalCAP(CAPMeasure):
     """SDMetrics' CategoricalCAP score: 1 − the mean correct attribution probability.
 
     CAP (Elliot 2015, "Final report on the disclosure risk associated with the synthetic data
@@ -260,22 +279,10 @@ class CategoricalCAP(RiskMeasure):
     name = "CategoricalCAP"
     description = "SDMetrics' CAP score: 1 − mean correct attribution probability of the "\
                   "sensitive fields given the key fields (cap, zero_cap, generalized_cap)."
-    accepts = ("microdata",)
-    higher_is_worse = False
-    unit = "share"
-
-    Params = CAPParams
-
-    def columns(self) -> dict[str, list[str]]:
-        cols = [*self.params.key_fields, *self.params.sensitive_fields]
-        return {"original": cols, "anonymized": list(cols)}
-
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        columns = [*p.key_fields, *p.sensitive_fields]
-        real = check_columns(original, "original", columns, self.name)
-        syn = check_columns(anonymized, "anonymized", columns, self.name)
+        real, syn = self.frames(original, anonymized)
         scores = cap_scores(real, syn, p.key_fields, p.sensitive_fields, p.variant)
         return cap_result(scores, p, ctx, lambda x: x)
 

@@ -14,15 +14,14 @@ from anoneval.core.api import (
     Context,
     Dataset,
     MeasureResult,
-    RiskMeasure,
     bootstrap_indices,
     percentile_interval,
 )
 from anoneval.plugins.attacks.categorical_cap import (
+    CAPMeasure,
     CAPParams,
     cap_result,
     cap_scores,
-    check_columns,
 )
 
 
@@ -38,7 +37,7 @@ def discretize(real: pd.Series, released: pd.Series, bins: int) -> tuple[pd.Seri
             pd.Series(np.asarray(s_binned, dtype=object), index=released.index))
 
 
-class DisclosureProtection(RiskMeasure):
+class DisclosureProtection(CAPMeasure):
     """SDMetrics' DisclosureProtection: the CAP protection divided by the protection of a
     guess that knows only the sensitive columns' categories.
 
@@ -70,10 +69,6 @@ class DisclosureProtection(RiskMeasure):
     name = "DisclosureProtection"
     description = "SDMetrics' DisclosureProtection: CAP protection over the random-guess "\
                   "baseline, exact (compat: SDMetrics' subsampled estimate)."
-    accepts = ("microdata",)
-    higher_is_worse = False
-    unit = "share"
-
     class Params(CAPParams):
         continuous_columns: list[str] = Field(
             default_factory=list, description="Key or sensitive columns cut into "
@@ -94,16 +89,10 @@ class DisclosureProtection(RiskMeasure):
                                  "fields")
             return self
 
-    def columns(self) -> dict[str, list[str]]:
-        cols = [*self.params.key_fields, *self.params.sensitive_fields]
-        return {"original": cols, "anonymized": list(cols)}
-
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        columns = [*p.key_fields, *p.sensitive_fields]
-        real = check_columns(original, "original", columns, self.name)
-        syn = check_columns(anonymized, "anonymized", columns, self.name)
+        real, syn = self.frames(original, anonymized)
         if p.continuous_columns:
             real, syn = real.copy(), syn.copy()
             for c in p.continuous_columns:

@@ -11,7 +11,15 @@ import pandas as pd
 from pydantic import Field, model_validator
 from scipy import integrate
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, Microdata, data_row
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    IntervalParams,
+    MeasureResult,
+    Microdata,
+    data_row,
+)
 from anoneval.plugins.microdata._common import ClassRiskMeasure, sampling_weights
 from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
@@ -58,13 +66,26 @@ class IndividualRisk(ClassRiskMeasure):
     fk < 2 (possible with ``alpha`` < 1) and its ``exact`` series, computed step for step in
     doubles as its R code does, so NaN exactly where sdcMicro's overflows (:func:`_sdcmicro_series`;
     NaN risks are left out of the sums, as sdcMicro's ``na.rm``).
+
+    ``ci`` (:func:`reidentification_interval`): the interval at ``confidence_level`` of the
+    share of records an intruder who tries every record re-identifies, K/n with K = Σ Bᵢ and
+    Bᵢ ~ Bernoulli(rᵢ) independent (the model's reading of rᵢ as the probability of a correct
+    match; Benedetti & Franconi 1998; Skinner & Holmes 1998, "Estimating the
+    re-identification risk per record in microdata", JOS 14(4)): K is Poisson-binomial with
+    mean Σ rᵢ and variance Σ rᵢ(1 − rᵢ), normal in the limit (Lindeberg 1922), so
+    (Σ rᵢ ± z·√Σ rᵢ(1 − rᵢ)) / n, clipped to [0, 1]. It covers the chance in the
+    re-identifications given the risks, not the error of the risks themselves (the
+    superpopulation model and the weights are taken as right); by simulation, 95 % intervals
+    held the realised K/n in 94.5 %, 93.0 % and 95.0 % of 400 draws at n = 200, 2,000 and
+    20,000 (``tests/plugins/reidentification/test_uniqueness_interval.py``). n_boot is not
+    used.
     """
 
     name = "IndividualRisk"
     description = ("Benedetti–Franconi individual risk and the global risk (expected "
                    "re-identifications / n), as sdcMicro's measure_risk.")
 
-    class Params(RecordParams):
+    class Params(IntervalParams, RecordParams):
         missing: Literal["category", "wildcard", "suppressed"] = Field(  # type: ignore[assignment]
             "category",
             description="Missing key values: a category of their own, a wildcard matching "
@@ -149,7 +170,20 @@ class IndividualRisk(ClassRiskMeasure):
             if hh is not None:
                 cols["household_risk"] = hh
             details["per_record"] = record_table(data, p.id, cols)
-        return MeasureResult(value=er / n, details=details)
+        ci = reidentification_interval(risk[finite], n, p.confidence_level)
+        return MeasureResult(value=er / n, ci=list(ci), details=details)
+
+
+def reidentification_interval(risk: np.ndarray, n: int,
+                              confidence_level: float) -> tuple[float, float]:
+    """Normal interval of K/n, K = Σ Bernoulli(rᵢ) over ``risk`` (Poisson-binomial: mean Σ r,
+    variance Σ r(1 − r)), n the records (those with risk 0 included), clipped to [0, 1]."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf((1 + confidence_level) / 2))
+    r = np.clip(risk, 0.0, 1.0)
+    mean, sd = float(r.sum()), math.sqrt(float((r * (1 - r)).sum()))
+    return max((mean - z * sd) / n, 0.0), min((mean + z * sd) / n, 1.0)
 
 
 def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,

@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    IntervalParams,
+    MeasureResult,
+    percentile_interval,
+)
 from anoneval.plugins.microdata._common import (
     Classes,
     ClassRiskMeasure,
@@ -62,12 +69,29 @@ class PopulationUniqueness(ClassRiskMeasure):
     entry and the second moment equation has the exponent +(α+2) instead of −(α+2), so SNB is
     rarely available), an unavailable estimate counts as 0, and its decision rule: for
     f > 0.1 when SNB is available, SNB unless Zayatz < SNB; Pitman is taken when not 0.
+
+    ``ci``: the percentile interval of a bootstrap over the sample's equivalence classes
+    (Efron & Tibshirani 1993, ch. 13): each replicate draws as many classes as the sample has,
+    with replacement, each keeping its size (the class-size histogram resampled as a
+    multinomial over its classes, the model of the frequency counts under which Chao 1987,
+    Biometrics 43:783–791, derives the variance of a species-richness estimate), and refits
+    the model used (the one the decision rule chose) at the same sampling fraction.
+    Resampling records instead would merge a drawn-twice unique into a class of two and bias
+    uniqueness down; whole classes keep every class's size. It covers the estimator's
+    sampling variability, not the model's misfit: in a simulation from a Pitman population
+    (the model true; samples of about 1,000, 2,000 and 4,000 at f = 0.05) the nominal 95 %
+    interval covered the true population uniqueness in 94 %, 96 % and 90.5 % of 200 samples
+    (n_boot 200), and 90 %, 94 % and 91 % of the test's 100 (n_boot 100); the estimator's own
+    bias, about −10 % of the share at n ≈ 1,000, is not in the interval
+    (``tests/plugins/reidentification/test_uniqueness_interval.py``). A replicate whose model
+    is not available is left out (``details.ci_replicates_failed``). No interval when the
+    estimate is not available.
     """
 
     name = "PopulationUniqueness"
     description = "Estimated share of the population that is unique on the quasi-identifiers."
 
-    class Params(QIParams):
+    class Params(IntervalParams, QIParams):
         model: Literal["dankar", "zayatz", "pitman", "snb"] = Field(
             "dankar", description="Estimator: dankar (decision rule), zayatz, pitman or snb.")
         population_size: int | None = Field(
@@ -145,7 +169,39 @@ class PopulationUniqueness(ClassRiskMeasure):
                                                 h)
         if chosen.uniques is None:
             return MeasureResult(value=None, details=details)
-        return MeasureResult(value=chosen.uniques / N, details=details)
+        reps = class_bootstrap(h, used, p, ctx.rng(41))
+        details["ci_replicates_failed"] = int(np.isnan(reps).sum())
+        ci = percentile_interval(reps, p.confidence_level)
+        return MeasureResult(value=chosen.uniques / N, ci=None if ci is None else list(ci),
+                             details=details)
+
+
+def class_bootstrap(h: Histogram, model: str, p: PopulationUniqueness.Params,
+                    rng: np.random.Generator) -> np.ndarray:
+    """Population-uniqueness shares of ``p.n_boot`` replicates: the sample's classes drawn with
+    replacement (a multinomial over the class-size histogram), ``model`` refitted at the
+    sample's fraction f (N = n / f per replicate); NaN where the model is not available."""
+    arx = p.compat == "arx"
+    it = {"max_iterations": p.max_iterations, "total_iterations": p.total_iterations}
+    fits = {"zayatz": zayatz,
+            "pitman": lambda g: pitman(g, compat_arx=arx, **it),
+            "snb": lambda g: snb(g, compat_arx=arx, **it)}
+    draws = rng.multinomial(int(h.u), h.counts / h.u, size=p.n_boot)
+    out = np.full(p.n_boot, np.nan)
+    f = h.f
+    for b, counts in enumerate(draws):  # one small histogram per replicate
+        keep = counts > 0
+        n_b = float((h.sizes[keep] * counts[keep]).sum())
+        g = Histogram(h.sizes[keep], counts[keep], n_b / f)
+        if model == "dankar":  # no sample uniques: none in any replicate either
+            out[b] = 0.0
+            continue
+        e = fits[model](g)
+        if arx and e.uniques is None:
+            e.uniques = 0.0
+        if e.uniques is not None:
+            out[b] = e.uniques / g.N
+    return out
 
 
 def _per_record(table: RecordTable, cl: Classes, uniques: float | None,

@@ -1,15 +1,16 @@
 """NewRowSynthesis (SDMetrics 0.32's values on the same data, copy and independent releases,
-the seeded sample) and IdentifiabilityScore (hand-worked cases and an independent brute force:
-synthcity needs a CUDA torch stack that does not install here within ten minutes)."""
+the seeded sample) and IdentifiabilityScore (hand-worked cases, an independent brute force and
+synthcity 0.2.12's values committed as a fixture, ``data/synthetic/run_synthcity_privacy.py``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from anoneval.core import ConfigError, evaluate
@@ -96,6 +97,9 @@ def test_new_row_synthesis_errors(shared):
 # -- IdentifiabilityScore --------------------------------------------------------------------
 
 
+AS_NUMBERS = {"rank_few_values": False}
+
+
 def brute_identifiability(ori: np.ndarray, syn: np.ndarray) -> float:
     """Full distance matrices, in loops over records: the definition, independently."""
     hits = 0
@@ -111,15 +115,15 @@ def test_identifiability_by_hand():
     # record 10 (r=7, r̂=1) are identifiable; 1 (r=1, r̂=0.6) too; 3 (r=2, r̂=2.6) is not
     ori = pd.DataFrame({"x": [0.0, 1.0, 3.0, 10.0]})
     syn = pd.DataFrame({"x": [0.4, 9.0]})
-    res = compute("IdentifiabilityScore", ori, syn)
+    res = compute("IdentifiabilityScore", ori, syn, AS_NUMBERS)
     assert res.value == 0.75 and res.details["n_identifiable"] == 3
     assert res.ci == pytest.approx(list(wilson_interval(3, 4)))
     # a tie (r̂ = r) is not identifiable; a duplicated original (r = 0) never is
     tie = compute("IdentifiabilityScore", pd.DataFrame({"x": [0.0, 2.0]}),
-                  pd.DataFrame({"x": [2.0 + 2.0]}))
+                  pd.DataFrame({"x": [2.0 + 2.0]}), AS_NUMBERS)
     assert tie.value == 0.0
     dup = compute("IdentifiabilityScore", pd.DataFrame({"x": [0.0, 0.0, 5.0]}),
-                  pd.DataFrame({"x": [0.0]}))
+                  pd.DataFrame({"x": [0.0]}), AS_NUMBERS)
     assert dup.value == 0.0
 
 
@@ -129,25 +133,38 @@ def test_identifiability_encodes_categories_as_sorted_codes():
     syn = pd.DataFrame({"g": ["b"], "x": [0.1]})
     # codes: originals (0,0), (2,0), (2,3); released (1,0.1); r = 2, 2, 3; r̂ ≈ 1.005, 1.005,
     # 3.068: the first two are identifiable
-    assert compute("IdentifiabilityScore", ori, syn).value == pytest.approx(2 / 3)
+    assert compute("IdentifiabilityScore", ori, syn, AS_NUMBERS).value == pytest.approx(2 / 3)
+    # synthcity's default also ranks x (three distinct values < 15): 0, 0.1, 3 → 0, 1, 2;
+    # originals (0,0), (2,0), (2,2), released (1,1): r = 2, 2, 2 and r̂ = √2 each
+    assert compute("IdentifiabilityScore", ori, syn).value == 1.0
 
 
-@settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10_000), st.sampled_from(["none", "entropy"]))
-def test_identifiability_equals_brute_force(seed, weights):
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["none", "entropy"]), st.booleans())
+@example(500, "entropy", False)  # a tie that centring the data broke by one ulp
+def test_identifiability_equals_brute_force(seed, weights, rank_few):
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(2, 40)), int(rng.integers(1, 40))
 
     def draw(k: int) -> pd.DataFrame:
-        return pd.DataFrame({"a": rng.integers(0, 5, k).astype(float),
+        return pd.DataFrame({"a": rng.integers(0, 5, k).astype(float) * 2,
                              "b": rng.normal(size=k).round(1) * 3,
                              "g": rng.choice(list("pqrs"), k)})
 
     ori, syn = draw(n), draw(m)
-    res = compute("IdentifiabilityScore", ori, syn, {"weighting": weights})
-    codes = {v: i for i, v in enumerate(sorted(set(ori.g) | set(syn.g)))}
-    x = np.column_stack([ori.a, ori.b, ori.g.map(codes)]).astype(float)
-    y = np.column_stack([syn.a, syn.b, syn.g.map(codes)]).astype(float)
+    res = compute("IdentifiabilityScore", ori, syn,
+                  {"weighting": weights, "rank_few_values": rank_few})
+
+    def column(c: str) -> tuple[np.ndarray, np.ndarray]:
+        values = sorted(set(ori[c]) | set(syn[c]))
+        if c == "g" or (rank_few and len(values) < 15):  # the rank among sorted values
+            codes = {v: i for i, v in enumerate(values)}
+            return ori[c].map(codes).to_numpy(float), syn[c].map(codes).to_numpy(float)
+        return ori[c].to_numpy(float), syn[c].to_numpy(float)
+
+    pairs = [column(c) for c in ("a", "b", "g")]
+    x = np.column_stack([p[0] for p in pairs])
+    y = np.column_stack([p[1] for p in pairs])
     if weights == "entropy":
         w = []
         for j in range(3):
@@ -155,6 +172,24 @@ def test_identifiability_equals_brute_force(seed, weights):
             w.append(-(p * np.log(p)).sum() + 1e-16)
         x, y = x / np.array(w), y / np.array(w)
     assert res.value == pytest.approx(brute_identifiability(x, y), abs=1e-12)
+
+
+SYNTHCITY = json.loads((DATA / "synthcity_privacy.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(SYNTHCITY["identifiability"]))
+def test_identifiability_equals_synthcity(case):
+    """synthcity 0.2.12's ``score`` on the shared files (``run_synthcity_privacy.py``)."""
+    ori, syn = (pd.read_csv(DATA / f"{n}.csv") for n in ("original", "released"))
+    for f in (ori, syn):
+        f["hours10"] = (f["hours"] / 10).round() * 10
+    theirs = SYNTHCITY["identifiability"][case]
+    res = compute("IdentifiabilityScore", ori, syn, {"columns": theirs["columns"]})
+    assert res.value == pytest.approx(theirs["score"], abs=1e-9)
+    if case == "hours10":  # the ranks of hours10 decide: kept as a number, another value
+        other = compute("IdentifiabilityScore", ori, syn,
+                        {"columns": theirs["columns"], **AS_NUMBERS})
+        assert abs(other.value - theirs["score"]) > 1e-3
 
 
 def test_identifiability_copy_and_independent():
