@@ -1,0 +1,154 @@
+"""Class summaries as a hash-partitioned group-by on Dask: the parts against pandas, and the
+switch from the tree reduction to the shuffle at the summary budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anoneval.core.data import partitioned
+from anoneval.core.data.partitioned import Oversized, Partitioned
+from anoneval.core.data.sharded import ShardedSummary, shuffled_summaries
+from anoneval.core.data.summary import ClassSummary, SummarySpec
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+SPEC = SummarySpec("original", ("a", "b"), "w", ("s",))
+
+
+def _sizes_by_count(part: ClassSummary) -> dict[int, int]:
+    values, counts = np.unique(part.counts, return_counts=True)
+    return dict(zip(values.tolist(), counts.tolist(), strict=True))
+
+
+def _add(found: list[dict[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for d in found:
+        for k, v in d.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _max_weight(part: ClassSummary) -> float:
+    return float(part.weights.max()) if part.n_classes else -np.inf
+
+
+frames = st.integers(1, 120).flatmap(lambda n: st.builds(
+    lambda a, b, s, w: pd.DataFrame({"a": a, "b": b, "s": s, "w": w}),
+    st.lists(st.sampled_from([1.0, 2.0, -0.0, 0.0, np.nan]), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["x", "y", "z", None]), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["p", "q", None]), min_size=n, max_size=n),
+    st.lists(st.floats(0.5, 4.0), min_size=n, max_size=n)))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=frames, n_in=st.integers(1, 4), n_out=st.integers(1, 5))
+def test_parts_reduce_to_the_whole_tables_figures(frame, n_in, n_out):
+    """Whatever the input and output partitioning, the parts' classes are disjoint, they
+    assemble into the summary of the whole frame, and reductions over them give pandas'
+    figures of the same group-by."""
+    import dask
+
+    with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):
+        ddf = dd.from_pandas(frame, npartitions=min(n_in, len(frame)), sort=False)
+        parts = dask.compute(*shuffled_summaries(ddf, SPEC, n_out, "tasks"))
+    sharded = ShardedSummary(SPEC, parts)
+    whole = ClassSummary.of_frame(frame, SPEC)
+    assert sharded.assembled().equals(whole, rtol=1e-12)
+    # by pandas: -0.0 and 0.0 are one key, missing values a key of their own
+    keyed = frame.assign(a=frame["a"] + 0.0)
+    groups = keyed.groupby(["a", "b"], dropna=False)
+    sizes = groups.size()
+    assert sharded.n_classes == len(sizes) == sum(p.n_classes for p in parts)
+    assert sharded.n_records == len(frame)
+    assert sharded.reduce(_sizes_by_count, _add) == sizes.value_counts().to_dict()
+    assert sharded.reduce(_max_weight, max) == pytest.approx(groups["w"].sum().max())
+    assert sharded.low_weights == (frame["w"].min(), 0)
+    hist = keyed.groupby(["a", "b", "s"], dropna=False).size()
+    assert sum(len(p.histograms["s"]) for p in parts) == len(hist)
+    # no class is split between two parts
+    seen = pd.concat([p.keys for p in parts], ignore_index=True)
+    assert not seen.duplicated().any()
+
+
+# -- the switch on a cluster ----------------------------------------------------------------
+
+
+def _data(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"sex": rng.choice(["f", "m"], n), "rid": np.arange(n),
+                         "disease": rng.choice(["flu", "cold", None], n),
+                         "weight": rng.uniform(1, 3, n)})
+
+
+@pytest.fixture(scope="module")
+def limited():
+    """A LocalCluster of 2 in-process workers with a memory_limit of 1 GB (its budget for one
+    summary is SUMMARY_SHARE of that), so a test can move the switch point."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  memory_limit="1GB", dashboard_address="127.0.0.1:0") as cl, \
+            distributed.Client(cl, set_as_default=False) as client:
+        yield client
+
+
+def _write(folder: Path, frames: list[pd.DataFrame]) -> Partitioned:
+    folder.mkdir()
+    for i, f in enumerate(frames):
+        f.to_parquet(folder / f"p{i}.parquet", index=False)
+    return Partitioned(folder)
+
+
+def test_summary_below_budget_folds_above_shuffles(tmp_path, limited, monkeypatch):
+    frame = _data(3000)
+    data = _write(tmp_path / "d", np.array_split(frame, 3)).attach(limited)
+    small = SummarySpec("original", ("sex",), "weight", ("disease",))
+    large = SummarySpec("original", ("sex", "rid"), "weight", ("disease",))
+    budget = data.summary_budget()
+    assert budget == int(1e9 * partitioned.SUMMARY_SHARE)
+    # the large summary would take 40 KB: move the switch point between the two
+    monkeypatch.setattr(partitioned, "SUMMARY_SHARE", 20_000 / 1e9)
+    data.class_summaries([small, large])
+    folded, sharded = data.class_summary(small), data.class_summary(large)
+    assert not isinstance(folded, ShardedSummary)
+    assert isinstance(sharded, ShardedSummary) and len(sharded.parts) >= 3
+    assert sharded.__sizeof__() > 20_000  # what the old reduction raised a DataError on
+    for spec, got in ((small, folded), (large, sharded)):
+        assert got.equals(ClassSummary.of_frame(frame, spec), rtol=1e-12)
+    assert sharded.low_weights == (frame["weight"].min(), 0)
+
+
+def test_the_tree_reduction_switches_when_it_outgrows_the_budget(tmp_path, limited,
+                                                                 monkeypatch):
+    # the first partition has 2 classes: projected small, found large during the reduction
+    first = _data(500).assign(rid=0)
+    frame = pd.concat([first, _data(3000, seed=1).assign(rid=np.arange(3000))],
+                      ignore_index=True)
+    data = _write(tmp_path / "d", [first, frame.iloc[500:2000], frame.iloc[2000:]])
+    data.attach(limited)
+    spec = SummarySpec("original", ("sex", "rid"))
+    monkeypatch.setattr(partitioned, "SUMMARY_SHARE", 20_000 / 1e9)
+    assert data._projected([spec], list(spec.columns))[spec] < 20_000
+    found = data.class_summary(spec)
+    assert isinstance(found, ShardedSummary)
+    assert found.equals(ClassSummary.of_frame(frame, spec))
+
+
+def test_oversized_partials_stop_the_fold(monkeypatch):
+    monkeypatch.setattr(partitioned, "_summary_budget", lambda: 4_000)
+    frame = _data(600)
+    small = SummarySpec("original", ("sex",))
+    large = SummarySpec("original", ("sex", "rid"), "weight")
+    found = partitioned._summaries((small, large), frame)
+    assert found[0].n_classes == 2
+    assert isinstance(found[1], Oversized)
+    assert (found[1].classes, found[1].records) == (600, 600) and found[1].bytes > 4_000
+    halves = [partitioned._summaries((small, large), frame.iloc[:300]),
+              partitioned._summaries((small, large), frame.iloc[300:])]
+    combined = partitioned._combine_all(halves)
+    assert combined[0].n_records == 600 and isinstance(combined[1], Oversized)
