@@ -4,6 +4,7 @@ switch from the tree reduction to the shuffle at the summary budget."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -152,3 +153,106 @@ def test_oversized_partials_stop_the_fold(monkeypatch):
               partitioned._summaries((small, large), frame.iloc[300:])]
     combined = partitioned._combine_all(halves)
     assert combined[0].n_records == 600 and isinstance(combined[1], Oversized)
+
+
+# -- acceptance: a real scheduler and memory-limited workers ---------------------------------
+
+#: Each worker's memory_limit: the old 5 % limit on one summary is 20 MB of it.
+LIMIT = 400 * 10**6
+RAW_QI = ["age", "zip", "sex", "region"]
+
+
+def raw_census(n: int = 200_000) -> pd.DataFrame:
+    """Raw quasi-identifiers with ~9·10⁶ combinations: nearly every record a class of its own."""
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"age": rng.integers(0, 90, n), "zip": rng.integers(0, 1000, n),
+                         "sex": rng.choice(["f", "m"], n), "region": rng.integers(0, 50, n),
+                         "disease": rng.choice(["flu", "cold", "hiv", None], n),
+                         "weight": rng.choice([1.5, 2.0, 2.5], n)})
+
+
+def every_group_by_measure() -> list[dict[str, Any]]:
+    qi = {"quasi_identifiers": RAW_QI}
+    sensitive = {**qi, "sensitive": "disease"}
+    arx = ["Discernibility", "Ambiguity", "Granularity", "SSESST", "Missings",
+           "AttributeSquaredError", "RecordSquaredError", "Height", "GeneralizationIntensity"]
+    return [{"name": "KAnonymity", "params": {**qi, "k": 3}},
+            {"name": "KAnonymity", "label": "weighted",
+             "params": {**qi, "k": 3, "weights": "weight", "list_violations": 5}},
+            {"name": "LDiversity", "params": sensitive},
+            {"name": "LDiversity", "label": "weighted entropy",
+             "params": {**sensitive, "weights": "weight", "variant": "entropy"}},
+            {"name": "TCloseness", "params": sensitive},
+            {"name": "DeltaDisclosure", "params": sensitive},
+            {"name": "BetaLikeness", "params": sensitive},
+            {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
+            {"name": "AECS", "params": qi},
+            {"name": "AECS", "label": "quality", "params": {**qi, "suppressed": "ignore"}},
+            {"name": "NonUniformEntropy", "params": qi},
+            {"name": "EntropyRisk", "params": {"cells": RAW_QI}},
+            *({"name": name, "params": qi} for name in arx),
+            {"name": "IndividualRisk", "params": {**qi, "weights": "weight"}},
+            {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
+            {"name": "SUDA", "params": qi}]
+
+
+def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
+    """Issue 30's acceptance: a ``dask scheduler`` and two ``dask worker`` processes with a
+    memory_limit of 400 MB; the original (and the release, the same raw records) has ~2·10⁵
+    classes, a summary the old reduction refused (over 5 % of the memory_limit). Every
+    group-by measure equals the local engine's result, value and details."""
+    import os
+    import sys
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from _dask_processes import dask_processes
+
+    from anoneval.core import evaluate
+
+    sys.path.pop(0)
+    frame = raw_census()
+    for side in ("original", "released"):
+        (tmp_path / side).mkdir()
+        for i, part in enumerate(np.array_split(frame, 4)):
+            part.to_parquet(tmp_path / side / f"p{i}.parquet", index=False)
+    measures = every_group_by_measure()
+    local = evaluate(frame, frame.copy(), measures)
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    started = time.monotonic()
+    with dask_processes(2, ["--nworkers", "1", "--memory-limit", str(LIMIT)],
+                        env=env) as (address, _), \
+            distributed.Client(address, timeout=30, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+        original, released = Partitioned(tmp_path / "original"), Partitioned(
+            tmp_path / "released")
+        remote = evaluate(original, released, measures, engine=client)
+    assert time.monotonic() - started < 120
+    assert remote.engine["name"] == "dask"
+    # the raw classes outgrew the old limit and were grouped hash-partitioned on the workers
+    sharded = [s for data in (original, released) for key, s in data._cache.items()
+               if key[0] == "class_summary" and isinstance(s, ShardedSummary)]
+    assert {s.spec.side for s in sharded} == {"original", "anonymized"}
+    for s in sharded:
+        assert s.n_classes > 190_000 and len(s.parts) >= 4
+        assert s.__sizeof__() > partitioned.SUMMARY_SHARE * LIMIT
+    for here, there, spec in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
+                                 measures, strict=True):
+        assert here["error"] is None and there["error"] is None, (spec, here["error"],
+                                                                  there["error"])
+        assert _close(here["value"], there["value"]), spec
+        assert _close(here["details"], there["details"]), spec
+        gathered = [w for w in there["warnings"] if "gathered" in w]
+        assert [w for w in there["warnings"] if w not in gathered] == here["warnings"], spec
+    assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
+
+
+def _close(a: Any, b: Any) -> bool:
+    """Equal, floats to 1e-12 relative (sums over parts may add in another order)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-12, nan_ok=True)
+    return a == b
