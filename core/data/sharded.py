@@ -66,6 +66,7 @@ class ShardedSummary(ClassSummary):
     """
 
     __slots__ = ("_assembled", "_facts", "client", "parts")
+    sharded = True
 
     def __init__(self, spec: SummarySpec, parts: Sequence[Any], client: Any = None) -> None:
         # the per-class arrays are the assembled summary's (properties below)
@@ -113,15 +114,12 @@ class ShardedSummary(ClassSummary):
         return combine(self._map(partial))
 
     def assembled(self) -> ClassSummary:
-        """The canonical summary of the whole data, assembled here from the parts (one part
-        in flight at a time besides the growing result) and kept."""
+        """The canonical summary of the whole data, assembled here from the parts (one
+        grouping of all their classes) and kept."""
         if self._assembled is None:
-            done: ClassSummary | None = None
-            for part in self.parts:
-                piece = part.result() if hasattr(part, "result") else part
-                done = piece if done is None else ClassSummary.combine([done, piece])
-            assert done is not None
-            self._assembled = done
+            parts = (self.client.gather(self.parts) if self.client is not None
+                     else list(self.parts))
+            self._assembled = ClassSummary.combine(parts)
         return self._assembled
 
     def narrowed(self, spec: SummarySpec) -> ShardedSummary:

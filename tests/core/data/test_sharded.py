@@ -140,6 +140,46 @@ def test_the_tree_reduction_switches_when_it_outgrows_the_budget(tmp_path, limit
     assert found.equals(ClassSummary.of_frame(frame, spec))
 
 
+def test_measures_reduce_the_parts_or_read_the_whole_table(tmp_path, limited, monkeypatch):
+    """Class measures on a sharded summary equal the local engine's, with missing values and
+    suppressed records: reduced part by part, or (missing="suppressed", where groups merge
+    across parts; violations listed by their keys) from the table assembled here."""
+    from anoneval.core import evaluate
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    frame = pd.DataFrame({"a": rng.choice(["1", "2", "*", None], n),
+                          "b": rng.choice(["x", "y", "*", None], n), "rid": np.arange(n) % 700,
+                          "s": rng.choice(["p", "q", "r"], n), "w": rng.uniform(1, 2, n)})
+    frame.loc[:40, ["a", "b", "rid"]] = "*"  # suppressed records
+    frame["rid"] = frame["rid"].astype(str)
+    data = _write(tmp_path / "d", np.array_split(frame, 3))
+    qi = {"quasi_identifiers": ["a", "b", "rid"]}
+    measures = [{"name": "KAnonymity", "params": {**qi, "k": 3}},
+                {"name": "KAnonymity", "label": "w",
+                 "params": {**qi, "k": 3, "weights": "w", "missing": "suppressed"}},
+                {"name": "KAnonymity", "label": "listed",
+                 "params": {**qi, "k": 5, "list_violations": 4}},
+                {"name": "LDiversity", "params": {**qi, "sensitive": "s", "l": 2}},
+                {"name": "LDiversity", "label": "sup",
+                 "params": {**qi, "sensitive": "s", "l": 2, "missing": "suppressed"}},
+                {"name": "AECS", "params": {**qi, "k": 2}}, {"name": "DM", "params": qi},
+                {"name": "DMStar", "params": qi}]
+    monkeypatch.setattr(partitioned, "SUMMARY_SHARE", 20_000 / 1e9)
+    remote = evaluate(data, data, measures, engine=limited)
+    local = evaluate(frame, frame, measures)
+    assert any(isinstance(s, ShardedSummary) for s in data._cache.values())
+    for here, there in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
+                           strict=True):
+        assert here["error"] is None and there["error"] is None, there["error"]
+        assert _close(here["value"], there["value"]), here["label"]
+        details = {k: v for k, v in there["details"].items() if k != "violations"}
+        assert _close({k: v for k, v in here["details"].items() if k != "violations"},
+                      details), here["label"]
+        assert here["details"].get("violations") == there["details"].get("violations")
+        assert here["warnings"] == there["warnings"]
+
+
 def test_oversized_partials_stop_the_fold(monkeypatch):
     monkeypatch.setattr(partitioned, "_summary_budget", lambda: 4_000)
     frame = _data(600)
@@ -236,6 +276,11 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
     for s in sharded:
         assert s.n_classes > 190_000 and len(s.parts) >= 4
         assert s.__sizeof__() > partitioned.SUMMARY_SHARE * LIMIT
+    # the class-size measures reduced the parts on the workers: no table assembled here
+    plain = released._cache[("class_summary", SummarySpec("anonymized", tuple(RAW_QI)))]
+    assert isinstance(plain, ShardedSummary) and plain._assembled is None
+    assert original._cache[("class_summary", SummarySpec("original", tuple(RAW_QI)))
+                           ]._assembled is None
     for here, there, spec in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                                  measures, strict=True):
         assert here["error"] is None and there["error"] is None, (spec, here["error"],
