@@ -6,7 +6,9 @@ file is one partition of a ``dask.dataframe``, read on the workers with the same
 same column types (hive keys as columns, typed as pyarrow types them) and only the columns asked
 for. Its row count, content hash and per-column memory are computed partition-wise
 (:meth:`Partitioned.scan`); :meth:`Partitioned.reduce` runs any partial/combine pair as a tree
-reduction on the cluster. The local engine turns it into an ordinary dataset (:meth:`load`).
+reduction on the cluster, and class summaries too large for that are grouped hash-partitioned
+(:meth:`Partitioned.class_summaries`). The local engine turns it into an ordinary dataset
+(:meth:`load`).
 
 The content hash differs from the in-memory one (SHA-256 of all row hashes in order, which
 cannot be split): it is the SHA-256 of the column header, the row count and a polynomial hash
@@ -585,7 +587,9 @@ class Partitioned(Dataset):
         self.require(columns)
         wide = _widened(todo)
         budget = self.summary_budget()
-        projected = self._projected(wide, columns) if budget is not None else {}
+        one_file = len(self.located.files) == 1  # its tree reduction is the projection
+        projected = (self._projected(wide, columns) if budget is not None and not one_file
+                     else {})
         shard = {w for w, b in projected.items() if w.keys and budget is not None and b > budget}
         tree = [w for w in wide if w not in shard]
         computed: dict[SummarySpec, Any] = {}
