@@ -119,7 +119,10 @@ class ShardedSummary(ClassSummary):
         if self._assembled is None:
             parts = (self.client.gather(self.parts) if self.client is not None
                      else list(self.parts))
-            self._assembled = ClassSummary.combine(parts)
+            whole = ClassSummary.combine(parts)
+            self._assembled = ClassSummary(
+                self.spec, whole.keys, whole.counts, whole.weights,
+                {s: whole.histograms[s] for s in self.spec.sensitive}, whole.low_weights)
         return self._assembled
 
     def narrowed(self, spec: SummarySpec) -> ShardedSummary:
@@ -138,10 +141,7 @@ class ShardedSummary(ClassSummary):
 
 def _assembled_attribute(name: str) -> property:
     def get(self: ShardedSummary) -> Any:
-        whole = self.assembled()
-        if name == "histograms":
-            return {s: whole.histograms[s] for s in self.spec.sensitive}
-        return getattr(whole, name)
+        return getattr(self.assembled(), name)
 
     return property(get, doc=f"``{name}`` of the assembled summary (:meth:`assembled`).")
 
