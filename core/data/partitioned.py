@@ -60,6 +60,9 @@ FAN_IN = 4
 #: The largest share of a worker's ``memory_limit`` one class summary may take: a reduction
 #: holds a few summaries and the temporaries of combining them (several times their size).
 SUMMARY_SHARE = 0.05
+#: Bytes per record and column below which a class summary is not projected before its tree
+#: reduction (a summary holds at most a class per record: keys, counts and histograms).
+SMALL_CELL_BYTES = 256
 #: Columns a scan reads from a Parquet file at a time.
 SCAN_COLUMNS = 4
 #: Reduction tasks per worker: each folds a run of consecutive partitions (see
@@ -587,9 +590,11 @@ class Partitioned(Dataset):
         self.require(columns)
         wide = _widened(todo)
         budget = self.summary_budget()
-        one_file = len(self.located.files) == 1  # its tree reduction is the projection
-        projected = (self._projected(wide, columns) if budget is not None and not one_file
-                     else {})
+        # no projection for one file (its tree reduction is the projection) or when even one
+        # class per record could not reach the budget (the fold still switches if it does)
+        small = budget is None or len(self) * len(columns) * SMALL_CELL_BYTES < budget
+        projected = ({} if small or len(self.located.files) == 1
+                     else self._projected(wide, columns))
         shard = {w for w, b in projected.items() if w.keys and budget is not None and b > budget}
         tree = [w for w in wide if w not in shard]
         computed: dict[SummarySpec, Any] = {}
