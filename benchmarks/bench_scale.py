@@ -1,7 +1,7 @@
 """Scale-out: 1 vs 2 workers (one thread each) on record linkage and on 200 variants of adult.
 
     python benchmarks/bench_scale.py [--quick] [--part linkage|variants|all]
-    python benchmarks/bench_scale.py --census [--rows N] [--memory-limit GiB] [--folder DIR]
+    python benchmarks/bench_scale.py --census [--raw] [--rows N] [--memory-limit GiB] [--folder DIR]
 
 Linkage: RecordLinkage (Martinez2021, λ estimated on the original, upstream's default window)
 of 5,000 synthetic taxi-like trajectories (``bench_mobility.taxi_like``: about 14 points each,
@@ -31,6 +31,13 @@ whose ``memory_limit`` is below the dataset's in-memory size, and prints the wal
 worker's peak RSS (sampled every 0.2 s) and peak managed memory (as the scheduler saw it), how
 many worker processes ran (restarts), and the measures' values or errors. The dataset is
 deleted afterwards.
+
+``--census --raw``: the same census with raw (ungeneralized) quasi-identifiers (about 10^7
+classes among 5×10^7 records), on a ``dask scheduler`` and two ``dask worker`` processes on
+127.0.0.1 (``--memory-limit`` each): summaries too large for a worker's budget are grouped
+hash-partitioned on the workers (docs/scaling.md, "Any cardinality on Dask"); also printed: the
+client's peak RSS and how each summary was computed. Up to 2×10^6 rows the measures that read
+the records (gathered) run too.
 
 The load average (``os.getloadavg``) is printed before each part: on a shared machine the
 figures are only as good as the load lets them be.
@@ -171,14 +178,22 @@ def bench_variants(count: int, repeats: int) -> None:
 CENSUS_QI = {"age_band": (10, 0.3), "sex": (2, 0.0), "region": (8, 0.5), "marital": (4, 1.0),
              "education": (5, 0.6), "household": (5, 1.2), "citizenship": (3, 2.0),
              "employment": (3, 0.8)}
+#: ``--raw``: the same columns with raw (ungeneralized) values: 1-year ages, 16 regions, full
+#: education and household codes; about 10^7 distinct combinations among 5×10^7 records.
+CENSUS_RAW = {"age_band": (100, 0.3), "sex": (2, 0.0), "region": (16, 0.8),
+              "marital": (6, 1.0), "education": (8, 0.8), "household": (8, 1.2),
+              "citizenship": (8, 2.0), "employment": (5, 0.8)}
+#: ``--raw`` runs these too up to this many rows: they read the records (gathered to the client,
+#: bounded by the gather limit), not the class summaries.
+GATHERED_ROWS = 2_000_000
 #: Survey answers no measure reads (column pruning leaves them on disk).
 CENSUS_OTHER = [f"q{i:02d}" for i in range(1, 17)]
 CENSUS_CHUNK = 1_000_000
 
 
-def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK) -> None:
+def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK, raw: bool = False) -> None:
     """The census as ``part-NNNNN.parquet`` files of ``chunk`` rows (int64 codes, float64
-    weights), one chunk in memory at a time."""
+    weights), one chunk in memory at a time; ``raw``: ungeneralized quasi-identifiers."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -187,7 +202,7 @@ def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK) -> None:
     for i, start in enumerate(range(0, rows, chunk)):
         n = min(chunk, rows - start)
         cols = {}
-        for name, (card, skew) in CENSUS_QI.items():
+        for name, (card, skew) in (CENSUS_RAW if raw else CENSUS_QI).items():
             p = 1.0 / np.arange(1, card + 1) ** skew
             cols[name] = rng.choice(card, n, p=p / p.sum()).astype(np.int64)
         cols["income_band"] = np.minimum(rng.poisson(3 + cols["education"]), 11)
@@ -197,9 +212,21 @@ def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK) -> None:
         pq.write_table(pa.table(cols), folder / f"part-{i:05d}.parquet")
 
 
-def census_measures() -> list[dict[str, object]]:
+def census_measures(gathered: bool = False) -> list[dict[str, object]]:
+    """Every group-by measure reading class summaries; ``gathered``: those reading the records
+    too (TCloseness, DeltaDisclosure, BetaLikeness, IndividualRisk, PopulationUniqueness,
+    SUDA)."""
     qi = {"quasi_identifiers": list(CENSUS_QI)}
-    return [{"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
+    sensitive = {**qi, "sensitive": "income_band"}
+    more = [{"name": "TCloseness", "params": sensitive},
+            {"name": "DeltaDisclosure", "params": sensitive},
+            {"name": "BetaLikeness", "params": sensitive},
+            {"name": "IndividualRisk", "params": qi},
+            {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
+            {"name": "SUDA", "params": qi}] if gathered else []
+    return [*more, {"name": "AECS", "label": "AECS quality",
+                    "params": {**qi, "suppressed": "ignore"}},
+            {"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
             {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
             {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi},
@@ -248,35 +275,68 @@ class Sampler:
         self.thread.join()
 
 
-def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK) -> None:
-    """Write the census, evaluate every group-by measure on 2 workers, print figures."""
-    import shutil
+@contextlib.contextmanager
+def census_cluster(limit: int, processes: bool) -> Iterator[Any]:
+    """A client of 2 single-threaded workers with ``limit`` bytes each, started with anoneval's
+    worker environment: ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1
+    (``processes``, as a cluster is run), else a LocalCluster."""
+    import sys
 
     from distributed import Client, LocalCluster
 
+    from anoneval.core.run.engine import WORKER_ENV, dask_worker_env
+
+    if not processes:
+        with dask_worker_env(), LocalCluster(n_workers=2, threads_per_worker=1,
+                                             memory_limit=limit, host="127.0.0.1",
+                                             dashboard_address=":0") as cluster, \
+                Client(cluster, set_as_default=False) as client:
+            yield client
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from _dask_processes import dask_processes
+
+    env = {**os.environ, **WORKER_ENV, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    with dask_processes(2, ["--nworkers", "1", "--memory-limit", str(limit)], env=env) as (
+            address, _), Client(address, timeout=60, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=120)
+        yield client
+
+
+def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
+           raw: bool = False) -> None:
+    """Write the census, evaluate every group-by measure on 2 workers, print figures."""
+    import resource
+    import shutil
+
     from anoneval.core import evaluate
     from anoneval.core.data.partitioned import Partitioned
-    from anoneval.core.run.engine import dask_worker_env
+    from anoneval.core.data.sharded import ShardedSummary
 
     if folder.exists() and any(folder.iterdir()):
         raise SystemExit(f"{folder} is not empty: give an empty or new --folder (the census is "
                          "written there and deleted after)")
     t0 = time.perf_counter()
-    print(f"census: {rows:,} rows in files of {chunk:,} rows ({load()})")
-    write_census(folder, rows, chunk)
+    kind = "raw (ungeneralized)" if raw else "generalized (banded)"
+    print(f"census: {rows:,} rows, {kind} quasi-identifiers, in files of {chunk:,} rows "
+          f"({load()})")
+    write_census(folder, rows, chunk, raw)
     print(f"  written to {folder} in {time.perf_counter() - t0:.1f} s")
+    gathered = raw and rows <= GATHERED_ROWS
     try:
         data = Partitioned(folder)
         in_memory = rows * (len(CENSUS_QI) + 2 + len(CENSUS_OTHER)) * 8
         print(f"  in memory {in_memory / 2**30:.2f} GiB, on disk "
               f"{sum(f.stat().st_size for f in folder.iterdir()) / 2**30:.2f} GiB; "
-              f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each")
-        with dask_worker_env(), LocalCluster(n_workers=2, threads_per_worker=1,
-                                             memory_limit=limit, host="127.0.0.1",
-                                             dashboard_address=":0") as cluster, \
-                Client(cluster, set_as_default=False) as client, Sampler(client) as sampler:
+              f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each"
+              + (" (dask scheduler + 2 dask worker processes)" if raw else " (LocalCluster)"))
+        if raw and not gathered:
+            print(f"  above {GATHERED_ROWS:,} rows the measures that read the records "
+                  "(TCloseness, DeltaDisclosure, BetaLikeness, IndividualRisk, "
+                  "PopulationUniqueness, SUDA) are left out: they gather them to the client")
+        with census_cluster(limit, processes=raw) as client, Sampler(client) as sampler:
             t0 = time.perf_counter()
-            report = evaluate(data, data, census_measures(), engine=client)
+            report = evaluate(data, data, census_measures(gathered), engine=client)
             wall = time.perf_counter() - t0
         print(f"  all group-by measures in one run: {wall:.1f} s wall ({load()})")
         for w, v in sorted(sampler.rss.items()):
@@ -284,10 +344,20 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK) -> No
                   f"{sampler.managed.get(w, 0) / 2**30:.2f} GiB (limit {limit / 2**30:.2f})")
         print(f"  worker processes: {len(sampler.rss)} for 2 started "
               f"({max(len(sampler.rss) - 2, 0)} restarted)")
+        client_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(f"  client (this process): peak RSS {client_rss / 2**30:.2f} GiB")
+        summaries = [(key[1], s) for key, s in data._cache.items() if key[0] == "class_summary"]
+        for spec, s in summaries:
+            how = (f"hash-partitioned in {len(s.parts)} parts" if isinstance(s, ShardedSummary)
+                   else "tree reduction") if not isinstance(s, BaseException) else "failed"
+            classes = "" if isinstance(s, BaseException) else f"{s.n_classes:,} classes, "
+            extra = [*([spec.weights] if spec.weights else []), *spec.sensitive]
+            print(f"  summary of {spec.side} by {len(spec.keys)} keys (+{extra}): "
+                  f"{classes}{how}")
         print(f"  inputs: {report.inputs['original']}")
         for m in report.measures:
             status = f"error: {m.error}" if m.error else f"{m.value}"
-            print(f"  {m.name:<20} {m.seconds:8.1f} s  {status}")
+            print(f"  {m.label or m.name:<20} {m.seconds:8.1f} s  {status}")
             for w in m.warnings:
                 print(f"      warning: {w}")
     finally:
@@ -301,6 +371,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--part", choices=["linkage", "variants", "all"], default="all")
     ap.add_argument("--repeats", type=int, default=1, help="runs per engine (the best counts)")
     ap.add_argument("--census", action="store_true", help="the census group-by run instead")
+    ap.add_argument("--raw", action="store_true",
+                    help="census with raw quasi-identifiers (about 10^7 classes at 5×10^7 rows) "
+                         "on dask scheduler and worker processes")
     ap.add_argument("--rows", type=int, default=50_000_000, help="census rows (5×10^7)")
     ap.add_argument("--memory-limit", type=float, default=2.0,
                     help="each census worker's memory_limit in GiB")
@@ -310,7 +383,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="where the census is written (deleted after)")
     args = ap.parse_args(argv)
     if args.census:
-        census(args.rows, args.folder, int(args.memory_limit * 2**30), args.partition_rows)
+        census(args.rows, args.folder, int(args.memory_limit * 2**30), args.partition_rows,
+               args.raw)
         return
     if args.part in ("linkage", "all"):
         bench_linkage(1_000 if args.quick else 5_000, args.repeats)

@@ -6,7 +6,9 @@ file is one partition of a ``dask.dataframe``, read on the workers with the same
 same column types (hive keys as columns, typed as pyarrow types them) and only the columns asked
 for. Its row count, content hash and per-column memory are computed partition-wise
 (:meth:`Partitioned.scan`); :meth:`Partitioned.reduce` runs any partial/combine pair as a tree
-reduction on the cluster. The local engine turns it into an ordinary dataset (:meth:`load`).
+reduction on the cluster, and class summaries too large for that are grouped hash-partitioned
+(:meth:`Partitioned.class_summaries`). The local engine turns it into an ordinary dataset
+(:meth:`load`).
 
 The content hash differs from the in-memory one (SHA-256 of all row hashes in order, which
 cannot be split): it is the SHA-256 of the column header, the row count and a polynomial hash
@@ -43,6 +45,7 @@ from anoneval.core.data.kinds import (
     require_columns,
     source_format,
 )
+from anoneval.core.data.sharded import ShardedSummary
 from anoneval.core.data.sources import Source, integer_partition, locate
 from anoneval.core.data.summary import ClassSummary, SummarySpec
 from anoneval.core.errors import DataError
@@ -57,6 +60,9 @@ FAN_IN = 4
 #: The largest share of a worker's ``memory_limit`` one class summary may take: a reduction
 #: holds a few summaries and the temporaries of combining them (several times their size).
 SUMMARY_SHARE = 0.05
+#: Bytes per record and column below which a class summary is not projected before its tree
+#: reduction (a summary holds at most a class per record: keys, counts and histograms).
+SMALL_CELL_BYTES = 256
 #: Columns a scan reads from a Parquet file at a time.
 SCAN_COLUMNS = 4
 #: Reduction tasks per worker: each folds a run of consecutive partitions (see
@@ -267,9 +273,21 @@ def _summary_budget() -> int | None:
     return int(limit * SUMMARY_SHARE) if limit else None
 
 
+@dataclass(frozen=True)
+class Oversized:
+    """What the tree reduction returns for a spec whose summary outgrew a worker's budget:
+    the switch to the hash-partitioned group-by (:mod:`anoneval.core.data.sharded`)."""
+
+    spec: SummarySpec
+    classes: int
+    records: int
+    bytes: int
+
+
 def _bounded(found: list[Any]) -> list[Any]:
-    """``found`` with each summary larger than this worker's budget replaced by an error, so
-    that the reduction of a spec whose classes approach the rows fails alone and early."""
+    """``found`` with each summary larger than this worker's budget replaced by
+    :class:`Oversized`, so the tree reduction of a spec whose classes approach the rows stops
+    early and the spec is grouped hash-partitioned instead."""
     budget = _summary_budget()
     if budget is None:
         return found
@@ -277,14 +295,7 @@ def _bounded(found: list[Any]) -> list[Any]:
     for summary in found:
         size = summary.__sizeof__() if isinstance(summary, ClassSummary) else 0
         if size > budget:
-            spec = summary.spec
-            summary = DataError(
-                f"the class summary of {', '.join(map(repr, spec.keys))} ({spec.side} data) "
-                f"reached {summary.n_classes:,} classes ({size / 2**20:.0f} MiB) after "
-                f"{summary.n_records:,} records: more than {budget / 2**20:.0f} MiB, "
-                f"{SUMMARY_SHARE:.0%} of a worker's memory_limit. These columns have too many "
-                "distinct combinations to reduce on the workers: use fewer or coarser ones, or "
-                "give the workers more memory")
+            summary = Oversized(summary.spec, summary.n_classes, summary.n_records, size)
         out.append(summary)
     return out
 
@@ -352,6 +363,8 @@ def _narrowed(summary: ClassSummary, spec: SummarySpec) -> ClassSummary:
     """The summary of ``spec`` from that of a spec covering it (see :func:`_covers`)."""
     if summary.spec == spec:
         return summary
+    if isinstance(summary, ShardedSummary):
+        return summary.narrowed(spec)
     return ClassSummary(spec, summary.keys, summary.counts, summary.weights,
                         {s: summary.histograms[s] for s in spec.sensitive}, summary.low_weights)
 
@@ -360,7 +373,7 @@ def _combine_all(parts: list[list[Any]]) -> list[Any]:
     """Spec by spec, the combined summary, or the first error of a part."""
     out: list[Any] = []
     for pieces in zip(*parts, strict=True):
-        failed = [p for p in pieces if isinstance(p, BaseException)]
+        failed = [p for p in pieces if isinstance(p, (BaseException, Oversized))]
         out.append(failed[0] if failed else ClassSummary.combine(pieces))
     return _bounded(out)
 
@@ -563,19 +576,110 @@ class Partitioned(Dataset):
 
     def class_summaries(self, specs: Collection[SummarySpec]) -> None:
         """Compute the summaries of ``specs`` not yet cached, all in one partition-wise pass
-        (a spec that fails keeps its error, raised when it is asked for)."""
+        (a spec that fails keeps its error, raised when it is asked for).
+
+        With a cluster whose workers have a ``memory_limit``, a spec whose summary would take
+        more than :data:`SUMMARY_SHARE` of it (projected from the first partition, or found
+        during the tree reduction) is grouped hash-partitioned on the cluster instead
+        (:class:`~anoneval.core.data.sharded.ShardedSummary`): the share is the switch point
+        between the two, never a limit."""
         todo = [s for s in dict.fromkeys(specs) if ("class_summary", s) not in self._cache]
         if not todo:
             return
         columns = list(dict.fromkeys(c for s in todo for c in s.columns))
         self.require(columns)
         wide = _widened(todo)
-        computed = self.reduce(columns, functools.partial(_summaries, tuple(wide)), _combine_all)
+        budget = self.summary_budget()
+        # no projection for one file (its tree reduction is the projection) or when even one
+        # class per record could not reach the budget (the fold still switches if it does)
+        small = budget is None or len(self) * len(columns) * SMALL_CELL_BYTES < budget
+        projected = ({} if small or len(self.located.files) == 1
+                     else self._projected(wide, columns))
+        shard = {w for w, b in projected.items() if w.keys and budget is not None and b > budget}
+        tree = [w for w in wide if w not in shard]
+        computed: dict[SummarySpec, Any] = {}
+        if tree:
+            tree_columns = list(dict.fromkeys(c for s in tree for c in s.columns))
+            found = self.reduce(tree_columns, functools.partial(_summaries, tuple(tree)),
+                                _combine_all)
+            computed = dict(zip(tree, found, strict=True))
+        for w in wide:
+            found = computed.get(w)
+            if w in shard or isinstance(found, Oversized):
+                size = projected.get(w, 0)
+                if isinstance(found, Oversized) and found.records:
+                    size = max(size, found.bytes * len(self) // found.records)
+                try:
+                    computed[w] = self.sharded_summary(w, size)
+                except Exception as exc:  # reported to the measures asking for this spec
+                    computed[w] = exc
         for spec in todo:
             source = next(w for w in wide if _covers(w, spec))
-            found = computed[wide.index(source)]
+            found = computed[source]
             self._cache[("class_summary", spec)] = (
                 found if isinstance(found, BaseException) else _narrowed(found, spec))
+
+    def summary_budget(self) -> int | None:
+        """The most bytes the tree reduction may fold one class summary into:
+        :data:`SUMMARY_SHARE` of the smallest worker ``memory_limit`` (None without a client
+        or without limits)."""
+        if self.client is None:
+            return None
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {}).values()
+        limits = [w.get("memory_limit") or 0 for w in workers]
+        if not limits or min(limits) <= 0:
+            return None
+        return int(min(limits) * SUMMARY_SHARE)
+
+    def _projected(self, specs: Sequence[SummarySpec], columns: list[str]
+                   ) -> dict[SummarySpec, int]:
+        """Each spec's projected summary bytes from the first partition: its summary's bytes
+        per record, times the records, times the share of its records that are distinct
+        classes (near 1 for raw microdata, near 0 for a generalized release)."""
+        from dask import delayed
+
+        _, cols, dtypes = self._projection(columns)
+        file, hive = self.located.files[0], self.hive[0]
+        task = delayed(_reduce_piece)(functools.partial(_summaries, tuple(specs)), file, hive,
+                                      self.fmt, self.opts, cols, dtypes,
+                                      self._conversions(cols))
+        found = self._compute(task)[0]
+        total = len(self)
+        out: dict[SummarySpec, int] = {}
+        for spec, summary in zip(specs, found, strict=True):
+            if isinstance(summary, Oversized):
+                out[spec] = summary.bytes * total // max(summary.records, 1)
+            elif isinstance(summary, ClassSummary) and summary.n_records:
+                share = summary.n_classes / summary.n_records
+                out[spec] = int(summary.__sizeof__() * total / summary.n_records * share)
+        return out
+
+    def sharded_summary(self, spec: SummarySpec, size: int = 0) -> ShardedSummary:
+        """``spec``'s summary as a hash-partitioned group-by on the cluster (Dask's p2p
+        shuffle, the task shuffle where p2p cannot carry the columns), its parts left on the
+        workers: at least one output partition per input one, and enough that each part's
+        summary stays within :meth:`summary_budget` (``size`` is the projected whole)."""
+        from anoneval.core.data.sharded import shuffled_summaries
+
+        budget = self.summary_budget() or max(size, 1)
+        parts = max(len(self.located.files), TASKS_PER_WORKER * self._workers(),
+                    -(-size // budget))
+        methods = ["p2p", "tasks"] if self.client is not None else [None]
+        for i, method in enumerate(methods):
+            with _as_read():
+                delayed_parts = shuffled_summaries(self.frame(spec.columns), spec, parts,
+                                                   method)
+                try:
+                    if self.client is None:
+                        import dask
+
+                        return ShardedSummary(spec, dask.compute(*delayed_parts))
+                    futures = self.client.compute(delayed_parts)
+                    return ShardedSummary(spec, futures, self.client)
+                except Exception:
+                    if i == len(methods) - 1:
+                        raise
+        raise AssertionError("unreachable")
 
     def class_summary(self, spec: SummarySpec) -> ClassSummary:
         """The class summary of ``spec`` over every partition (computed once)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from anoneval.core.data.kinds import Dataset, FrameData
 from anoneval.core.errors import DataError
 
 Side = Literal["original", "anonymized"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,16 @@ class ClassSummary:
         arrays = [self.counts, *([] if self.weights is None else [self.weights])]
         return (object.__sizeof__(self) + sum(a.nbytes for a in arrays)
                 + sum(int(f.memory_usage(index=True, deep=True).sum()) for f in frames))
+
+    #: True for a summary whose classes stay in parts on a cluster
+    #: (:class:`~anoneval.core.data.sharded.ShardedSummary`): prefer :meth:`reduce` to reading
+    #: its per-class arrays, which assembles them in this process.
+    sharded = False
+
+    def reduce(self, partial: Callable[[ClassSummary], T], combine: Callable[[list[T]], T]) -> T:
+        """``combine`` of ``partial`` of each part of disjoint classes (here the one part, the
+        whole summary): reductions over classes that run where a sharded summary's parts lie."""
+        return combine([partial(self)])
 
     @property
     def n_records(self) -> int:

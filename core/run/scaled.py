@@ -6,7 +6,8 @@ it supports:
 
 1. **class summaries**: a measure whose :meth:`~anoneval.core.api.Measure.summaries` returns
    specs computes in this process from the summaries; every distinct spec of a dataset is
-   computed once per run, all in one partition-wise pass on the cluster;
+   computed once per run, all in one partition-wise pass on the cluster (a summary too large
+   for one worker as a hash-partitioned group-by left on the workers, which measures reduce);
 2. **partition-wise**: a measure defining ``partial``, ``combine`` and ``finalize`` has its
    partials computed on the workers, combined in a tree, and finalized here; a ``paired``
    measure's partials are of the records of both sides paired (:mod:`anoneval.core.data.pairs`);

@@ -51,9 +51,9 @@ class AECS(ClassLossMeasure):
         released_mean = float(kept.mean()) if len(kept) else 0.0
         details: dict[str, object] = {}
         if original is not None and anonymized is not None:
-            sizes = ctx.with_summaries(original, anonymized).class_summary(
-                SummarySpec("original", tuple(p.quasi_identifiers))).counts
-            lo = float(sizes.mean()) if len(sizes) else 0.0
+            raw = ctx.with_summaries(original, anonymized).class_summary(
+                SummarySpec("original", tuple(p.quasi_identifiers)))  # its mean class size
+            lo = raw.n_records / raw.n_classes if raw.n_classes else 0.0
             span = n - lo
             details = {"min": lo, "max": float(n), "quality": (
                 1.0 - min(max((released_mean - lo) / span, 0.0), 1.0) if span > 0 else None)}

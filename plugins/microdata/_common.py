@@ -298,10 +298,15 @@ def summary_specs(p: QIParams, weights: str | None = None,
 
 def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
                     ctx: Context, weights: str | None = None,
-                    sensitive: Sequence[str] = ()) -> tuple[ClassSummary, Classes]:
+                    sensitive: Sequence[str] = (), keys: bool = False
+                    ) -> tuple[ClassSummary, Classes]:
     """The released side's class summary and its equivalence classes (one group per summary
     row, or merged ones under ``missing="suppressed"``), as :func:`released_classes` finds
-    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`)."""
+    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`).
+
+    A sharded summary (classes hash-partitioned on a cluster) is reduced part by part
+    (:func:`sharded_classes`) unless the caller reads its ``keys``: the summary returned then
+    has one row per group, without keys."""
     if anonymized is None and original is None:
         raise DataError("no data given")
     side = "anonymized" if anonymized is not None else "original"
@@ -325,13 +330,74 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
             raise row_count_error(rows, summary.n_records)
-    cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi), summary.counts,
-                                                    p.suppression_token, p.missing)
+    found = sharded_classes(summary, p) if summary.sharded and not keys else None
+    if found is not None:
+        summary, cols, gids, class_of_group, sizes = found
+    else:
+        cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi),
+                                                        summary.counts, p.suppression_token,
+                                                        p.missing)
     warn_missing(ctx, qi, cols, p.missing, side)
     sup = class_of_group < 0
     return summary, Classes(records=summary.n_records, sizes=sizes[~sup], group_ids=gids,
                             class_of_group=class_of_group, suppressed=int(sizes[sup].sum()),
                             deleted=0)
+
+
+@dataclass(frozen=True)
+class _PartGroups:
+    """One part's groups (:func:`key_classes`): sizes, kept (not suppressed), weight sums,
+    missing cells per quasi-identifier, and each sensitive histogram by group."""
+
+    sizes: np.ndarray
+    kept: np.ndarray
+    weights: np.ndarray | None
+    missing: tuple[int, ...]
+    histograms: dict[str, pd.DataFrame]
+
+
+def _part_groups(part: ClassSummary, qi: Sequence[str], token: str,
+                 missing: str) -> _PartGroups:
+    cols, gids, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts,
+                                                    token, missing)
+    weights = (None if part.weights is None else
+               np.bincount(gids, weights=part.weights, minlength=len(sizes)))
+    hists = {s: h.assign(**{"class": gids[h["class"].to_numpy()]})
+             for s, h in part.histograms.items()}
+    return _PartGroups(sizes, class_of_group >= 0, weights, tuple(c.n_missing for c in cols),
+                       hists)
+
+
+def sharded_classes(summary: ClassSummary, p: QIParams) -> tuple[
+        ClassSummary, list[Column], np.ndarray, np.ndarray, np.ndarray] | None:
+    """What :func:`key_classes` gives of a sharded summary, reduced part by part where the
+    parts lie: per group its size, suppression and weight sum, and the sensitive histograms by
+    group; no key crosses to this process. The summary returned has one row per group (no
+    keys). None when ``missing="suppressed"`` meets missing values: groups differing by a
+    missing vs a token cell then merge across parts (the caller reads the whole table)."""
+    qi = list(p.quasi_identifiers)
+    parts = summary.reduce(functools.partial(_part_groups, qi=qi, token=p.suppression_token,
+                                             missing=p.missing), list)
+    n_missing = [sum(part.missing[j] for part in parts) for j in range(len(qi))]
+    if p.missing == "suppressed" and any(n_missing):
+        return None
+    sizes = np.concatenate([part.sizes for part in parts]).astype(np.int64, copy=False)
+    kept = np.concatenate([part.kept for part in parts])
+    class_of_group = np.cumsum(kept) - 1
+    class_of_group[~kept] = -1
+    weights = (None if summary.spec.weights is None else
+               np.concatenate([part.weights for part in parts]))
+    offsets = np.cumsum([0, *(len(part.sizes) for part in parts)])
+    hists = {}
+    for s in summary.spec.sensitive:
+        tables = [part.histograms[s].assign(**{"class": part.histograms[s]["class"] + off})
+                  for part, off in zip(parts, offsets, strict=False)]
+        hists[s] = pd.concat(tables, ignore_index=True)
+    groups = ClassSummary(summary.spec, pd.DataFrame(index=pd.RangeIndex(len(sizes))), sizes,
+                          weights, hists, summary.low_weights)
+    empty = np.zeros(0, dtype=np.int64)
+    cols = [Column(empty, np.zeros(0, dtype=object), -1, m) for m in n_missing]
+    return groups, cols, np.arange(len(sizes)), class_of_group, sizes
 
 
 def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, pd.Index]]:

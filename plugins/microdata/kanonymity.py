@@ -114,7 +114,8 @@ class KAnonymity(ClassRiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         if self.summaries() is not None:
-            summary, cl = summary_classes(original, anonymized, p, ctx, p.weights)
+            summary, cl = summary_classes(original, anonymized, p, ctx, p.weights,
+                                          keys=bool(p.list_violations))
             value, details = _class_figures(cl, p)
             if p.weights:
                 assert summary.weights is not None

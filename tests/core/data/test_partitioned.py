@@ -254,26 +254,6 @@ def test_reduce_folds_consecutive_partitions_in_path_order(tmp_path, cluster):
     assert len(folds) == TASKS_PER_WORKER * 2  # runs of consecutive files, not one per file
 
 
-def test_a_summary_over_its_budget_fails_alone(monkeypatch):
-    from anoneval.core.data import partitioned
-    from anoneval.core.data.summary import SummarySpec
-
-    monkeypatch.setattr(partitioned, "_summary_budget", lambda: 4_000)
-    frame = census().assign(rid=np.arange(600))
-    small = SummarySpec("original", ("sex",))
-    large = SummarySpec("original", ("sex", "rid"), "weight")
-    found = partitioned._summaries((small, large), frame)
-    assert found[0].n_classes == 2
-    assert isinstance(found[1], partitioned.DataError)
-    assert re.search(r"'sex', 'rid' \(original data\) reached 600 classes .* after 600 "
-                     r"records: more than 0 MiB, 5% of a worker's memory_limit", str(found[1]))
-    halves = [partitioned._summaries((small,), frame.iloc[:300]),
-              partitioned._summaries((small,), frame.iloc[300:])]
-    assert partitioned._combine_all(halves)[0].n_records == 600
-    monkeypatch.setattr(partitioned, "_summary_budget", lambda: None)
-    assert partitioned._summaries((large,), frame)[0].n_classes == 600
-
-
 def test_hive_values_keep_their_text_on_both_engines(tmp_path):
     # issue 23: zip=007 and zip=7 were both read as 7 and merged into one class
     for zip_, ages in (("007", [30, 31]), ("7", [40]), ("070", [50])):
