@@ -109,9 +109,21 @@ def test_a_local_cluster_started_for_the_run_is_closed():
 
 
 def _children():
+    """This process's children, less multiprocessing's resource tracker: started once by the
+    first pool or cluster, it lives as long as this process by design."""
     import psutil
 
-    return psutil.Process().children(recursive=True)
+    return [p for p in psutil.Process().children(recursive=True)
+            if not any("resource_tracker" in part for part in _cmdline(p))]
+
+
+def _cmdline(process) -> list[str]:
+    import psutil
+
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
 
 
 def test_unreachable_scheduler_is_a_clear_error_within_the_timeout():
