@@ -2,7 +2,8 @@
 exhaustive and sampled, against the previous search and SDMetrics' DCR.
 
     python benchmarks/bench_synthetic_pairwise.py [--rows 100000 300000] [--sample 10000]
-                                                  [--sdmetrics-rows 20000] [--quick]
+                                                  [--sdmetrics-rows 5000]
+                                                  [--linkage-rows 30000 100000] [--quick]
 
 Data: ``--rows`` records of 8 numeric and 7 categorical columns correlated through a latent
 factor (the recipe of ``bench_synthetic.py``), original and release drawn independently (seed
@@ -12,8 +13,10 @@ machine is shared, so wall time is noisy), through the public API (``evaluate``)
 "before" search: the previous implementation's KD-tree queries on one thread, on the same
 scaled arrays. Printed: CPU seconds of each, the ratios before/after and SDMetrics/ours (its
 ``calculate_dcr``, the distance behind its DCR metrics, on ``--sdmetrics-rows`` rows, against
-ours on the same rows), and the exponent b of t ∝ n^b between the sizes, with the 10⁶-row
-extrapolation. ``--quick``: 4,000 and 8,000 rows, a 1,000-row sample.
+ours on the same rows), RecordLinkage with Euclidean on ``--linkage-rows`` (a noisy copy;
+exhaustive through the index, sampled, and the blockwise ``cdist`` matrix search that
+``ties="distance"`` still takes), and the exponent b of t ∝ n^b between the sizes, with the 10⁶-row
+extrapolation. ``--quick``: 4,000 and 8,000 rows (linkage 2,000 and 4,000), a 1,000-row sample.
 """
 
 from __future__ import annotations
@@ -77,13 +80,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 300_000])
     parser.add_argument("--sample", type=int, default=10_000)
-    parser.add_argument("--sdmetrics-rows", type=int, default=20_000)
+    parser.add_argument("--linkage-rows", type=int, nargs="+", default=[30_000, 100_000])
+    parser.add_argument("--sdmetrics-rows", type=int, default=5_000)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.sample, args.sdmetrics_rows = [4_000, 8_000], 1_000, 2_000
+        args.linkage_rows = [2_000, 4_000]
     dcr = {"columns": NUMERIC}
-    times: dict[str, list[float]] = {"before": [], "after": [], "sampled": [], "rl": []}
+    times: dict[str, list[float]] = {"before": [], "after": [], "sampled": [], "rl": [],
+                                  "matrix": []}
     warm = records(500, np.random.default_rng(1))  # imports and first calls, untimed
     before_dcr(warm, warm)
     ours(warm, warm, "DistanceToClosestRecord", {**dcr, "sample": 100})
@@ -95,27 +101,39 @@ def main(argv: list[str] | None = None) -> None:
         assert m.value == v_before, (m.value, v_before)  # the same share
         t_sample, s = cpu(lambda o=ori, r=rel: ours(o, r, "DistanceToClosestRecord",
                                                      {**dcr, "sample": args.sample}))
-        rl = {"distance": {"name": "Euclidean", "params": {"columns": NUMERIC}}}
-        link = rel.copy()
-        link[NUMERIC] = ori[NUMERIC] + np.round(rng.normal(0, 0.5, (n, 8)), 3)
-        t_rl, r = cpu(lambda o=ori, a=link, p=rl: ours(o, a, "RecordLinkage", p))
-        for key, t in (("before", t_before), ("after", t_after), ("sampled", t_sample),
-                       ("rl", t_rl)):
+        for key, t in (("before", t_before), ("after", t_after), ("sampled", t_sample)):
             times[key].append(t)
         print(f"{n:>9} rows  DCR share: before {t_before:8.2f} CPU-s  after {t_after:8.2f} "
               f"CPU-s  before/after {t_before / t_after:5.2f}  value {m.value:.5f}")
         print(f"{'':>9}       DCR sampled ({args.sample} rows): {t_sample:6.2f} CPU-s  value "
-              f"{s.value:.5f} ci [{s.ci[0]:.5f}, {s.ci[1]:.5f}]")
-        print(f"{'':>9}       RecordLinkage (Euclidean, exhaustive): {t_rl:8.2f} CPU-s  "
-              f"value {r.value:.5f}")
-    if len(args.rows) > 1:
-        n0, n1 = args.rows[0], args.rows[-1]
-        for key, label in (("before", "DCR before"), ("after", "DCR after"),
-                           ("rl", "RecordLinkage")):
+              f"{s.value:.5f} ci [{s.ci[0]:.5f}, {s.ci[1]:.5f}]", flush=True)
+    rl = {"distance": {"name": "Euclidean", "params": {"columns": NUMERIC}}}
+    for n in args.linkage_rows:
+        rng = np.random.default_rng(0)
+        ori = records(n, rng)
+        link = ori.copy()
+        link[NUMERIC] = ori[NUMERIC] + np.round(rng.normal(0, 0.5, (n, 8)), 3)
+        t_rl, r = cpu(lambda o=ori, a=link: ours(o, a, "RecordLinkage", rl))
+        t_rs, rs = cpu(lambda o=ori, a=link: ours(o, a, "RecordLinkage",
+                                                  {**rl, "sample": args.sample}))
+        t_mx, mx = cpu(lambda o=ori, a=link: ours(o, a, "RecordLinkage",
+                                                  {**rl, "ties": "distance"}))
+        times["rl"].append(t_rl)
+        times["matrix"].append(t_mx)
+        print(f"{n:>9} rows  RecordLinkage (Euclidean): exhaustive {t_rl:8.2f} CPU-s value "
+              f"{r.value:.5f}; sampled ({args.sample}) {t_rs:6.2f} CPU-s value {rs.value:.5f} "
+              f"ci [{rs.ci[0]:.5f}, {rs.ci[1]:.5f}]; cdist blocks {t_mx:8.2f} CPU-s "
+              f"(value {mx.value:.5f}), cdist/index {t_mx / t_rl:6.1f}", flush=True)
+    for key, label, sizes in (("before", "DCR before", args.rows),
+                              ("after", "DCR after", args.rows),
+                              ("rl", "RecordLinkage", args.linkage_rows),
+                              ("matrix", "RL cdist", args.linkage_rows)):
+        if len(sizes) > 1:
+            n0, n1 = sizes[0], sizes[-1]
             b = math.log(times[key][-1] / times[key][0]) / math.log(n1 / n0)
             at = times[key][-1] * (1_000_000 / n1) ** b
             print(f"{label:<14} t ∝ n^{b:.2f}; extrapolated to 10⁶ rows: {at:8.0f} CPU-s "
-                  f"({at / 2:6.0f} s on 2 cores)")
+                  f"({at / 2:6.0f} s on 2 cores)", flush=True)
     try:
         from sdmetrics.single_table.privacy.dcr_utils import calculate_dcr
     except ImportError:
