@@ -224,8 +224,6 @@ class DistanceToClosestRecord(RiskMeasure):
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
         rng = ctx.rng(7)
         x_rows, y_rows = p.sample_rows(len(X), rng), p.sample_rows(len(Y), rng)
-        if x_rows is not None and len(x_rows) < 2:
-            x_rows = np.sort(rng.choice(len(X), 2, replace=False))
         share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile, ctx,
                                                                x_rows, y_rows, p.search)
         q = np.percentile(dcr, [5, 50])
