@@ -163,6 +163,29 @@ def sample_targets(n_rows: int, n_attacks: int, rng: np.random.Generator) -> np.
     return np.sort(rng.choice(n_rows, size=min(n_attacks, n_rows), replace=False))
 
 
+def membership_sets(n_original: int, n_control: int, n_attacks: int, rng: np.random.Generator,
+                    reference: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Row positions of a membership attack's members (original records) and non-members
+    (control records), each a seeded sample without replacement of at most ``n_attacks``.
+
+    Without ``reference`` (MembershipInference, EmpiricalEpsilon's distance attack) the two
+    samples are drawn independently, each capped by its set's size. With ``reference``
+    (DOMIAS) the control set also supplies the reference sample of the population, disjoint
+    from the non-members: as many members as non-members, fewer than half the control (the
+    reference keeps at least two records), and the third array is the reference's rows."""
+    if not reference:
+        return (sample_targets(n_original, n_attacks, rng),
+                sample_targets(n_control, n_attacks, rng), None)
+    n = min(n_attacks, n_original, (n_control - 1) // 2)
+    if n < 1:
+        raise DataError(f"needs at least three control records (non-members and a reference "
+                        f"sample of two or more); the control set has {n_control}")
+    members = sample_targets(n_original, n, rng)
+    perm = rng.permutation(n_control)
+    return members, np.sort(perm[:n]), np.sort(perm[n:])
+
+
 class AttackMeasure(RiskMeasure):
     """Base of the control-set attacks."""
 

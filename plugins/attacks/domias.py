@@ -26,7 +26,12 @@ from anoneval.core.api import (
     wilson_interval,
 )
 from anoneval.plugins._shared.mixed import _as_float, is_numeric
-from anoneval.plugins.attacks._common import AttackMeasure, check_not_all_missing, frames
+from anoneval.plugins.attacks._common import (
+    AttackMeasure,
+    check_not_all_missing,
+    frames,
+    membership_sets,
+)
 
 #: Cells of one block of the query × sample kernel matrix (32 MB of float64).
 BLOCK_CELLS = 1 << 22
@@ -169,13 +174,13 @@ def split_sets(ori: pd.DataFrame, ctl: pd.DataFrame, n_attacks: int,
     """Members (original records), non-members and the reference sample (control records,
     disjoint): as many members as non-members, at most ``n_attacks`` and fewer than half the
     control (the reference keeps at least two records)."""
-    n = min(n_attacks, len(ori), (len(ctl) - 1) // 2)
-    if n < 1:
-        raise DataError(f"DOMIAS needs at least three control records (non-members and a "
-                        f"reference sample of two or more); the control set has {len(ctl)}")
-    members = ori.iloc[np.sort(rng.choice(len(ori), n, replace=False))]
-    perm = rng.permutation(len(ctl))
-    return members, ctl.iloc[np.sort(perm[:n])], ctl.iloc[np.sort(perm[n:])]
+    try:
+        members, others, rest = membership_sets(len(ori), len(ctl), n_attacks, rng,
+                                                reference=True)
+    except DataError as exc:
+        raise DataError(f"DOMIAS {exc}") from exc
+    assert rest is not None
+    return ori.iloc[members], ctl.iloc[others], ctl.iloc[rest]
 
 
 def domias_scores(members: pd.DataFrame, others: pd.DataFrame, reference: pd.DataFrame,

@@ -24,7 +24,7 @@ from anoneval.plugins.attacks._common import (
     AttackMeasure,
     check_not_all_missing,
     frames,
-    sample_targets,
+    membership_sets,
 )
 from anoneval.plugins.attacks.domias import auc, domias_scores, split_sets
 
@@ -138,8 +138,8 @@ class EmpiricalEpsilon(AttackMeasure):
             s_m, s_o, _ = domias_scores(members, others, reference, syn, columns, p.density,
                                         p.bandwidth)
             return s_m, s_o
-        members = ori.iloc[sample_targets(len(ori), p.n_attacks, rng)]
-        others = ctl.iloc[sample_targets(len(ctl), p.n_attacks, rng)]
+        rows_m, rows_o, _ = membership_sets(len(ori), len(ctl), p.n_attacks, rng)
+        members, others = ori.iloc[rows_m], ctl.iloc[rows_o]
         (enc_m, enc_o, enc_s), _, _ = encode([members, others, syn], columns)
         return -nearest_distances(enc_m, enc_s)[:, 0], -nearest_distances(enc_o, enc_s)[:, 0]
 

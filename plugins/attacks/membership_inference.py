@@ -19,7 +19,7 @@ from anoneval.plugins.attacks._common import (
     AttackMeasure,
     check_not_all_missing,
     frames,
-    sample_targets,
+    membership_sets,
 )
 
 
@@ -69,8 +69,8 @@ class MembershipInference(AttackMeasure):
         ori, syn, ctl = frames(original, anonymized, ctx.control, columns)
         check_not_all_missing(syn, "anonymized")
         rng = ctx.rng(4)
-        members = ori.iloc[sample_targets(len(ori), p.n_attacks, rng)]
-        others = ctl.iloc[sample_targets(len(ctl), p.n_attacks, rng)]
+        rows_m, rows_o, _ = membership_sets(len(ori), len(ctl), p.n_attacks, rng)
+        members, others = ori.iloc[rows_m], ctl.iloc[rows_o]
         (enc_m, enc_o, enc_s), _, _ = encode([members, others, syn], columns)
         with ctx.progress(2, f"{self.name} (nearest released records)") as bar:
             d_m = nearest_distances(enc_m, enc_s)[:, 0]

@@ -105,11 +105,22 @@ class LinearMapDistance(Distance):
         self._fit_map(numeric_matrix(data, self.columns_, self.name, "reference"))
         return self
 
-    def _transform(self, data: Dataset, role: str, index: np.ndarray) -> np.ndarray:
+    def mapped(self, data: Dataset, role: str) -> np.ndarray:
+        """Every record of ``data`` on the mapped scale, computed once per dataset and map
+        (cached on the dataset: a blockwise search must not re-map the reference per block)."""
         if self.columns_ is None:
             raise RuntimeError(f"{self.name} must be fitted on the original data first")
-        values = numeric_matrix(as_microdata(data, role), self.columns_, self.name, role)[index]
-        return values / self.map_ if self.map_.ndim == 1 else values @ self.map_
+        micro = as_microdata(data, role)
+        columns = self.columns_
+
+        def compute() -> np.ndarray:
+            values = numeric_matrix(micro, columns, self.name, role)
+            return values / self.map_ if self.map_.ndim == 1 else values @ self.map_
+
+        return micro.cached(("linear_map", tuple(columns), self.map_.tobytes()), compute)
+
+    def _transform(self, data: Dataset, role: str, index: np.ndarray) -> np.ndarray:
+        return self.mapped(data, role)[index]
 
     def pairwise(self, x: Dataset, y: Dataset, rows: np.ndarray | None = None,
                  cols: np.ndarray | None = None) -> np.ndarray:

@@ -15,17 +15,22 @@ from anoneval.core.api import (
     DataError,
     Dataset,
     Distance,
+    IntervalParams,
     MeasureResult,
     Microdata,
-    Params,
     PluginRef,
     RiskMeasure,
     Trajectories,
+    bootstrap_indices,
     data_row,
+    percentile_interval,
     plugin_ref,
     spans,
 )
+from anoneval.plugins._shared.euclidean import EuclideanIndex
+from anoneval.plugins._shared.sampling import SampleParams
 from anoneval.plugins.distances._fitted import fitted_distance
+from anoneval.plugins.distances._records import LinearMapDistance
 
 #: Distances computed per chunk of anonymized records (bounds the chunk's matrix to ~32 MB).
 PAIRS_PER_CHUNK = 1 << 22
@@ -51,6 +56,7 @@ class Prepared:
     reference: Trajectories | None  # upstream's one-point reference trajectory
     order: np.ndarray | None  # originals sorted (stably) by distance to the reference
     ref_sorted: np.ndarray | None
+    index: EuclideanIndex | None = None  # microdata under a linear-map distance (Euclidean)
 
 
 class RecordLinkage(RiskMeasure):
@@ -82,7 +88,17 @@ class RecordLinkage(RiskMeasure):
     ``percen_window_size`` p, or by default N below 1,000 (exhaustive) and
     ⌊N·10^(4−⌊log10 N⌋)/100⌋ above (N/10 up to 10⁴, N/100 up to 10⁵, ...). Odd or fractional w
     searches 2⌊w/2⌋+1 originals, even w searches w. The projection is a heuristic (the
-    distance is no metric) and may miss links. Microdata are always searched exhaustively.
+    distance is no metric) and may miss links. Microdata are always searched exhaustively;
+    under Euclidean or Mahalanobis with ``ties="identical"`` both sides are mapped once and
+    searched with :class:`~anoneval.plugins._shared.euclidean.EuclideanIndex` (a KD-tree in
+    few columns, blockwise BLAS screening otherwise; the distances and first-original ties
+    of the plain search, ``cdist``'s values).
+
+    ``sample``: a seeded simple random sample of s anonymized records is linked (each
+    against every original), and RL is estimated as (m/s)·Σ_sample Pr(x'_j) / n, m the
+    anonymized records; ``ci`` is then the percentile bootstrap interval (``n_boot``
+    resamples of the sampled Pr values, at ``confidence_level``); without a sample there is
+    no interval (nothing is estimated). ``details.sample`` gives the sizes.
     """
 
     name = "RecordLinkage"
@@ -90,7 +106,7 @@ class RecordLinkage(RiskMeasure):
     unit = "share"
     accepts = ("trajectories", "microdata")
 
-    class Params(Params):
+    class Params(SampleParams, IntervalParams):
         distance: PluginRef = plugin_ref(
             "distance", "Martinez2021", "Distance used to find the nearest original; fitted on "
             "the original (e.g. Martinez2021's λ). Microdata need Euclidean, Mahalanobis or Gower.")
@@ -144,8 +160,12 @@ class RecordLinkage(RiskMeasure):
             r = _paired(distance, data, reference, np.arange(len(data)), np.zeros(len(data), int))
             order = np.argsort(r, kind="stable")
             ref_sorted = r[order]
+        index = None
+        if isinstance(data, Microdata) and self.params.ties == "identical" \
+                and isinstance(distance, LinearMapDistance):
+            index = EuclideanIndex(distance.mapped(data, "original"))
         return Prepared(distance, data, groups, sizes, _record_ids(original, self.params.id),
-                        reference, order, ref_sorted)
+                        reference, order, ref_sorted, index)
 
     # -- computation -----------------------------------------------------------------------------
 
@@ -180,8 +200,11 @@ class RecordLinkage(RiskMeasure):
         n_orig, n_anon = len(prep.original), len(anon)
         w = self.window_size(n_orig) if isinstance(anon, Trajectories) else float(n_orig)
         windowed = isinstance(anon, Trajectories) and w < n_orig
+        rows = self.params.sample_rows(n_anon, ctx.rng(9))
+        positions = np.arange(n_anon) if rows is None else rows
         nearest, dist_min, tied = search(prep, anon, truth, w if windowed else None,
-                                         self.params.ties, self.params.tie_tolerance, ctx)
+                                         self.params.ties, self.params.tie_tolerance, ctx, rows)
+        truth, anon_ids = truth[positions], anon_ids[positions]
         if self.params.ties == "identical":
             linked = (truth >= 0) & (nearest >= 0)
             linked[linked] = prep.groups[truth[linked]] == prep.groups[nearest[linked]]
@@ -190,7 +213,8 @@ class RecordLinkage(RiskMeasure):
         else:
             linked = tied[1]
             prob = np.where(linked, 1.0 / np.maximum(tied[0], 1), 0.0)
-        total = float(prob.sum())
+        scale = n_anon / len(positions)  # a sample's sum estimates the total
+        total = float(prob.sum()) * scale
         absent = np.flatnonzero(truth < 0)
         warnings = []
         if len(absent):
@@ -212,10 +236,19 @@ class RecordLinkage(RiskMeasure):
         summary = getattr(prep.distance, "summary", None)
         if callable(summary):
             details["distance"] = summary()
+        ci = None
+        if rows is not None:
+            details["sample"] = {"anonymized_rows": len(rows), "of_anonymized_rows": n_anon,
+                                 "note": "linked, absent and the distance lists count the "
+                                         "sampled records; expected_linked is scaled up"}
+            reps = prob[bootstrap_indices(ctx.rng(10), len(prob), self.params.n_boot)].mean(
+                axis=1) * n_anon / n_orig
+            ends = percentile_interval(reps, self.params.confidence_level)
+            ci = None if ends is None else [ends[0], ends[1]]
         if self.params.per_record:
             details["records"] = self._table(prep, anon, anon_ids, truth, nearest, dist_min,
-                                             prob)
-        return MeasureResult(value=total / n_orig, details=details, warnings=warnings)
+                                             prob, positions)
+        return MeasureResult(value=total / n_orig, ci=ci, details=details, warnings=warnings)
 
     def _truth(self, original: Dataset, anonymized: Dataset,
                n_orig: int) -> tuple[np.ndarray, np.ndarray]:
@@ -249,13 +282,15 @@ class RecordLinkage(RiskMeasure):
         return lookup.get_indexer(ids).astype(np.int64), ids
 
     def _table(self, prep: Prepared, anon: Dataset, anon_ids: np.ndarray, truth: np.ndarray,
-               nearest: np.ndarray, dist_min: np.ndarray, prob: np.ndarray) -> pd.DataFrame:
-        """One row per anonymized record: its nearest original and the true one's distance."""
+               nearest: np.ndarray, dist_min: np.ndarray, prob: np.ndarray,
+               positions: np.ndarray) -> pd.DataFrame:
+        """One row per (sampled) anonymized record, at ``positions``: its nearest original and
+        the true one's distance."""
         ok = truth >= 0
         true_dist = np.full(len(truth), np.nan)
         if ok.any():
             true_dist[ok] = _paired(prep.distance, prep.original, anon, truth[ok],
-                                    np.flatnonzero(ok))
+                                    positions[ok])
         nearest_ids = prep.ids.astype(object)[np.maximum(nearest, 0)]
         nearest_ids[nearest < 0] = None
         return pd.DataFrame({
@@ -285,18 +320,24 @@ class SearchJob:
 
 
 def search(prep: Prepared, anon: Dataset, truth: np.ndarray, window: float | None, ties: str,
-           tie_tolerance: float, ctx: Context) -> Search:
-    """Nearest original of every anonymized record, in blocks of anonymized records
-    (``ctx.map_blocks``): exhaustive (``window`` None) or upstream's window. Each record's
-    result depends on that record alone, so blocks change nothing but where it runs."""
-    n_orig, n_anon = len(prep.original), len(anon)
+           tie_tolerance: float, ctx: Context, rows_of: np.ndarray | None = None) -> Search:
+    """Nearest original of every anonymized record (or of those at positions ``rows_of``, a
+    sample; results in that order), in blocks of anonymized records (``ctx.map_blocks``):
+    exhaustive (``window`` None) or upstream's window. Each record's result depends on that
+    record alone, so blocks change nothing but where it runs. Microdata under a Euclidean
+    (linear-map) distance with ``ties="identical"`` take :func:`_search_euclidean`."""
+    n_orig = len(prep.original)
+    rows_of = np.arange(len(anon)) if rows_of is None else np.asarray(rows_of, np.int64)
+    n_anon = len(rows_of)
+    if prep.index is not None and window is None and ties == "identical":
+        return _search_euclidean(prep, anon, rows_of, ctx)
     width = n_orig if window is None else min(int(window) + 2, n_orig)
     rows = max(BLOCK_PAIRS // max(width, 1), 1)
     job = SearchJob(prep.distance, prep.original, anon, truth, prep.order, prep.ref_sorted,
                     prep.reference, window, ties, tie_tolerance)
     label = "exhaustive" if window is None else f"window {window:g}"
     with ctx.progress(n_anon, f"RecordLinkage ({label})") as bar:
-        parts = ctx.map_blocks(search_block, spans(n_anon, rows), job)
+        parts = ctx.map_blocks(search_block, [rows_of[a:b] for a, b in spans(n_anon, rows)], job)
         bar.update(n_anon)
     if not parts:
         empty = np.zeros(0)
@@ -305,11 +346,41 @@ def search(prep: Prepared, anon: Dataset, truth: np.ndarray, window: float | Non
     return nearest, dist_min, (n_tied, true_tied)
 
 
-def search_block(job: SearchJob, span: tuple[int, int]
+#: Anonymized records per block of the Euclidean search (``Context.map_blocks``).
+EUCLIDEAN_ROWS = 1 << 14
+
+
+def _euclidean_block(shared: tuple[EuclideanIndex, np.ndarray], rows: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    index, queries = shared
+    idx, dist = index.query(queries[rows], 1, first_on_ties=True)
+    return idx[:, 0], dist[:, 0]
+
+
+def _search_euclidean(prep: Prepared, anon: Dataset, rows_of: np.ndarray, ctx: Context
+                      ) -> Search:
+    """Exhaustive search on the distance's mapped records, each mapped once
+    (:class:`EuclideanIndex`: a KD-tree in few columns, BLAS screening otherwise, distances
+    recomputed as ``cdist`` does, ties to the first original): the same nearest originals and
+    distances as the generic search, without a matrix per block."""
+    assert prep.index is not None
+    queries = prep.distance.mapped(anon, "anonymized")  # type: ignore[attr-defined]
+    n = len(rows_of)
+    with ctx.progress(n, "RecordLinkage (exhaustive)") as bar:
+        parts = ctx.map_blocks(_euclidean_block,
+                               [rows_of[a:b] for a, b in spans(n, EUCLIDEAN_ROWS)],
+                               (prep.index, queries))
+        bar.update(n)
+    nearest = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    dist = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0)
+    return nearest, dist, (np.zeros(n, np.int64), np.zeros(n, bool))
+
+
+def search_block(job: SearchJob, rows: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Nearest original (−1: none), its distance, tied count and whether the true original
-    is tied, for anonymized records ``span``; chunked to :data:`PAIRS_PER_CHUNK`."""
-    rows = np.arange(*span)
+    is tied, for the anonymized records at positions ``rows``; chunked to
+    :data:`PAIRS_PER_CHUNK`."""
     if job.window is None:
         return _search_all(job, rows)
     assert isinstance(job.anonymized, Trajectories)

@@ -8,7 +8,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from scipy.spatial import cKDTree
 
 from anoneval.core.api import (
     Context,
@@ -25,41 +24,48 @@ from anoneval.core.api import (
 )
 from anoneval.plugins._control import checked_control, refuse_non_finite
 from anoneval.plugins._shared.continuous import ColumnsParams, Scale, paired, scale_pair
+from anoneval.plugins._shared.euclidean import EuclideanIndex, Method, choose_method
 from anoneval.plugins._shared.mixed import Encoded, encode, is_numeric, nearest_distances
+from anoneval.plugins._shared.sampling import SampleParams
 
-#: Query rows per block of the KD-tree searches (``Context.map_blocks``).
+#: Query rows per block of the nearest searches (``Context.map_blocks``).
 QUERY_ROWS = 1 << 15
 #: Record pairs per block of the mixed-type brute-force search (chunked inside).
 BLOCK_PAIRS = 1 << 24
 
 
-def _query_block(shared: tuple[cKDTree, np.ndarray, np.ndarray],
-                 block: tuple[str, int, int]) -> np.ndarray:
+def _query_block(shared: tuple[EuclideanIndex, np.ndarray, np.ndarray],
+                 block: tuple[str, np.ndarray]) -> np.ndarray:
     """Nearest-actual distances of actual rows (``"x"``: the second nearest, the nearest being
-    the row itself or a duplicate at 0) or replica rows (``"y"``) ``start:stop``."""
-    tree, X, Y = shared
-    side, start, stop = block
+    the row itself or a duplicate at 0) or replica rows (``"y"``) at positions ``rows``."""
+    index, X, Y = shared
+    side, rows = block
     if side == "x":
-        return tree.query(X[start:stop], k=2)[0][:, 1]
-    return tree.query(Y[start:stop], k=1)[0]
+        return index.query(X[rows], k=2)[1][:, 1]
+    return index.query(Y[rows], k=1)[1][:, 0]
 
 
-def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Context | None = None
-              ) -> tuple[float, float, np.ndarray, np.ndarray, float]:
+def dcr_share(X: np.ndarray, Y: np.ndarray, percentile: float = 5.0, ctx: Context | None = None,
+              x_rows: np.ndarray | None = None, y_rows: np.ndarray | None = None,
+              method: Method = "auto") -> tuple[float, float, np.ndarray, np.ndarray, float]:
     """Share of replica rows close to an actual row, on already scaled samples (X needs two
     rows or more): #{h: DCR(x*_h) < t or DCR(x*_h) = 0}/m.
 
     Returns the share, the threshold t (the ``percentile``-th percentile of actual-to-actual
     nearest-neighbour distances), the DCRs of the replica rows, those NN distances and the
-    same share for the actual rows (their NN distances in place of DCRs). The KD-tree queries
-    run in blocks of :data:`QUERY_ROWS` rows on ``ctx``'s engine (each row's distance is its
-    own: the same on every engine).
+    same share for the actual rows (their NN distances in place of DCRs). ``x_rows`` /
+    ``y_rows``: only those actual / replica rows are queried (each against all of X), a
+    sample; None: all. The exact searches (:class:`EuclideanIndex`, ``method``) run in blocks
+    of :data:`QUERY_ROWS` rows on ``ctx``'s engine (each row's distance is its own: the same
+    on every engine).
     """
-    blocks = ([("x", a, b) for a, b in spans(len(X), QUERY_ROWS)]
-              + [("y", a, b) for a, b in spans(len(Y), QUERY_ROWS)])
-    parts = (ctx or Context()).map_blocks(_query_block, blocks, (cKDTree(X), X, Y),
+    xq = np.arange(len(X)) if x_rows is None else np.asarray(x_rows, np.int64)
+    yq = np.arange(len(Y)) if y_rows is None else np.asarray(y_rows, np.int64)
+    blocks = ([("x", xq[a:b]) for a, b in spans(len(xq), QUERY_ROWS)]
+              + [("y", yq[a:b]) for a, b in spans(len(yq), QUERY_ROWS)])
+    parts = (ctx or Context()).map_blocks(_query_block, blocks, (EuclideanIndex(X, method), X, Y),
                                           desc="DistanceToClosestRecord (nearest records)")
-    nx = len(spans(len(X), QUERY_ROWS))
+    nx = len(spans(len(xq), QUERY_ROWS))
     nn_actual = np.concatenate(parts[:nx])
     threshold = float(np.percentile(nn_actual, percentile))
     dcr = np.concatenate(parts[nx:]) if len(parts) > nx else np.zeros(0)
@@ -163,11 +169,21 @@ class DistanceToClosestRecord(RiskMeasure):
     :func:`share_replicates` (``n_boot`` replicates, resampling the threshold's actual rows and
     the replica rows; the actual rows' NN distances are resampled as values, not recomputed);
     overfitting, Wilson's interval of p mapped through the score; baseline, the bootstrap of
-    both medians (the random table is kept). Nothing
-    is subsampled (SDMetrics' ``num_rows_subsample`` also subsamples the real reference,
-    SDMetrics#934, which hides copies). The search is exhaustive and exact, in blocks of
-    bounded memory (:func:`anoneval.plugins._shared.mixed.nearest`); no tree index fits
-    this distance, whose per-column cap makes it no norm of a fixed embedding.
+    both medians (the random table is kept). The reference is never subsampled
+    (SDMetrics' ``num_rows_subsample`` also subsamples the real reference, SDMetrics#934,
+    which hides copies). The share mode's search is exact (:class:`EuclideanIndex`): a
+    KD-tree up to 12 columns, else blockwise BLAS screening, every distance recomputed
+    directly (``cdist``'s values; exact copies at exactly 0). SDMetrics' modes search
+    exhaustively in blocks of bounded memory (:func:`anoneval.plugins._shared.mixed.nearest`);
+    no tree index fits that distance, whose per-column cap makes it no norm of a fixed
+    embedding.
+
+    ``sample`` (:mod:`anoneval.plugins._shared.sampling`): a seeded simple random sample of
+    query rows searched against the whole original. Share mode: s replica rows and s actual
+    rows (for the threshold; each still against every actual row), so the work is ~2·s·n
+    instead of (n + m)·n; the bootstrap above then covers the sampling too (it resamples both
+    samples), and ``details.sample`` gives the sizes. SDMetrics' modes: a sample of released
+    rows (the random baseline as large as the sample). A sample of all rows is no sample.
     """
 
     name = "DistanceToClosestRecord"
@@ -180,7 +196,7 @@ class DistanceToClosestRecord(RiskMeasure):
         """A share in the default mode; 1 − an SDMetrics score (no unit) otherwise."""
         return cls.unit if params.get("mode", "share") == "share" else None
 
-    class Params(ColumnsParams, IntervalParams):
+    class Params(ColumnsParams, IntervalParams, SampleParams):
         mode: Literal["share", "baseline", "overfitting"] = Field(
             "share", description="share: share below the actual-to-actual percentile; "
                                  "baseline / overfitting: SDMetrics' DCR protections.")
@@ -188,6 +204,10 @@ class DistanceToClosestRecord(RiskMeasure):
                                   description="Percentile of actual-to-actual NN distances.")
         scale: Scale = Field(default="std",
                              description="std: divide columns by the actual's sd; none: raw.")
+        search: Method = Field(
+            "auto", description="Share mode's exact nearest search: kdtree, blas (blockwise "
+            "‖a‖² + ‖b‖² − 2ab screening) or auto (the KD-tree up to 12 columns); every "
+            "path gives the same distances.")
 
     def control_use(self) -> ControlUse:
         return "required" if self.params.mode == "overfitting" else "none"
@@ -202,17 +222,23 @@ class DistanceToClosestRecord(RiskMeasure):
             raise DataError("the original data needs at least two rows for actual-to-actual "
                             "nearest-neighbour distances")
         X, Y, _ = scale_pair(X, Y, p.scale, columns)
-        share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile, ctx)
+        rng = ctx.rng(7)
+        x_rows, y_rows = p.sample_rows(len(X), rng), p.sample_rows(len(Y), rng)
+        share, threshold, dcr, nn_actual, expected = dcr_share(X, Y, p.percentile, ctx,
+                                                               x_rows, y_rows, p.search)
         q = np.percentile(dcr, [5, 50])
         reps = share_replicates(nn_actual, dcr, p.percentile, p.n_boot, ctx.rng(6))
-        return MeasureResult(
-            value=share, ci=_ci(percentile_interval(reps, p.confidence_level)),
-            details={"threshold": threshold, "percentile": p.percentile,
-                     "expected_share": expected,
-                     "dcr_p5": float(q[0]), "dcr_median": float(q[1]),
-                     "actual_nn_median": float(np.median(nn_actual)),
-                     "exact_copies": int(np.count_nonzero(dcr == 0))},
-        )
+        details: dict[str, Any] = {
+            "threshold": threshold, "percentile": p.percentile, "expected_share": expected,
+            "dcr_p5": float(q[0]), "dcr_median": float(q[1]),
+            "actual_nn_median": float(np.median(nn_actual)),
+            "exact_copies": int(np.count_nonzero(dcr == 0)),
+            "search": choose_method(X.shape[1], p.search)}
+        if x_rows is not None or y_rows is not None:
+            details["sample"] = {"replica_rows": len(dcr), "of_replica_rows": len(Y),
+                                 "actual_rows": len(nn_actual), "of_actual_rows": len(X)}
+        return MeasureResult(value=share, ci=_ci(percentile_interval(reps, p.confidence_level)),
+                             details=details)
 
     def _protection(self, original: Dataset | None, anonymized: Dataset | None,
                     ctx: Context) -> MeasureResult:
@@ -230,6 +256,9 @@ class DistanceToClosestRecord(RiskMeasure):
         if p.mode == "overfitting":
             checked_control(ctx.control, columns, f"DistanceToClosestRecord ({p.mode})")
         real, syn = original.frame[columns], anonymized.frame[columns]
+        rows = p.sample_rows(len(syn), ctx.rng(7))
+        if rows is not None:
+            syn = syn.iloc[rows]
         to_real = sdm_dcr(syn, real, columns, ctx)
         if p.mode == "baseline":
             random = uniform_like(real, len(syn), ctx.rng(5))
@@ -259,6 +288,8 @@ class DistanceToClosestRecord(RiskMeasure):
                                                       "closer_to_holdout": 1 - closer}}
             if len(ctx.control) < len(original) / 2:
                 details["note"] = "the control set is smaller than half the original"
+        if rows is not None:
+            details["sample"] = {"released_rows": len(syn), "of_released_rows": len(anonymized)}
         return MeasureResult(value=1 - score, ci=_ci(ends),
                              details={"score": score, "mode": p.mode, **details})
 

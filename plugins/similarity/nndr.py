@@ -11,7 +11,6 @@ from anoneval.core.api import (
     Dataset,
     Distance,
     MeasureResult,
-    Params,
     PluginRef,
     RiskMeasure,
     plugin_ref,
@@ -20,6 +19,7 @@ from anoneval.core.api import (
 )
 from anoneval.plugins._control import checked_control
 from anoneval.plugins._shared.intervals import LevelParams
+from anoneval.plugins._shared.sampling import SampleParams
 from anoneval.plugins.distances._fitted import fitted_distance
 
 #: Distances computed per chunk of query records.
@@ -29,14 +29,14 @@ BLOCK_PAIRS = 1 << 24
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def ratio_block(shared: tuple[Distance, Dataset, Dataset], span: tuple[int, int]
-                ) -> np.ndarray:
-    """NNDR of query records ``span`` (chunked to :data:`CHUNK_ELEMENTS` distances)."""
+def ratio_block(shared: tuple[Distance, Dataset, Dataset], rows: np.ndarray) -> np.ndarray:
+    """NNDR of the query records at positions ``rows`` (chunked to :data:`CHUNK_ELEMENTS`
+    distances)."""
     distance, query, reference = shared
     n = len(reference)
-    out = np.empty(span[1] - span[0])
+    out = np.empty(len(rows))
     for a, b in spans(len(out), max(1, CHUNK_ELEMENTS // n)):
-        d = distance.pairwise(query, reference, rows=np.arange(span[0] + a, span[0] + b))
+        d = distance.pairwise(query, reference, rows=rows[a:b])
         if np.isnan(d).any():
             raise DataError(f"{distance.name} gave no distance for some record pairs (no "
                             "comparable column); NNDR needs a distance for every pair")
@@ -47,12 +47,14 @@ def ratio_block(shared: tuple[Distance, Dataset, Dataset], span: tuple[int, int]
 
 
 def nndr(distance: Distance, query: Dataset, reference: Dataset,
-         ctx: Context | None = None) -> np.ndarray:
-    """d₁/d₂ of each query record: distances to its nearest and second-nearest reference
-    record. 0 when d₁ = 0 (an exact copy, also of a duplicated reference record). Blocks of
-    query records run on ``ctx``'s engine."""
-    rows = max(1, BLOCK_PAIRS // len(reference))
-    parts = (ctx or Context()).map_blocks(ratio_block, spans(len(query), rows),
+         ctx: Context | None = None, rows: np.ndarray | None = None) -> np.ndarray:
+    """d₁/d₂ of each query record (or of those at positions ``rows``, a sample): distances to
+    its nearest and second-nearest reference record. 0 when d₁ = 0 (an exact copy, also of a
+    duplicated reference record). Blocks of query records run on ``ctx``'s engine."""
+    rows = np.arange(len(query)) if rows is None else np.asarray(rows, np.int64)
+    size = max(1, BLOCK_PAIRS // len(reference))
+    parts = (ctx or Context()).map_blocks(ratio_block, [rows[a:b] for a, b in
+                                                        spans(len(rows), size)],
                                           (distance, query, reference), desc="NNDR")
     return np.concatenate(parts) if parts else np.zeros(0)
 
@@ -80,7 +82,10 @@ class NNDR(RiskMeasure):
     copied. syntheval's variant (ratios of *original* records against the release) is not this
     one. The search is exhaustive, chunked. ``ci``: Wilson's (1927) score interval of the
     share at ``confidence_level``, the released records taken as m draws of the generator
-    (the original, the reference, is fixed).
+    (the original, the reference, is fixed). ``sample``: a seeded simple random sample of the
+    released (and control) records, each searched against the whole original; the share is
+    then that of the sample, Wilson's interval over the s sampled records, and
+    ``details.sample`` gives the sizes (:mod:`anoneval.plugins._shared.sampling`).
     """
 
     name = "NNDR"
@@ -89,7 +94,7 @@ class NNDR(RiskMeasure):
     unit = "share"
     uses_control = "optional"
 
-    class Params(Params, LevelParams):
+    class Params(SampleParams, LevelParams):
         threshold: float = Field(0.5, gt=0, le=1, description="A ratio below it counts.")
         distance: PluginRef = plugin_ref(
             "distance", "Gower", "Record distance, fitted on the original (e.g. Gower, "
@@ -105,12 +110,19 @@ class NNDR(RiskMeasure):
             raise DataError("the anonymized data has no records")
         distance = fitted_distance(ctx, self.params.distance, original)
         t = self.params.threshold
-        released = summary(_named(distance, anonymized, original, ctx, "anonymized data"), t)
+        rng = ctx.rng(8)
+        rows = self.params.sample_rows(len(anonymized), rng)
+        released = summary(_named(distance, anonymized, original, ctx, "anonymized data",
+                                  rows), t)
         details: dict[str, object] = {"threshold": t, "distance": distance.name, **released}
+        if rows is not None:
+            details["sample"] = {"released_rows": len(rows),
+                                 "of_released_rows": len(anonymized)}
         if ctx.control is not None:
             control = checked_control(ctx.control, [], "NNDR")
             details["control"] = summary(_named(distance, control, original, ctx,
-                                                "control set"), t)
+                                                "control set",
+                                                self.params.sample_rows(len(control), rng)), t)
         ratios_n = int(released["n"])  # type: ignore[call-overload]
         below = round(float(released["share_below"]) * ratios_n)  # type: ignore[arg-type]
         ci = list(wilson_interval(below, ratios_n, self.params.confidence_level))
@@ -118,10 +130,10 @@ class NNDR(RiskMeasure):
 
 
 def _named(distance: Distance, data: Dataset, original: Dataset, ctx: Context,
-           side: str) -> np.ndarray:
+           side: str, rows: np.ndarray | None = None) -> np.ndarray:
     """:func:`nndr` with the side named in a data error (the distance calls its inputs
     "first" and "second")."""
     try:
-        return nndr(distance, data, original, ctx)
+        return nndr(distance, data, original, ctx, rows)
     except DataError as exc:
         raise DataError(f"the {side} against the original: {exc}") from exc

@@ -45,6 +45,7 @@ def runners(local2, cluster):
 def use_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Block sizes small enough that tiny data make several blocks."""
     monkeypatch.setattr(record_linkage, "BLOCK_PAIRS", 150)
+    monkeypatch.setattr(record_linkage, "EUCLIDEAN_ROWS", 16)
     monkeypatch.setattr(martinez2021, "LAMBDA_BLOCK", 3000)
     monkeypatch.setattr(distance_to_closest_record, "QUERY_ROWS", 16)
     monkeypatch.setattr(distance_to_closest_record, "BLOCK_PAIRS", 900)
@@ -89,7 +90,11 @@ CASES = [
      "trajectories"),
     ("RecordLinkage", {"distance": {"name": "Euclidean", "params": {"columns": ["a", "b"]}},
                        "ties": "distance"}, "microdata_same"),
+    ("RecordLinkage", {"distance": {"name": "Euclidean", "params": {"columns": ["a", "b"]}},
+                       "sample": 40}, "microdata_same"),
     ("DistanceToClosestRecord", {"columns": ["a", "b"]}, "microdata"),
+    ("DistanceToClosestRecord", {"columns": ["a", "b"], "search": "blas", "sample": 0.5},
+     "microdata"),
     ("DistanceToClosestRecord", {"mode": "baseline"}, "microdata"),
     ("ClosePairs", {"columns": ["a", "b"], "d0": 0.1}, "microdata"),
     ("EnergyStatistic", {"columns": ["a", "b"], "resamples": 9}, "microdata"),
