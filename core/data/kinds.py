@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from anoneval.core.data.duplicates import repeated
 from anoneval.core.data.files import regular_file
+from anoneval.core.data.given import input_hash, remembered
 from anoneval.core.data.memory import MEMORY_HINT, available_memory, human_bytes
 from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
@@ -133,9 +134,10 @@ class Dataset:
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
-        """What the report says about this input."""
+        """What the report says about this input; the hash is computed when first read (an
+        :class:`~anoneval.core.data.given.InputHash`)."""
         return {"kind": self.data_kind, "path": self.source, "rows": len(self),
-                "hash": self.content_hash()}
+                "hash": input_hash(self)}
 
 
 def require_columns(data: Dataset, present: Collection[Any], columns: Collection[str],
@@ -1115,21 +1117,25 @@ def as_dataset(obj: Any, kind: str | None = None, side: str | None = None) -> Da
 
     Anything else is a :class:`TypeError` naming ``side`` (e.g. "anonymized") and the accepted
     types."""
-    if obj is None or isinstance(obj, Dataset):
+    if obj is None:
         return obj
+    if isinstance(obj, Dataset):  # its cache is cleared when its frame changed
+        return remembered(obj, None, lambda d: d)
     if isinstance(obj, pd.DataFrame):
-        if kind in (None, "microdata"):
-            return Microdata(obj)
-        if kind == "trajectories":
-            return Trajectories.from_frame(obj)
-        if kind == "table":
-            return Table(obj)
-        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+        if kind not in (None, *DATA_KINDS):
+            raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+        # the same object, unchanged, gives the same dataset (validated and hashed once)
+        return remembered(obj, kind or "microdata", _FROM_FRAME[kind or "microdata"])
     hint = ("; to read a file, pass anoneval.core.load(path)"
             if isinstance(obj, (str, Path)) else "")
     raise TypeError(f"{f'{side}: ' if side else ''}expected a pandas DataFrame, an anoneval "
                     "Dataset (Microdata, Table, Trajectories) or None, got "
                     f"{type(obj).__name__}{hint}")
+
+
+#: How :func:`as_dataset` reads a DataFrame as each kind.
+_FROM_FRAME: dict[str, Callable[[pd.DataFrame], Dataset]] = {
+    "microdata": Microdata, "table": Table, "trajectories": lambda f: Trajectories.from_frame(f)}
 
 
 def require_records(data: Dataset | None, side: str) -> None:
@@ -1157,6 +1163,11 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
     those."""
     if not isinstance(data, FrameData):
         return
+    data.cached(("scalar_cells", side), lambda: _scalar_cells(data, side))
+
+
+def _scalar_cells(data: FrameData, side: str) -> bool:
+    """:func:`require_scalar_cells`, run once per dataset (its success is cached)."""
     frame = data.frame
     for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
         column = frame.columns[position]
@@ -1170,6 +1181,7 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
             raise DataError(f"{side}{where}: column {str(column)!r} holds a "
                             f"{type(values.iloc[row]).__name__} at {data_row(row)}; "
                             f"{SCALAR_CELLS}")
+    return True
 
 
 def _value_kind(values: pd.Series) -> str:
@@ -1312,20 +1324,26 @@ def unify_kinds(data: Dataset | None, side: str) -> tuple[Dataset | None, list[s
 
     Works on any dataset that knows its :meth:`~Dataset.value_kinds`: in memory, or partitioned
     (surveyed partition-wise, converted as each partition is read)."""
-    kinds = data.value_kinds() if data is not None else None
-    if not kinds:
+    if data is None:
         return data, []
-    assert data is not None
-    mixed = [c for c, k in kinds.items() if k == "mixed"]
+    unified, said = data.cached(("unified",), lambda: _unified(data))
+    return unified if unified is not None else data, [f"{side}: {note}" for note in said]
+
+
+def _unified(data: Dataset) -> tuple[Dataset | None, list[str]]:
+    """:func:`unify_kinds` without the side in the notes, done once per dataset (None: no
+    column changed; the dataset itself is not cached in itself, which would be a cycle)."""
+    kinds = data.value_kinds()
+    mixed = [c for c, k in (kinds or {}).items() if k == "mixed"]
     if not mixed:
-        return data, []
+        return None, []
     changed: dict[str, Conversion] = {}
     notes: list[str] = []
     for col, survey in data.value_surveys(mixed).items():
         changed[col] = conv = _one_kind(survey)
         how = ('text, numbers as written (39 → "39")' if conv is TEXT
                else f'numbers ({conv.to}), text such as "39" as the number')
-        notes.append(f"{side}: column {col!r} mixes values of types "
+        notes.append(f"column {col!r} mixes values of types "
                      f"{', '.join(sorted(survey.types))}; read as {how}")
     return data.converted(changed), notes
 
