@@ -1171,9 +1171,9 @@ def _scalar_cells(data: FrameData, side: str) -> bool:
     frame = data.frame
     for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
         column = frame.columns[position]
-        values = frame.iloc[:, position]
-        if pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+        if _inferred(data, column) in _SCALARS:
             continue
+        values = frame.iloc[:, position]
         scalar = values.map(pd.api.types.is_scalar).to_numpy(dtype=bool)
         if not scalar.all():
             row = int(np.flatnonzero(~scalar)[0])
@@ -1184,11 +1184,20 @@ def _scalar_cells(data: FrameData, side: str) -> bool:
     return True
 
 
-def _value_kind(values: pd.Series) -> str:
-    """number, bool, text, datetime, or mixed (an object column of several Python types)."""
+def _inferred(data: FrameData, column: Any) -> str:
+    """pandas' inferred type of a column's values, once per dataset: the scalar-cell check and
+    the column's kind of values share this one scan."""
+    return data.cached(("inferred", column),
+                       lambda: pd.api.types.infer_dtype(data.frame[column], skipna=True))
+
+
+def _value_kind(values: pd.Series, inferred: str | None = None) -> str:
+    """number, bool, text, datetime, or mixed (an object column of several Python types);
+    ``inferred``: the values' :func:`pandas.api.types.infer_dtype`, when known."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        values = pd.Series(values.cat.categories)
-    inferred = pd.api.types.infer_dtype(values, skipna=True)
+        values, inferred = pd.Series(values.cat.categories), None
+    if inferred is None:
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
     if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
         return "number"
     if inferred == "boolean":
@@ -1287,7 +1296,8 @@ _DTYPE_KINDS = {"i": "number", "u": "number", "f": "number", "b": "bool"}
 
 
 def _kind(data: FrameData, col: Any) -> str:
-    return data.cached(("value_kind", col), lambda: _value_kind(data.frame[col]))
+    return data.cached(("value_kind", col), lambda: _value_kind(
+        data.frame[col], _inferred(data, col) if data.frame[col].dtype == object else None))
 
 
 def _one_kind(survey: ValueSurvey) -> Conversion:
