@@ -1223,6 +1223,12 @@ def _text(values: pd.Series) -> pd.Series:
 
     if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # text already
         return values.astype(object).where(values.notna(), np.nan)
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biuf":
+        # one value type: each distinct value written once, the cells sharing its text (no
+        # Python string per cell: 10^7 ages are ~100 texts, not 10^7 objects)
+        codes, uniques = pd.factorize(values.to_numpy())
+        texts = np.array([one(v) for v in uniques.tolist()] + [np.nan], dtype=object)
+        return pd.Series(texts[codes], index=values.index, dtype=object)  # -1: the NaN
     return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
