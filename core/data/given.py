@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import sys
 import threading
 import weakref
 from collections import UserString
@@ -159,7 +160,10 @@ def _remove(key: tuple[int, str | None]) -> _Entry | None:
 
 
 def _dropped(key: tuple[int, str | None], ref: weakref.ReferenceType[Any]) -> None:
-    """The object died: hash it for the reports still waiting, then let the dataset go."""
+    """The object died: hash it for the reports still waiting, then let the dataset go (not
+    when the interpreter exits: no report is read then)."""
+    if sys.is_finalizing():
+        return
     with _LOCK:
         entry = _ENTRIES.get(key)
         if entry is None or entry.ref is not ref:
