@@ -32,6 +32,7 @@ from anoneval.core.api import (
     plugin_ref,
     released,
 )
+from anoneval.core.data.given import forget
 from anoneval.core.data.kinds import load
 from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.report.model import MeasureReport, MultiReport, Report
@@ -42,5 +43,5 @@ __all__ = [
     "LossMeasure", "Measure", "MeasureReport", "MeasureResult", "Microdata", "MultiReport",
     "Params", "Partitioned", "Plugin", "PluginError", "PluginRef", "Report", "RiskMeasure",
     "SynthesisResult", "Synthesizer", "Table", "Trajectories", "UnknownPluginError", "evaluate",
-    "evaluate_many", "hookimpl", "load", "plugin_ref", "released",
+    "evaluate_many", "forget", "hookimpl", "load", "plugin_ref", "released",
 ]

@@ -22,6 +22,7 @@ part of the HTML report, imported only when a report is rendered.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -59,7 +60,9 @@ BUILTIN_HOOK_PLUGINS: dict[str, str] = dict(
 BUILTIN_SOURCE = "anoneval (built-in)"
 
 
+@functools.cache
 def own_version() -> str:
+    """anoneval's installed version (read once: every report carries it)."""
     try:
         return metadata.version("anoneval")
     except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree

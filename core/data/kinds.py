@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from anoneval.core.data.duplicates import repeated
 from anoneval.core.data.files import regular_file
+from anoneval.core.data.given import input_hash, remembered
 from anoneval.core.data.memory import MEMORY_HINT, available_memory, human_bytes
 from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
@@ -133,9 +134,10 @@ class Dataset:
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
-        """What the report says about this input."""
+        """What the report says about this input; the hash is computed when first read (an
+        :class:`~anoneval.core.data.given.InputHash`)."""
         return {"kind": self.data_kind, "path": self.source, "rows": len(self),
-                "hash": self.content_hash()}
+                "hash": input_hash(self)}
 
 
 def require_columns(data: Dataset, present: Collection[Any], columns: Collection[str],
@@ -1115,21 +1117,25 @@ def as_dataset(obj: Any, kind: str | None = None, side: str | None = None) -> Da
 
     Anything else is a :class:`TypeError` naming ``side`` (e.g. "anonymized") and the accepted
     types."""
-    if obj is None or isinstance(obj, Dataset):
+    if obj is None:
         return obj
+    if isinstance(obj, Dataset):  # its cache is cleared when its frame changed
+        return remembered(obj, None, lambda d: d)
     if isinstance(obj, pd.DataFrame):
-        if kind in (None, "microdata"):
-            return Microdata(obj)
-        if kind == "trajectories":
-            return Trajectories.from_frame(obj)
-        if kind == "table":
-            return Table(obj)
-        raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+        if kind not in (None, *DATA_KINDS):
+            raise DataError(f"unknown data kind {kind!r}; allowed: {', '.join(DATA_KINDS)}")
+        # the same object, unchanged, gives the same dataset (validated and hashed once)
+        return remembered(obj, kind or "microdata", _FROM_FRAME[kind or "microdata"])
     hint = ("; to read a file, pass anoneval.core.load(path)"
             if isinstance(obj, (str, Path)) else "")
     raise TypeError(f"{f'{side}: ' if side else ''}expected a pandas DataFrame, an anoneval "
                     "Dataset (Microdata, Table, Trajectories) or None, got "
                     f"{type(obj).__name__}{hint}")
+
+
+#: How :func:`as_dataset` reads a DataFrame as each kind.
+_FROM_FRAME: dict[str, Callable[[pd.DataFrame], Dataset]] = {
+    "microdata": Microdata, "table": Table, "trajectories": lambda f: Trajectories.from_frame(f)}
 
 
 def require_records(data: Dataset | None, side: str) -> None:
@@ -1157,12 +1163,17 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
     those."""
     if not isinstance(data, FrameData):
         return
+    data.cached(("scalar_cells", side), lambda: _scalar_cells(data, side))
+
+
+def _scalar_cells(data: FrameData, side: str) -> bool:
+    """:func:`require_scalar_cells`, run once per dataset (its success is cached)."""
     frame = data.frame
     for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
         column = frame.columns[position]
-        values = frame.iloc[:, position]
-        if pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+        if _inferred(data, column) in _SCALARS:
             continue
+        values = frame.iloc[:, position]
         scalar = values.map(pd.api.types.is_scalar).to_numpy(dtype=bool)
         if not scalar.all():
             row = int(np.flatnonzero(~scalar)[0])
@@ -1170,13 +1181,23 @@ def require_scalar_cells(data: Dataset | None, side: str) -> None:
             raise DataError(f"{side}{where}: column {str(column)!r} holds a "
                             f"{type(values.iloc[row]).__name__} at {data_row(row)}; "
                             f"{SCALAR_CELLS}")
+    return True
 
 
-def _value_kind(values: pd.Series) -> str:
-    """number, bool, text, datetime, or mixed (an object column of several Python types)."""
+def _inferred(data: FrameData, column: Any) -> str:
+    """pandas' inferred type of a column's values, once per dataset: the scalar-cell check and
+    the column's kind of values share this one scan."""
+    return data.cached(("inferred", column),
+                       lambda: pd.api.types.infer_dtype(data.frame[column], skipna=True))
+
+
+def _value_kind(values: pd.Series, inferred: str | None = None) -> str:
+    """number, bool, text, datetime, or mixed (an object column of several Python types);
+    ``inferred``: the values' :func:`pandas.api.types.infer_dtype`, when known."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        values = pd.Series(values.cat.categories)
-    inferred = pd.api.types.infer_dtype(values, skipna=True)
+        values, inferred = pd.Series(values.cat.categories), None
+    if inferred is None:
+        inferred = pd.api.types.infer_dtype(values, skipna=True)
     if inferred in ("integer", "floating", "mixed-integer-float", "decimal"):
         return "number"
     if inferred == "boolean":
@@ -1202,6 +1223,12 @@ def _text(values: pd.Series) -> pd.Series:
 
     if pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):  # text already
         return values.astype(object).where(values.notna(), np.nan)
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biuf":
+        # one value type: each distinct value written once, the cells sharing its text (no
+        # Python string per cell: 10^7 ages are ~100 texts, not 10^7 objects)
+        codes, uniques = pd.factorize(values.to_numpy())
+        texts = np.array([one(v) for v in uniques.tolist()] + [np.nan], dtype=object)
+        return pd.Series(texts[codes], index=values.index, dtype=object)  # -1: the NaN
     return pd.Series([one(v) for v in values.tolist()], index=values.index, dtype=object)
 
 
@@ -1275,7 +1302,8 @@ _DTYPE_KINDS = {"i": "number", "u": "number", "f": "number", "b": "bool"}
 
 
 def _kind(data: FrameData, col: Any) -> str:
-    return data.cached(("value_kind", col), lambda: _value_kind(data.frame[col]))
+    return data.cached(("value_kind", col), lambda: _value_kind(
+        data.frame[col], _inferred(data, col) if data.frame[col].dtype == object else None))
 
 
 def _one_kind(survey: ValueSurvey) -> Conversion:
@@ -1312,20 +1340,26 @@ def unify_kinds(data: Dataset | None, side: str) -> tuple[Dataset | None, list[s
 
     Works on any dataset that knows its :meth:`~Dataset.value_kinds`: in memory, or partitioned
     (surveyed partition-wise, converted as each partition is read)."""
-    kinds = data.value_kinds() if data is not None else None
-    if not kinds:
+    if data is None:
         return data, []
-    assert data is not None
-    mixed = [c for c, k in kinds.items() if k == "mixed"]
+    unified, said = data.cached(("unified",), lambda: _unified(data))
+    return unified if unified is not None else data, [f"{side}: {note}" for note in said]
+
+
+def _unified(data: Dataset) -> tuple[Dataset | None, list[str]]:
+    """:func:`unify_kinds` without the side in the notes, done once per dataset (None: no
+    column changed; the dataset itself is not cached in itself, which would be a cycle)."""
+    kinds = data.value_kinds()
+    mixed = [c for c, k in (kinds or {}).items() if k == "mixed"]
     if not mixed:
-        return data, []
+        return None, []
     changed: dict[str, Conversion] = {}
     notes: list[str] = []
     for col, survey in data.value_surveys(mixed).items():
         changed[col] = conv = _one_kind(survey)
         how = ('text, numbers as written (39 → "39")' if conv is TEXT
                else f'numbers ({conv.to}), text such as "39" as the number')
-        notes.append(f"{side}: column {col!r} mixes values of types "
+        notes.append(f"column {col!r} mixes values of types "
                      f"{', '.join(sorted(survey.types))}; read as {how}")
     return data.converted(changed), notes
 

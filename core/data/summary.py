@@ -103,6 +103,11 @@ def _group(columns: Sequence[tuple[np.ndarray, pd.Index]],
     """Sorted dense group id of each row over ``columns`` (each as :func:`_codes` codes it)
     and, per column, each group's code and the column's sorted distinct values (missing code
     ``len(values)``)."""
+    if len(columns) == 1:  # the codes are the dense sorted ids: share them, no copy
+        codes, uniques = columns[0]
+        n_groups = int(codes.max()) + 1 if n else 0
+        if n_groups in (len(uniques), len(uniques) + 1):  # dense by construction (_codes)
+            return codes, [(np.arange(n_groups, dtype=np.int64), uniques)]
     key = np.zeros(n, dtype=np.int64)
     size = 1
     coded = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import UserString
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
@@ -22,6 +23,8 @@ def to_jsonable(obj: Any) -> Any:
         return to_jsonable(obj.value)
     if obj is None or isinstance(obj, (bool, str)):
         return obj
+    if isinstance(obj, UserString):  # e.g. an input's hash, computed when first read
+        return str(obj)
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, np.bool_):
         return int(obj)
     if isinstance(obj, np.bool_):

@@ -471,7 +471,7 @@ class Evaluator:
             self._prepare(i, planned)
         for given in self._given:
             if given is not None:
-                given.describe()
+                given.content_hash()
 
     def evaluate_release(self, anonymized: Any = None, *, engine: Any = None) -> Report:
         """Evaluate one release (None for analytic measures) as the one unnamed variant of

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from anoneval.core.api import Context
+from anoneval.core.data.given import hash_now
 from anoneval.core.data.kinds import Dataset, load
 from anoneval.core.data.memory import MEMORY_HINT, human_bytes
 from anoneval.core.data.parampaths import param_paths
@@ -110,7 +111,11 @@ def run_plan(plan: Plan, show_progress: bool = False,
     if spec is not None:
         check_engine(spec)  # Dask installed, scheduler allowed: before any input is read
     try:
-        return _run(plan, show_progress, datasets, spec)
+        report = _run(plan, show_progress, datasets, spec)
+        # the report's input hashes, while the inputs are in memory (see data.given)
+        for part in (report, *getattr(report, "variants", [])):
+            hash_now(part.inputs)
+        return report
     except MemoryError:  # outside the measures (each measure's is its own error)
         raise DataError(out_of_memory(plan)) from None
 

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, Microdata
 from anoneval.plugins.fidelity._common import (
     FidelityParams,
     choose,
@@ -32,6 +32,12 @@ class ColumnFidelity(LossMeasure):
               ) -> tuple[dict[str, Any], str | None]:
         raise NotImplementedError
 
+    def score_column(self, column: str, original: Microdata, released: Microdata
+                     ) -> tuple[dict[str, Any], str | None]:
+        """:meth:`score` of one column; measures that keep per-column summaries of a side on
+        the dataset (computed once per input object) override this."""
+        return self.score(column, original.frame[column], released.frame[column])
+
     def extra(self) -> dict[str, Any]:
         """Details beside the score and the breakdown."""
         return {}
@@ -48,7 +54,7 @@ class ColumnFidelity(LossMeasure):
                              "categorical")
         rows, warnings = [], []
         for c in columns:
-            row, warning = self.score(c, ori.frame[c], syn.frame[c])
+            row, warning = self.score_column(c, ori, syn)
             rows.append({"column": c, **row})
             if warning:
                 warnings.append(f"column {c!r}: {warning}")

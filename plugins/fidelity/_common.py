@@ -71,6 +71,24 @@ def numeric_only(original: Microdata, anonymized: Microdata, columns: Sequence[s
         raise DataError(f"{name} needs numeric columns; {', '.join(map(repr, bad))} are not")
 
 
+def value_range(data: Microdata, column: str) -> tuple[float, float]:
+    """The smallest and largest present value of a numeric (or datetime: nanoseconds, as
+    :func:`as_number`) column, NaN for none; ±inf when an infinite value is present. Two
+    passes, no copy of a float column; kept on the dataset, so once per input object."""
+
+    def compute() -> tuple[float, float]:
+        s = data.frame[column]
+        if pd.api.types.is_datetime64_any_dtype(s):
+            values = as_number(s).to_numpy()
+        else:
+            values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        if not len(values):
+            return np.nan, np.nan
+        return float(np.fmin.reduce(values)), float(np.fmax.reduce(values))  # NaN ignored
+
+    return data.cached(("anoneval.fidelity.range", column), compute)
+
+
 def require_finite(sides: Mapping[str, Microdata], columns: Sequence[str], name: str) -> None:
     """An infinite value in a numeric column is an error naming the column, the side and its
     row: the scores are defined on finite numbers, with missing values (NaN) kept apart."""
@@ -79,9 +97,11 @@ def require_finite(sides: Mapping[str, Microdata], columns: Sequence[str], name:
             s = data.frame[c]
             if not pd.api.types.is_float_dtype(s):
                 continue
-            refuse_infinite(s.to_numpy(dtype=np.float64, na_value=np.nan),
-                            f"{name}: column {c!r} of the {side} data",
-                            "the scores need finite numbers (missing values may be empty)")
+            low, high = value_range(data, c)  # an infinite value is the lowest or highest
+            if np.isinf(low) or np.isinf(high):
+                refuse_infinite(s.to_numpy(dtype=np.float64, na_value=np.nan),
+                                f"{name}: column {c!r} of the {side} data",
+                                "the scores need finite numbers (missing values may be empty)")
 
 
 def is_categorical(series: pd.Series) -> bool:

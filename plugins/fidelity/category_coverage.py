@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from anoneval.core.api import Microdata
 from anoneval.plugins.fidelity._column import ColumnFidelity
 
 
@@ -27,10 +28,28 @@ class CategoryCoverageLoss(ColumnFidelity):
 
     def score(self, column: str, real: pd.Series, released: pd.Series
               ) -> tuple[dict[str, Any], str | None]:
-        values = set(real.dropna().unique())
-        row = {"score": None, "n_categories": len(values)}
-        if not values:
-            return row, "the original is all missing: no score"
-        seen = values & set(released.dropna().unique())
-        return {**row, "n_covered": len(seen), "missing": sorted(map(str, values - seen))[:20],
-                "score": len(seen) / len(values)}, None
+        return covered(distinct(real), released)
+
+    def score_column(self, column: str, original: Microdata, released: Microdata
+                     ) -> tuple[dict[str, Any], str | None]:
+        values = original.cached(("anoneval.fidelity.categories", column),
+                                 lambda: distinct(original.frame[column]))
+        return covered(values, released.frame[column])
+
+
+def distinct(values: pd.Series) -> frozenset[Any]:
+    """The distinct present values: one hash pass over the column, the missing ones dropped
+    from the distinct values (not from the column, which would copy it)."""
+    unique = pd.unique(values.to_numpy() if values.dtype == object else values)
+    return frozenset(unique[~pd.isna(unique)].tolist() if len(unique) else [])
+
+
+def covered(values: frozenset[Any], released: pd.Series) -> tuple[dict[str, Any], str | None]:
+    """One column's row of the breakdown: which of the original's ``values`` the release
+    shows."""
+    row = {"score": None, "n_categories": len(values)}
+    if not values:
+        return row, "the original is all missing: no score"
+    seen = values & distinct(released)
+    return {**row, "n_covered": len(seen), "missing": sorted(map(str, values - seen))[:20],
+            "score": len(seen) / len(values)}, None

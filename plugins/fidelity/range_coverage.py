@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from anoneval.core.api import Microdata
 from anoneval.plugins.fidelity._column import ColumnFidelity
-from anoneval.plugins.fidelity._common import as_number
+from anoneval.plugins.fidelity._common import as_number, value_range
 
 
 class RangeCoverageLoss(ColumnFidelity):
@@ -27,12 +29,21 @@ class RangeCoverageLoss(ColumnFidelity):
 
     def score(self, column: str, real: pd.Series, released: pd.Series
               ) -> tuple[dict[str, Any], str | None]:
-        r, s = as_number(real).dropna(), as_number(released).dropna()
-        lo_r, hi_r, lo_s, hi_s = r.min(), r.max(), s.min(), s.max()
-        if not len(r) or lo_r == hi_r or not len(s):
-            return {"score": None}, ("constant or missing in the original, or missing in the "
-                                     "release: no score")
-        span = hi_r - lo_r
-        miss = max((lo_s - lo_r) / span, 0) + max((hi_r - hi_s) / span, 0)
-        return {"real_min": float(lo_r), "real_max": float(hi_r), "synthetic_min": float(lo_s),
-                "synthetic_max": float(hi_s), "score": max(1 - miss, 0.0)}, None
+        r, s = as_number(real), as_number(released)
+        return coverage(r.min(), r.max(), s.min(), s.max())
+
+    def score_column(self, column: str, original: Microdata, released: Microdata
+                     ) -> tuple[dict[str, Any], str | None]:
+        return coverage(*value_range(original, column), *value_range(released, column))
+
+
+def coverage(lo_r: float, hi_r: float, lo_s: float, hi_s: float
+             ) -> tuple[dict[str, Any], str | None]:
+    """One column's row of the breakdown from the present values' extremes (NaN: none)."""
+    if np.isnan(lo_r) or lo_r == hi_r or np.isnan(lo_s):
+        return {"score": None}, ("constant or missing in the original, or missing in the "
+                                 "release: no score")
+    span = hi_r - lo_r
+    miss = max((lo_s - lo_r) / span, 0) + max((hi_r - hi_s) / span, 0)
+    return {"real_min": float(lo_r), "real_max": float(hi_r), "synthetic_min": float(lo_s),
+            "synthetic_max": float(hi_s), "score": max(1 - miss, 0.0)}, None

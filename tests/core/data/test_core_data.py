@@ -139,3 +139,15 @@ def test_content_hash_from_cached_codes_equals_pandas() -> None:
     assert warm._hash_parts()[1] == expected
     assert Microdata(frame)._hash_parts()[1] == expected
     assert warm.content_hash() == Microdata(frame.copy()).content_hash()
+
+
+def test_numbers_read_as_text_share_one_string_per_distinct_value() -> None:
+    from anoneval.core.data.kinds import _text
+
+    values = pd.Series([39.0, float("nan"), 2.5, -0.0, 39.0, 1e20] * 1000)
+    text = _text(values)
+    assert text.tolist()[:6] == ["39", text.iloc[1], "2.5", "0", "39", "100000000000000000000"]
+    assert pd.isna(text.iloc[1])
+    assert text.tolist() == _text(values.astype(object)).tolist()  # the per-value conversion
+    assert len({id(v) for v in text.dropna()}) == 4  # one object per distinct text
+    assert _text(pd.Series([3, 4, 3], dtype="uint8")).tolist() == ["3", "4", "3"]

@@ -1,0 +1,62 @@
+"""The fidelity fast paths give the reference packages' numbers: KSDistance (each sample
+sorted once) equals scipy's ks_2samp, RangeCoverage and CategoryCoverage equal SDMetrics'."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from anoneval.core import evaluate
+from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n1, n2 = (int(v) for v in rng.integers(EXACT_UP_TO + 1, 3 * EXACT_UP_TO, 2))
+    digits = int(rng.integers(0, 3))  # few decimals: many ties within and across samples
+    x = np.round(rng.normal(size=n1), digits)
+    y = np.round(rng.normal(rng.uniform(-0.05, 0.05), 1.0, n2), digits)
+    for a, b in ((x, y), (y, x)):  # either sign of the largest gap
+        r = stats.ks_2samp(a, b)
+        assert ks_two_sample(a, b) == {"statistic": float(r.statistic),
+                                       "pvalue": float(r.pvalue),
+                                       "location": float(r.statistic_location)}
+
+
+def test_ks_distance_through_evaluate_equals_scipy_per_column() -> None:
+    rng = np.random.default_rng(7)
+    a = pd.DataFrame({"u": rng.normal(size=12_000), "v": np.round(rng.exponential(size=12_000))})
+    b = pd.DataFrame({"u": rng.normal(0.1, 1, 15_000), "v": np.round(rng.exponential(size=15_000))})
+    m = evaluate(a, b, ["KSDistance"]).measures[0]
+    for c in ("u", "v"):
+        r = stats.ks_2samp(a[c], b[c])
+        assert m.details["columns"][c]["statistic"] == float(r.statistic)
+        assert m.details["columns"][c]["pvalue"] == float(r.pvalue)
+
+
+def test_coverage_scores_equal_sdmetrics() -> None:
+    sd = pytest.importorskip("sdmetrics.single_column")
+    rng = np.random.default_rng(3)
+    n = 5_000
+    ori = pd.DataFrame({"x": rng.normal(size=n), "y": rng.uniform(0, 10, n),
+                        "c": rng.choice(["a", "b", "c", "d", None], n).astype(object)})
+    syn = pd.DataFrame({"x": rng.normal(0.2, 0.5, n), "y": rng.uniform(2, 12, n),
+                        "c": rng.choice(["a", "b", np.nan], n).astype(object)})
+    ori.loc[5, "x"] = np.nan
+    rng_m = evaluate(ori, syn, [{"name": "RangeCoverageLoss"}]).measures[0]
+    want = [sd.RangeCoverage.compute(ori[c], syn[c]) for c in ("x", "y")]
+    assert rng_m.details["score"] == pytest.approx(np.mean(want), abs=1e-12)
+    cat_m = evaluate(ori, syn, [{"name": "CategoryCoverageLoss"}]).measures[0]
+    assert cat_m.details["score"] == pytest.approx(sd.CategoryCoverage.compute(ori["c"], syn["c"]))
+    assert cat_m.details["columns"][0]["missing"] == ["c", "d"]
+
+
+def test_an_infinite_value_is_named_once_found_by_its_extremes() -> None:
+    ori = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    syn = pd.DataFrame({"x": [0.5, -np.inf, 1.0, 2.0]})
+    m = evaluate(ori, syn, [{"name": "RangeCoverageLoss"}]).measures[0]
+    assert "column 'x' of the anonymized data holds 1 infinite value(s), the first at data " \
+           "row 2" in m.error
