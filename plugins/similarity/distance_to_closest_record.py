@@ -206,8 +206,8 @@ class DistanceToClosestRecord(RiskMeasure):
                              description="std: divide columns by the actual's sd; none: raw.")
         search: Method = Field(
             "auto", description="Share mode's exact nearest search: kdtree, blas (blockwise "
-            "‖a‖² + ‖b‖² − 2ab screening) or auto (the KD-tree up to 12 columns); every "
-            "path gives the same distances.")
+            "‖a‖² + ‖b‖² − 2ab screening) or auto (the KD-tree up to 12 columns); all three "
+            "give the same distances.")
 
     def control_use(self) -> ControlUse:
         return "required" if self.params.mode == "overfitting" else "none"
