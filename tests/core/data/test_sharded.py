@@ -151,8 +151,8 @@ def test_measures_reduce_the_parts_or_read_the_whole_table(tmp_path, limited, mo
     frame = pd.DataFrame({"a": rng.choice(["1", "2", "*", None], n),
                           "b": rng.choice(["x", "y", "*", None], n), "rid": np.arange(n) % 700,
                           "s": rng.choice(["p", "q", "r"], n), "w": rng.uniform(1, 2, n)})
-    frame.loc[:40, ["a", "b", "rid"]] = "*"  # suppressed records
     frame["rid"] = frame["rid"].astype(str)
+    frame.loc[:40, ["a", "b", "rid"]] = "*"  # suppressed records
     data = _write(tmp_path / "d", np.array_split(frame, 3))
     qi = {"quasi_identifiers": ["a", "b", "rid"]}
     measures = [{"name": "KAnonymity", "params": {**qi, "k": 3}},
