@@ -98,6 +98,11 @@ def limited():
         yield client
 
 
+def _split(frame: pd.DataFrame, k: int) -> list[pd.DataFrame]:
+    """``frame`` in ``k`` consecutive parts (``np.array_split`` of a frame is deprecated)."""
+    return [frame.iloc[rows] for rows in np.array_split(np.arange(len(frame)), k)]
+
+
 def _write(folder: Path, frames: list[pd.DataFrame]) -> Partitioned:
     folder.mkdir()
     for i, f in enumerate(frames):
@@ -107,7 +112,7 @@ def _write(folder: Path, frames: list[pd.DataFrame]) -> Partitioned:
 
 def test_summary_below_budget_folds_above_shuffles(tmp_path, limited, monkeypatch):
     frame = _data(3000)
-    data = _write(tmp_path / "d", np.array_split(frame, 3)).attach(limited)
+    data = _write(tmp_path / "d", _split(frame, 3)).attach(limited)
     small = SummarySpec("original", ("sex",), "weight", ("disease",))
     large = SummarySpec("original", ("sex", "rid"), "weight", ("disease",))
     budget = data.summary_budget()
@@ -153,7 +158,7 @@ def test_measures_reduce_the_parts_or_read_the_whole_table(tmp_path, limited, mo
                           "s": rng.choice(["p", "q", "r"], n), "w": rng.uniform(1, 2, n)})
     frame["rid"] = frame["rid"].astype(str)
     frame.loc[:40, ["a", "b", "rid"]] = "*"  # suppressed records
-    data = _write(tmp_path / "d", np.array_split(frame, 3))
+    data = _write(tmp_path / "d", _split(frame, 3))
     qi = {"quasi_identifiers": ["a", "b", "rid"]}
     measures = [{"name": "KAnonymity", "params": {**qi, "k": 3}},
                 {"name": "KAnonymity", "label": "w",
@@ -255,7 +260,7 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
     frame = raw_census()
     for side in ("original", "released"):
         (tmp_path / side).mkdir()
-        for i, part in enumerate(np.array_split(frame, 4)):
+        for i, part in enumerate(_split(frame, 4)):
             part.to_parquet(tmp_path / side / f"p{i}.parquet", index=False)
     measures = every_group_by_measure()
     local = evaluate(frame, frame.copy(), measures)
