@@ -956,7 +956,7 @@ class DaskEngine(Engine):
 #: machine: the one place for these figures, which come from ``benchmarks/bench_breakeven.py``
 #: (its table in docs/scaling.md, "When an engine pays"): the start-up of worker processes
 #: (local) or of a LocalCluster (dask) outweighs the work.
-BREAK_EVEN = {"local": 10_000_000, "dask": 25_000_000}
+BREAK_EVEN = {"local": 2_000_000, "dask": 25_000_000}
 
 
 def scale_hint(engine: Mapping[str, Any] | None, variants: int, rows: int,

@@ -17,7 +17,7 @@ def test_hint_rule() -> None:
     assert scale_hint({"name": "local", "workers": 1}, 2, 100, 1) is None
     small = scale_hint({"name": "local", "workers": 2}, 2, 100, 3)
     assert small is not None and "2 variants x 100 rows x 3 measures = 600" in small
-    assert "break-even of about 10,000,000" in small and "--workers 1" in small
+    assert "break-even of about 2,000,000" in small and "--workers 1" in small
     assert "docs/scaling.md" in small and "\n" not in small
     big = BREAK_EVEN["local"]
     assert scale_hint({"name": "local", "workers": 2}, 1, big, 1) is None
