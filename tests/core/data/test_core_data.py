@@ -151,3 +151,14 @@ def test_numbers_read_as_text_share_one_string_per_distinct_value() -> None:
     assert text.tolist() == _text(values.astype(object)).tolist()  # the per-value conversion
     assert len({id(v) for v in text.dropna()}) == 4  # one object per distinct text
     assert _text(pd.Series([3, 4, 3], dtype="uint8")).tolist() == ["3", "4", "3"]
+
+
+def test_a_parquet_read_of_no_columns_keeps_the_row_count(tmp_path):
+    # a row count (a summary without keys) reads no column; pyarrow < 26 read such a file as
+    # 0 rows, which made a sharded run's original look empty
+    from anoneval.core.data.kinds import _read_parquet
+
+    path = tmp_path / "x.parquet"
+    pd.DataFrame({"a": range(7), "b": list("abcdefg")}).to_parquet(path, index=False)
+    assert len(_read_parquet(path, [])) == 7
+    assert list(_read_parquet(path, ["b"])["b"]) == list("abcdefg")
