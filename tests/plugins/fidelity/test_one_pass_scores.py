@@ -21,8 +21,9 @@ def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) 
     y = np.round(rng.normal(rng.uniform(-0.05, 0.05), 1.0, n2), digits)
     for a, b in ((x, y), (y, x)):  # either sign of the largest gap
         r = stats.ks_2samp(a, b)
-        assert ks_two_sample(a, b) == {"statistic": float(r.statistic),
-                                       "pvalue": float(r.pvalue),
+        # equal to rounding: scipy's own arithmetic changed between 1.15 and 1.18
+        assert ks_two_sample(a, b) == {"statistic": pytest.approx(float(r.statistic), rel=1e-12),
+                                       "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
                                        "location": float(r.statistic_location)}
 
 
@@ -33,8 +34,9 @@ def test_ks_distance_through_evaluate_equals_scipy_per_column() -> None:
     m = evaluate(a, b, ["KSDistance"]).measures[0]
     for c in ("u", "v"):
         r = stats.ks_2samp(a[c], b[c])
-        assert m.details["columns"][c]["statistic"] == float(r.statistic)
-        assert m.details["columns"][c]["pvalue"] == float(r.pvalue)
+        assert m.details["columns"][c]["statistic"] == pytest.approx(float(r.statistic),
+                                                                     rel=1e-12)
+        assert m.details["columns"][c]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-9)
 
 
 def test_coverage_scores_equal_sdmetrics() -> None:
