@@ -28,26 +28,10 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from _common import NUMERIC, records
 from scipy.spatial import cKDTree
 
 from anoneval.core import evaluate
-
-CATS = {"c0": 2, "c1": 5, "c2": 7, "c3": 9, "c4": 16, "c5": 40, "c6": 3}
-NUMERIC = [f"x{j}" for j in range(8)]
-
-
-def records(n: int, rng: np.random.Generator) -> pd.DataFrame:
-    """8 numeric and 7 categorical columns, correlated through a latent factor."""
-    z = rng.normal(size=n)
-    cols: dict[str, object] = {}
-    for j in range(8):
-        cols[f"x{j}"] = np.round(z * (j % 3) + rng.normal(size=n) * (1 + j), 3)
-    for name, k in CATS.items():
-        p = np.arange(k, 0, -1, dtype=float)
-        cols[name] = np.array([f"{name}_{i}" for i in range(k)], dtype=object)[
-            np.minimum((np.abs(z + rng.normal(size=n)) * k / 3).astype(int), k - 1)
-            if k > 2 else rng.choice(k, size=n, p=p / p.sum())]
-    return pd.DataFrame(cols)
 
 
 def cpu(fn: Callable[[], object]) -> tuple[float, object]:
