@@ -3,7 +3,8 @@ exhaustive and sampled, against the previous search and SDMetrics' DCR.
 
     python benchmarks/bench_synthetic_pairwise.py [--rows 100000 300000] [--sample 10000]
                                                   [--sdmetrics-rows 5000]
-                                                  [--linkage-rows 30000 100000] [--quick]
+                                                  [--linkage-rows 30000 100000]
+                                                  [--target-rows 1000000] [--quick]
 
 Data: ``--rows`` records of 8 numeric and 7 categorical columns correlated through a latent
 factor (the recipe of ``bench_synthetic.py``), original and release drawn independently (seed
@@ -16,13 +17,17 @@ scaled arrays. Printed: CPU seconds of each, the ratios before/after and SDMetri
 ours on the same rows), RecordLinkage with Euclidean on ``--linkage-rows`` (a noisy copy;
 exhaustive through the index, sampled, and the blockwise ``cdist`` matrix search that
 ``ties="distance"`` still takes), and the exponent b of t ∝ n^b between the sizes, with the 10⁶-row
-extrapolation. ``--quick``: 4,000 and 8,000 rows (linkage 2,000 and 4,000), a 1,000-row sample.
+extrapolation. ``--target-rows N`` then times issue 30's targets at N rows a side in wall seconds
+(the exhaustive share under 600 s on 2 cores, ``--sample`` rows under 30 s; PASS/FAIL, with
+the load average: wall time needs an idle machine). ``--quick``: 4,000 and 8,000 rows (linkage
+2,000 and 4,000), a 1,000-row sample, targets at 20,000 rows.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from collections.abc import Callable
 
@@ -53,6 +58,13 @@ def before_dcr(ori: pd.DataFrame, rel: pd.DataFrame) -> float:
     return float(np.mean((dcr < t) | (dcr == 0)))
 
 
+def wall(fn: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of ``fn()`` and its result."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - t0, time.process_time() - c0, out
+
+
 def ours(ori: pd.DataFrame, rel: pd.DataFrame, name: str, params: dict) -> object:
     m = evaluate(ori, rel, [{"name": name, "params": params}]).measures[0]
     if m.error:
@@ -66,11 +78,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sample", type=int, default=10_000)
     parser.add_argument("--linkage-rows", type=int, nargs="*", default=[30_000, 100_000])
     parser.add_argument("--sdmetrics-rows", type=int, default=5_000)
+    parser.add_argument("--target-rows", type=int)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.sample, args.sdmetrics_rows = [4_000, 8_000], 1_000, 2_000
-        args.linkage_rows = [2_000, 4_000]
+        args.linkage_rows, args.target_rows = [2_000, 4_000], 20_000
     dcr = {"columns": NUMERIC}
     times: dict[str, list[float]] = {"before": [], "after": [], "sampled": [], "rl": [],
                                   "matrix": []}
@@ -119,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
             at = times[key][-1] * (1_000_000 / n1) ** b
             print(f"{label:<14} t ∝ n^{b:.2f}; extrapolated to 10⁶ rows: {at:8.0f} CPU-s "
                   f"({at / 2:6.0f} s on 2 cores)", flush=True)
+    if args.target_rows:
+        targets(args.target_rows, args.sample, dcr)
     try:
         from sdmetrics.single_table.privacy.dcr_utils import calculate_dcr
     except ImportError:
@@ -134,6 +149,19 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{n:>9} rows  SDMetrics calculate_dcr {t_peer:8.2f} CPU-s; ours share "
           f"{t_ours:6.2f} CPU-s (ours/peer {t_ours / t_peer:.3f}); ours SDMetrics-mode baseline "
           f"(two searches) {t_sdm:6.2f} CPU-s (ours/peer {t_sdm / t_peer:.3f})")
+
+
+def targets(n: int, sample: int, dcr: dict) -> None:
+    """Issue 30's DCR targets at ``n`` rows a side, in wall seconds."""
+    rng = np.random.default_rng(0)
+    ori, rel = records(n, rng), records(n, rng)
+    print(f"targets at {n:,} rows a side [load {os.getloadavg()[0]:.2f}]")
+    for label, params, limit in (("exhaustive", dcr, 600.0),
+                                 (f"sample {sample}", {**dcr, "sample": sample}, 30.0)):
+        t, c, m = wall(lambda p=params: ours(ori, rel, "DistanceToClosestRecord", p))
+        verdict = "PASS" if t < limit else "FAIL"
+        print(f"  DCR share {label:<14} {t:8.1f} s wall ({c:8.1f} CPU-s)  value {m.value:.5f}"
+              f"  target < {limit:.0f} s  {verdict}", flush=True)
 
 
 if __name__ == "__main__":
