@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
 import os
 import tempfile
 import time
@@ -304,8 +305,9 @@ def census_cluster(limit: int, processes: bool) -> Iterator[Any]:
 
 
 def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
-           raw: bool = False) -> None:
-    """Write the census, evaluate every group-by measure on 2 workers, print figures."""
+           raw: bool = False, keep: bool = False) -> None:
+    """Write the census, evaluate every group-by measure on 2 workers, print figures;
+    ``keep``: leave the files (and reuse those of an earlier ``keep`` run of the same recipe)."""
     import resource
     import shutil
 
@@ -313,21 +315,29 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
     from anoneval.core.data.partitioned import Partitioned
     from anoneval.core.data.sharded import ShardedSummary
 
-    if folder.exists() and any(folder.iterdir()):
+    recipe = {"rows": rows, "chunk": chunk, "raw": raw}
+    marker = folder / "census.json"
+    reuse = keep and marker.exists() and json.loads(marker.read_text()) == recipe
+    if not reuse and folder.exists() and any(folder.iterdir()):
         raise SystemExit(f"{folder} is not empty: give an empty or new --folder (the census is "
-                         "written there and deleted after)")
+                         "written there and deleted after, unless --keep)")
     t0 = time.perf_counter()
     kind = "raw (ungeneralized)" if raw else "generalized (banded)"
     print(f"census: {rows:,} rows, {kind} quasi-identifiers, in files of {chunk:,} rows "
           f"({load()})")
-    write_census(folder, rows, chunk, raw)
-    print(f"  written to {folder} in {time.perf_counter() - t0:.1f} s")
+    if reuse:
+        print(f"  reusing the census written to {folder} by an earlier --keep run")
+    else:
+        write_census(folder, rows, chunk, raw)
+        print(f"  written to {folder} in {time.perf_counter() - t0:.1f} s")
+        if keep:  # beside the data files, not one of them (the dataset reads *.parquet)
+            marker.write_text(json.dumps(recipe))
     gathered = raw and rows <= GATHERED_ROWS
     try:
-        data = Partitioned(folder)
+        data = Partitioned(folder / "*.parquet")
         in_memory = rows * (len(CENSUS_QI) + 2 + len(CENSUS_OTHER)) * 8
         print(f"  in memory {in_memory / 2**30:.2f} GiB, on disk "
-              f"{sum(f.stat().st_size for f in folder.iterdir()) / 2**30:.2f} GiB; "
+              f"{sum(f.stat().st_size for f in folder.glob('*.parquet')) / 2**30:.2f} GiB; "
               f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each"
               + (" (dask scheduler + 2 dask worker processes)" if raw else " (LocalCluster)"))
         if raw and not gathered:
@@ -361,7 +371,8 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
             for w in m.warnings:
                 print(f"      warning: {w}")
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -380,11 +391,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partition-rows", type=int, default=CENSUS_CHUNK,
                     help="census rows per Parquet file (one partition each)")
     ap.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "anoneval-census",
-                    help="where the census is written (deleted after)")
+                    help="where the census is written (deleted after, unless --keep)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the census files, and reuse those of an earlier --keep run")
     args = ap.parse_args(argv)
     if args.census:
         census(args.rows, args.folder, int(args.memory_limit * 2**30), args.partition_rows,
-               args.raw)
+               args.raw, args.keep)
         return
     if args.part in ("linkage", "all"):
         bench_linkage(1_000 if args.quick else 5_000, args.repeats)
