@@ -18,7 +18,10 @@ The classes come from the records (:func:`released_classes`, for measures that a
 or from the released side's class summary (:func:`summary_classes`, for measures that declare
 :func:`summary_specs`). Both group the records once per run with the same function
 (:func:`~anoneval.core.data.summary.class_codes`) and apply the token and missing-value rules to the
-groups with :func:`key_classes`.
+groups with :func:`key_classes`. Measures that need only figures over the classes (class sizes,
+sums, extremes) get them from :func:`reduce_classes`, which reduces a summary sharded on a
+cluster part by part where the parts lie, with the same code as in memory (:class:`ClassSizes`:
+the classes by size).
 """
 
 from __future__ import annotations
@@ -382,9 +385,17 @@ class ClassSizes:
 
     @classmethod
     def of(cls, cl: Classes) -> ClassSizes:
-        """The table of ``cl``'s class sizes."""
-        sizes, classes = np.unique(cl.sizes.astype(np.int64, copy=False), return_counts=True)
-        return cls(cl.records, cl.suppressed, cl.deleted, sizes, classes.astype(np.int64))
+        """The table of ``cl``'s class sizes (counted with ``bincount`` unless a class is far
+        larger than the number of classes: then sorted)."""
+        f = cl.sizes.astype(np.int64, copy=False)
+        if len(f) and int(f.max()) <= 4 * len(f) + 1_000_000:
+            counts = np.bincount(f)
+            sizes = np.flatnonzero(counts)
+            classes = counts[sizes]
+        else:
+            sizes, classes = np.unique(f, return_counts=True)
+        return cls(cl.records, cl.suppressed, cl.deleted, sizes.astype(np.int64),
+                   classes.astype(np.int64))
 
     @classmethod
     def combine(cls, parts: Sequence[ClassSizes]) -> ClassSizes:
@@ -585,12 +596,6 @@ def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy
            "raw": "treated as a value of their own (text NULL in a hierarchy)",
            "suppressed": "treated as suppressed cells"}[policy]
     ctx.warn(f"missing values in quasi-identifiers of the {side} data: {listing}; {how}")
-
-
-def size_counts(sizes: np.ndarray) -> dict[int, int]:
-    """``{class size: number of classes}`` with int keys, sizes ascending."""
-    values, counts = np.unique(sizes, return_counts=True)
-    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
 def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray, b_card: int,

@@ -52,7 +52,9 @@ class KAnonymity(ClassRiskMeasure):
     ``per_record`` adds a table of each record's fk, Fk and violation, aligned with the rows.
 
     The measure reads only the released side's class summary (quasi-identifiers → record
-    count and weight sum), so it runs on data an engine never gathers, except with
+    count and weight sum), reduced where it lies to classes by size, records below k by weight
+    and the first violating classes (the same code in memory and on each part of a summary
+    sharded on a cluster), so it runs on data an engine never gathers, except with
     ``missing="wildcard"`` (matching across classes), ``per_record`` (a row table) or ``id``
     (deleted records are found by comparing both sides' rows), which read the records.
 

@@ -57,9 +57,11 @@ class LDiversity(ClassRiskMeasure):
     ``per_record`` adds each record's class size and violation, aligned with the rows.
 
     The measure reads only the released side's class summary (quasi-identifiers → record
-    count, weight sum and sensitive-value histograms), so it runs on data an engine never
-    gathers, except with ``per_record`` (a row table) or ``id`` (deleted records are found by
-    comparing both sides' rows), which read the records.
+    count, weight sum and sensitive-value histograms), reduced where it lies to counts, sums
+    and extremes (the same code in memory and on each part of a summary sharded on a
+    cluster), so it runs on data an engine never gathers, except with ``per_record`` (a row
+    table) or ``id`` (deleted records are found by comparing both sides' rows), which read the
+    records.
     """
 
     name = "LDiversity"
