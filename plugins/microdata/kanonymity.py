@@ -211,7 +211,9 @@ def _combine_figures(parts: list[tuple[int, pd.DataFrame | None]], listed: int,
     ``listed`` of all the parts' candidates by size, then by key in the summary's order (each
     column ascending, missing values last), which is the order of the classes of the whole
     summary: each part's first ``listed`` include every class of the whole's first ``listed``
-    that lies in that part."""
+    that lies in that part. (Not so for a key column mixing values that do not compare, such
+    as numbers and text, when one part holds only one kind: the part orders them by value, the
+    whole by type, then text.)"""
     below = sum(b for b, _ in parts)
     found = [f for _, f in parts if f is not None]
     if len(found) <= 1:  # in memory: the whole summary's classes, in its order
