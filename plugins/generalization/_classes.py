@@ -6,10 +6,11 @@ from pydantic import Field
 
 from anoneval.core.api import Context, Dataset, LossMeasure, SummarySpec
 from anoneval.plugins.microdata._common import (
-    Classes,
+    ClassSizes,
     QIParams,
+    no_figures,
+    reduce_classes,
     released_classes,
-    summary_classes,
     summary_specs,
 )
 
@@ -23,9 +24,9 @@ class KParams(QIParams):
 class ClassLossMeasure(LossMeasure):
     """A loss measure of the class sizes of the released microdata.
 
-    It reads the released side's class summary (see :meth:`classes`), so it runs on data an
-    engine never gathers; with ``id`` (deleted records are found by comparing both sides'
-    rows) it reads the records.
+    It reads the released side's class summary by size (see :meth:`class_sizes`), so it runs
+    on data an engine never gathers, at any number of classes; with ``id`` (deleted records
+    are found by comparing both sides' rows) it reads the records.
     """
 
     inputs = "either"
@@ -34,9 +35,10 @@ class ClassLossMeasure(LossMeasure):
     def summaries(self) -> list[SummarySpec] | None:
         return summary_specs(self.params)
 
-    def classes(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> Classes:
-        """The equivalence classes of the released side."""
+    def class_sizes(self, original: Dataset | None, anonymized: Dataset | None,
+                    ctx: Context) -> ClassSizes:
+        """The equivalence classes of the released side by size (from a sharded summary,
+        reduced on the workers: no class comes to this process)."""
         if self.summaries() is None:
-            return released_classes(original, anonymized, self.params, ctx)[1]
-        return summary_classes(original, anonymized, self.params, ctx)[1]
+            return ClassSizes.of(released_classes(original, anonymized, self.params, ctx)[1])
+        return reduce_classes(original, anonymized, self.params, ctx, no_figures, list)[0]

@@ -41,14 +41,13 @@ class AECS(ClassLossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        cl = self.classes(original, anonymized, ctx)
-        n = cl.records
-        f = cl.sizes
-        kept = f[f >= p.k]
-        suppressed = n - int(kept.sum())
-        classes = len(kept) + (1 if suppressed else 0)
+        t = self.class_sizes(original, anonymized, ctx)
+        n = t.records
+        kept = t.where(t.sizes >= p.k)
+        suppressed = n - kept.released
+        classes = kept.n_classes + (1 if suppressed else 0)
         value = n / classes if classes else 0.0
-        released_mean = float(kept.mean()) if len(kept) else 0.0
+        released_mean = kept.released / kept.n_classes if kept.n_classes else 0.0
         details: dict[str, object] = {}
         if original is not None and anonymized is not None:
             raw = ctx.with_summaries(original, anonymized).class_summary(
@@ -68,5 +67,5 @@ class AECS(ClassLossMeasure):
             "suppressed_records": suppressed,
             "normalized": value / p.k,
             "released_mean": released_mean,
-            "pycanon_form": (int(f.sum()) / (len(f) * int(f.min()))) if len(f) else 0.0,
+            "pycanon_form": (t.released / (t.n_classes * t.smallest)) if t.smallest else 0.0,
         })

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.generalization._classes import ClassLossMeasure, KParams
 
@@ -31,20 +29,20 @@ class DM(ClassLossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        cl = self.classes(original, anonymized, ctx)
-        n = cl.records
-        f = cl.sizes.astype(np.int64)  # exact: Σ f² ≤ n² fits int64 for n < 3·10⁹
-        small = f < p.k
-        in_small = int(f[small].sum())
-        dm = int(np.square(f[~small]).sum()) + n * (in_small + cl.suppressed_total)
+        t = self.class_sizes(original, anonymized, ctx)
+        n = t.records
+        small = t.where(t.sizes < p.k)
+        large = t.where(t.sizes >= p.k)
+        in_small = small.released
+        dm = large.squares() + n * (in_small + t.suppressed_total)
         return MeasureResult(value=float(dm), details={
             "k": p.k,
             "records": n,
-            "suppressed_records": cl.suppressed,
-            "deleted_records": cl.deleted,
+            "suppressed_records": t.suppressed,
+            "deleted_records": t.deleted,
             "records_in_small_classes": in_small,
-            "classes": len(cl.sizes),
-            "classes_at_least_k": int((~small).sum()),
+            "classes": t.n_classes,
+            "classes_at_least_k": large.n_classes,
             "dm_exact": dm,
             "normalized": dm / (n * n) if n else 0.0,
         })

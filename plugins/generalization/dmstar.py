@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.generalization._classes import ClassLossMeasure
 from anoneval.plugins.microdata._common import QIParams
@@ -31,16 +29,16 @@ class DMStar(ClassLossMeasure):
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
-        cl = self.classes(original, anonymized, ctx)
-        n = cl.records
-        released_part = int(np.square(cl.sizes.astype(np.int64)).sum())
-        s = cl.suppressed_total
+        t = self.class_sizes(original, anonymized, ctx)
+        n = t.records
+        released_part = t.squares()
+        s = t.suppressed_total
         value = released_part + s * s
         return MeasureResult(value=float(value), details={
             "records": n,
-            "classes": len(cl.sizes) + (1 if s else 0),
-            "suppressed_records": cl.suppressed,
-            "deleted_records": cl.deleted,
+            "classes": t.n_classes + (1 if s else 0),
+            "suppressed_records": t.suppressed,
+            "deleted_records": t.deleted,
             "released_classes_sum": released_part,
             "normalized": value / (n * n) if n else 0.0,
         })

@@ -18,7 +18,10 @@ The classes come from the records (:func:`released_classes`, for measures that a
 or from the released side's class summary (:func:`summary_classes`, for measures that declare
 :func:`summary_specs`). Both group the records once per run with the same function
 (:func:`~anoneval.core.data.summary.class_codes`) and apply the token and missing-value rules to the
-groups with :func:`key_classes`.
+groups with :func:`key_classes`. Measures that need only figures over the classes (class sizes,
+sums, extremes) get them from :func:`reduce_classes`, which reduces a summary sharded on a
+cluster part by part where the parts lie, with the same code as in memory (:class:`ClassSizes`:
+the classes by size).
 """
 
 from __future__ import annotations
@@ -26,10 +29,10 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -57,6 +60,8 @@ from anoneval.core.api import (
 
 #: How ARX writes a missing value (``DataType.NULL_VALUE``); hierarchies list it under that text.
 NULL_TEXT = "NULL"
+
+T = TypeVar("T")
 
 
 class QIParams(Params):
@@ -296,17 +301,11 @@ def summary_specs(p: QIParams, weights: str | None = None,
     return specs
 
 
-def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
-                    ctx: Context, weights: str | None = None,
-                    sensitive: Sequence[str] = (), keys: bool = False
-                    ) -> tuple[ClassSummary, Classes]:
-    """The released side's class summary and its equivalence classes (one group per summary
-    row, or merged ones under ``missing="suppressed"``), as :func:`released_classes` finds
-    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`).
-
-    A sharded summary (classes hash-partitioned on a cluster) is reduced part by part
-    (:func:`sharded_classes`) unless the caller reads its ``keys``: the summary returned then
-    has one row per group, without keys."""
+def _released_summary(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                      ctx: Context, weights: str | None,
+                      sensitive: Sequence[str]) -> tuple[ClassSummary, str]:
+    """The released side's class summary (and the side's name), its columns, weights and row
+    count checked as :func:`summary_classes` and :func:`reduce_classes` need them."""
     if anonymized is None and original is None:
         raise DataError("no data given")
     side = "anonymized" if anonymized is not None else "original"
@@ -330,6 +329,31 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
             raise row_count_error(rows, summary.n_records)
+    return summary, side
+
+
+def _groups_classes(records: int, class_of_group: np.ndarray, sizes: np.ndarray,
+                    gids: np.ndarray) -> Classes:
+    sup = class_of_group < 0
+    return Classes(records=records, sizes=sizes[~sup], group_ids=gids,
+                   class_of_group=class_of_group, suppressed=int(sizes[sup].sum()), deleted=0)
+
+
+def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                    ctx: Context, weights: str | None = None,
+                    sensitive: Sequence[str] = (), keys: bool = False
+                    ) -> tuple[ClassSummary, Classes]:
+    """The released side's class summary and its equivalence classes (one group per summary
+    row, or merged ones under ``missing="suppressed"``), as :func:`released_classes` finds
+    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`).
+
+    A sharded summary (classes hash-partitioned on a cluster) is reduced part by part
+    (:func:`sharded_classes`) unless the caller reads its ``keys``: the summary returned then
+    has one row per group, without keys. Either way the per-class arrays come to this
+    process; a measure that needs only figures over the classes uses :func:`reduce_classes`,
+    which keeps them on the workers."""
+    summary, side = _released_summary(original, anonymized, p, ctx, weights, sensitive)
+    qi = list(p.quasi_identifiers)
     found = sharded_classes(summary, p) if summary.sharded and not keys else None
     if found is not None:
         summary, cols, gids, class_of_group, sizes = found
@@ -338,10 +362,130 @@ def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIP
                                                         summary.counts, p.suppression_token,
                                                         p.missing)
     warn_missing(ctx, qi, cols, p.missing, side)
-    sup = class_of_group < 0
-    return summary, Classes(records=summary.n_records, sizes=sizes[~sup], group_ids=gids,
-                            class_of_group=class_of_group, suppressed=int(sizes[sup].sum()),
-                            deleted=0)
+    return summary, _groups_classes(summary.n_records, class_of_group, sizes, gids)
+
+
+@dataclass(frozen=True)
+class ClassSizes:
+    """The equivalence classes by size: what every class-size formula reads.
+
+    ``sizes`` are the distinct sizes of the classes of non-suppressed records, ascending;
+    ``classes[i]`` is the number of classes of size ``sizes[i]``. ``records`` counts every
+    record (the *n* of the formulas), ``suppressed`` the records suppressed in the data,
+    ``deleted`` those absent from the release (by ``id``). Its size grows with the number of
+    distinct sizes (at most √(2n)), never with the number of classes, so the tables of a
+    sharded summary's parts travel and add up (:meth:`combine`) instead of its classes.
+    """
+
+    records: int
+    suppressed: int
+    deleted: int
+    sizes: np.ndarray
+    classes: np.ndarray
+
+    @classmethod
+    def of(cls, cl: Classes) -> ClassSizes:
+        """The table of ``cl``'s class sizes (counted with ``bincount`` unless a class is far
+        larger than the number of classes: then sorted)."""
+        f = cl.sizes.astype(np.int64, copy=False)
+        if len(f) and int(f.max()) <= 4 * len(f) + 1_000_000:
+            counts = np.bincount(f)
+            sizes = np.flatnonzero(counts)
+            classes = counts[sizes]
+        else:
+            sizes, classes = np.unique(f, return_counts=True)
+        return cls(cl.records, cl.suppressed, cl.deleted, sizes.astype(np.int64),
+                   classes.astype(np.int64))
+
+    @classmethod
+    def combine(cls, parts: Sequence[ClassSizes]) -> ClassSizes:
+        """The table of the union of disjoint sets of classes (the parts' records add up)."""
+        sizes, inverse = np.unique(np.concatenate([t.sizes for t in parts]),
+                                   return_inverse=True)
+        classes = np.bincount(inverse.reshape(-1), minlength=len(sizes),
+                              weights=np.concatenate([t.classes for t in parts]))
+        return cls(sum(t.records for t in parts), sum(t.suppressed for t in parts),
+                   sum(t.deleted for t in parts), sizes.astype(np.int64),
+                   classes.astype(np.int64))
+
+    @property
+    def suppressed_total(self) -> int:
+        """Records that are not in any class: suppressed in the data plus deleted."""
+        return self.suppressed + self.deleted
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes."""
+        return int(self.classes.sum())
+
+    @property
+    def released(self) -> int:
+        """Records in classes (Σ f)."""
+        return int((self.sizes * self.classes).sum())
+
+    @property
+    def smallest(self) -> int | None:
+        """The smallest class size, None without classes."""
+        return int(self.sizes[0]) if len(self.sizes) else None
+
+    def squares(self) -> int:
+        """Σ f² over the classes, exact (int64: n < 3·10⁹)."""
+        return int((self.sizes * self.sizes * self.classes).sum())
+
+    def where(self, mask: np.ndarray) -> ClassSizes:
+        """The classes whose size ``mask`` (over :attr:`sizes`) selects; same record counts."""
+        return ClassSizes(self.records, self.suppressed, self.deleted, self.sizes[mask],
+                          self.classes[mask])
+
+    def as_dict(self) -> dict[int, int]:
+        """``{class size: number of classes}`` with int keys, sizes ascending."""
+        return {int(s): int(c) for s, c in zip(self.sizes, self.classes, strict=True)}
+
+
+def reduce_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                   ctx: Context, partial: Callable[[ClassSummary, Classes], T],
+                   combine: Callable[[list[T]], T], weights: str | None = None,
+                   sensitive: Sequence[str] = ()) -> tuple[ClassSizes, T]:
+    """The released side's :class:`ClassSizes` and ``combine`` of ``partial`` over its class
+    summary, reduced where the summary lies. Needs ``p.id`` unset (see :func:`summary_specs`).
+
+    ``partial`` gets a summary of disjoint classes and their :class:`Classes` (as
+    :func:`summary_classes` finds them) and returns figures whose size does not grow with the
+    number of classes (sums, maxima, counts); ``combine`` merges the figures of disjoint sets of
+    classes. In memory it runs once, on the whole summary; on a sharded summary it runs on each
+    part on the worker holding it (:meth:`~anoneval.core.api.ClassSummary.reduce`), so the same
+    code gives both engines' results and nothing per class comes to this process. One case
+    reads the whole table, assembled here: ``missing="suppressed"`` with missing
+    quasi-identifier values, where groups that differ by a missing vs a token cell merge across
+    parts. ``partial`` (and what it holds) must pickle: it travels to the workers.
+    """
+    summary, side = _released_summary(original, anonymized, p, ctx, weights, sensitive)
+    qi = tuple(p.quasi_identifiers)
+    part = functools.partial(_reduce_part, qi=qi, token=p.suppression_token, missing=p.missing,
+                             partial=partial)
+    found = summary.reduce(part, list)
+    n_missing = [sum(f[0][j] for f in found) for j in range(len(qi))]
+    if p.missing == "suppressed" and any(n_missing) and len(found) > 1:
+        found = summary.assembled().reduce(part, list)
+    empty = np.zeros(0, dtype=np.int64)
+    warn_missing(ctx, qi, [Column(empty, np.zeros(0, dtype=object), -1, m) for m in n_missing],
+                 p.missing, side)
+    return (ClassSizes.combine([f[1] for f in found]), combine([f[2] for f in found]))
+
+
+def _reduce_part(part: ClassSummary, qi: Sequence[str], token: str, missing: str,
+                 partial: Callable[[ClassSummary, Classes], T]
+                 ) -> tuple[tuple[int, ...], ClassSizes, T]:
+    """One part's missing cells per quasi-identifier, class sizes and ``partial`` figures."""
+    cols, gids, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts,
+                                                    token, missing)
+    cl = _groups_classes(part.n_records, class_of_group, sizes, gids)
+    return tuple(c.n_missing for c in cols), ClassSizes.of(cl), partial(part, cl)
+
+
+def no_figures(part: ClassSummary, cl: Classes) -> None:
+    """A ``partial`` for :func:`reduce_classes` when the class sizes are all a measure needs."""
+    return None
 
 
 @dataclass(frozen=True)
@@ -452,12 +596,6 @@ def warn_missing(ctx: Context, qi: Sequence[str], cols: Sequence[Column], policy
            "raw": "treated as a value of their own (text NULL in a hierarchy)",
            "suppressed": "treated as suppressed cells"}[policy]
     ctx.warn(f"missing values in quasi-identifiers of the {side} data: {listing}; {how}")
-
-
-def size_counts(sizes: np.ndarray) -> dict[int, int]:
-    """``{class size: number of classes}`` with int keys, sizes ascending."""
-    values, counts = np.unique(sizes, return_counts=True)
-    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
 def pair_counts(a: np.ndarray, a_card: int, b: np.ndarray, b_card: int,

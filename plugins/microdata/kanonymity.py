@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import numpy as np
@@ -19,12 +20,12 @@ from anoneval.core.api import (
 from anoneval.plugins.microdata._common import (
     Classes,
     ClassRiskMeasure,
+    ClassSizes,
     QIParams,
     class_sums,
+    reduce_classes,
     released_classes,
     sampling_weights,
-    size_counts,
-    summary_classes,
     summary_specs,
 )
 from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard
@@ -51,7 +52,9 @@ class KAnonymity(ClassRiskMeasure):
     ``per_record`` adds a table of each record's fk, Fk and violation, aligned with the rows.
 
     The measure reads only the released side's class summary (quasi-identifiers → record
-    count and weight sum), so it runs on data an engine never gathers, except with
+    count and weight sum), reduced where it lies to classes by size, records below k by weight
+    and the first violating classes (the same code in memory and on each part of a summary
+    sharded on a cluster), so it runs on data an engine never gathers, except with
     ``missing="wildcard"`` (matching across classes), ``per_record`` (a row table) or ``id``
     (deleted records are found by comparing both sides' rows), which read the records.
 
@@ -114,19 +117,19 @@ class KAnonymity(ClassRiskMeasure):
                 ctx: Context) -> MeasureResult:
         p = self.params
         if self.summaries() is not None:
-            summary, cl = summary_classes(original, anonymized, p, ctx, p.weights,
-                                          keys=bool(p.list_violations))
-            value, details = _class_figures(cl, p)
+            qi = tuple(p.quasi_identifiers)
+            part = functools.partial(_part_figures, k=p.k, weighted=p.weights is not None,
+                                     listed=p.list_violations, qi=qi)
+            merge = functools.partial(_combine_figures, listed=p.list_violations, qi=qi)
+            sizes, (below, candidates) = reduce_classes(original, anonymized, p, ctx, part,
+                                                        merge, weights=p.weights)
+            value, details = _class_figures(sizes, p)
             if p.weights:
-                assert summary.weights is not None
-                w_class = class_sums(cl, summary.weights)
-                below = int(cl.sizes[w_class < p.k].sum())
-                value = _share(below, cl.records)
+                value = _share(below, sizes.records)
                 details["frequency"] = "Fk"
                 details["records_below_k"] = below
             if p.list_violations:
-                details["violations"] = _summary_violations(
-                    summary, list(p.quasi_identifiers), cl, cl.sizes < p.k, p.list_violations)
+                details["violations"] = candidates
             return MeasureResult(value=value, details=details)
         wildcard = p.missing == "wildcard"
         shared = p.model_copy(update={"missing": "value"}) if wildcard else p
@@ -134,7 +137,7 @@ class KAnonymity(ClassRiskMeasure):
         data, cl = released_classes(original, anonymized, shared, ctx)
         if wildcard:
             note_wildcard(ctx, since)
-        value, details = _class_figures(cl, p)
+        value, details = _class_figures(ClassSizes.of(cl), p)
         if p.weights or wildcard or p.per_record:
             w = sampling_weights(data, p.weights) if p.weights else None
             freq = frequencies(data, list(p.quasi_identifiers), cl, w, wildcard, p.alpha)
@@ -155,35 +158,74 @@ class KAnonymity(ClassRiskMeasure):
         return MeasureResult(value=value, details=details)
 
 
-def _class_figures(cl: Classes, p: KAnonymity.Params) -> tuple[float, dict[str, object]]:
-    """value (the share of records in classes smaller than k) and the class details."""
-    f = cl.sizes
-    n = cl.records
-    released_records = int(f.sum())
-    violating = f < p.k
-    at_risk = 1.0 / np.maximum(f, 1) > p.risk_threshold
-    value = _share(f[violating].sum(), n)
+def _class_figures(t: ClassSizes, p: KAnonymity.Params) -> tuple[float, dict[str, object]]:
+    """value (the share of records in classes smaller than k) and the class details, from
+    the classes by size (in memory and on a sharded summary alike)."""
+    n = t.records
+    released_records = t.released
+    violating = t.where(t.sizes < p.k)
+    at_risk = t.where(1.0 / np.maximum(t.sizes, 1) > p.risk_threshold)
+    uniques = t.where(t.sizes == 1).n_classes
+    smallest = t.smallest
+    value = _share(violating.released, n)
     details = {
         "k": p.k,
-        "achieved_k": int(f.min()) if len(f) else None,
+        "achieved_k": smallest,
         "records": n,
         "released_records": released_records,
-        "suppressed_records": cl.suppressed,
-        "deleted_records": cl.deleted,
-        "classes": len(f),
-        "violating_classes": int(violating.sum()),
-        "records_in_violating_classes": int(f[violating].sum()),
-        "sample_uniques": int((f == 1).sum()),
-        "sample_unique_share": _share((f == 1).sum(), released_records),
-        "highest_risk": 1.0 / float(f.min()) if len(f) else 0.0,
-        "average_risk": _share(len(f), released_records),
-        "average_risk_per_class": float(np.mean(1.0 / f)) if len(f) else 0.0,
+        "suppressed_records": t.suppressed,
+        "deleted_records": t.deleted,
+        "classes": t.n_classes,
+        "violating_classes": violating.n_classes,
+        "records_in_violating_classes": violating.released,
+        "sample_uniques": uniques,
+        "sample_unique_share": _share(uniques, released_records),
+        "highest_risk": 1.0 / smallest if smallest else 0.0,
+        "average_risk": _share(t.n_classes, released_records),
+        "average_risk_per_class": (float((t.classes / t.sizes).sum() / t.n_classes)
+                                   if smallest else 0.0),
         "risk_threshold": p.risk_threshold,
-        "records_above_threshold": int(f[at_risk].sum()),
-        "share_above_threshold": _share(f[at_risk].sum(), released_records),
-        "class_size_counts": size_counts(f),
+        "records_above_threshold": at_risk.released,
+        "share_above_threshold": _share(at_risk.released, released_records),
+        "class_size_counts": t.as_dict(),
     }
     return value, details
+
+
+def _part_figures(summary: ClassSummary, cl: Classes, k: int, weighted: bool, listed: int,
+                  qi: tuple[str, ...]) -> tuple[int, pd.DataFrame | None]:
+    """Of one part of disjoint classes: the records in classes whose weight sum Fk < k (0
+    without weights), and its ``listed`` first violating classes (:func:`_summary_violations`)."""
+    below = 0
+    if weighted:
+        assert summary.weights is not None
+        below = int(cl.sizes[class_sums(cl, summary.weights) < k].sum())
+    found = (_summary_violations(summary, list(qi), cl, cl.sizes < k, listed) if listed
+             else None)
+    return below, found
+
+
+def _combine_figures(parts: list[tuple[int, pd.DataFrame | None]], listed: int,
+                     qi: tuple[str, ...]) -> tuple[int, pd.DataFrame | None]:
+    """The figures of the union of the parts' classes. The violations listed are the first
+    ``listed`` of all the parts' candidates by size, then by key in the summary's order (each
+    column ascending, missing values last), which is the order of the classes of the whole
+    summary: each part's first ``listed`` include every class of the whole's first ``listed``
+    that lies in that part. (Not so for a key column mixing values that do not compare, such
+    as numbers and text, when one part holds only one kind: the part orders them by value, the
+    whole by type, then text.)"""
+    below = sum(b for b, _ in parts)
+    found = [f for _, f in parts if f is not None]
+    if len(found) <= 1:  # in memory: the whole summary's classes, in its order
+        return below, found[0] if found else None
+    spec = SummarySpec("anonymized", qi)
+    # one summary of the candidates (disjoint classes: counts are their sizes) sorts their keys
+    # as the whole summary sorts its classes
+    both = ClassSummary.combine([ClassSummary(spec, f[list(qi)], f["size"].to_numpy(np.int64), None,
+                                              {}) for f in found])
+    chosen = np.argsort(both.counts, kind="stable")[:listed]  # by size, ties in key order
+    out = both.keys.iloc[chosen][list(qi)].reset_index(drop=True).assign(size=both.counts[chosen])
+    return below, out
 
 
 def _share(part: float, whole: int) -> float:

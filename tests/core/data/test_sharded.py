@@ -301,6 +301,13 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
         gathered = [w for w in there["warnings"] if "gathered" in w]
         assert [w for w in there["warnings"] if w not in gathered] == here["warnings"], spec
     assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
+    # KAnonymity (list_violations too), LDiversity, DM, DM*, AECS reduce the parts where they
+    # lie: nothing gathered, the weighted table never assembled here
+    weighted = SummarySpec("anonymized", tuple(RAW_QI), "weight")
+    assert released._cache[("class_summary", weighted)]._assembled is None
+    for spec, there in zip(measures, remote.to_dict()["measures"], strict=True):
+        if spec["name"] in {"KAnonymity", "LDiversity", "DM", "DMStar", "AECS"}:
+            assert not [w for w in there["warnings"] if "gathered" in w], spec
 
 
 def _close(a: Any, b: Any) -> bool:
