@@ -61,7 +61,7 @@ class DeltaPresence(ClassRiskMeasure):
             if p.delta_min > 0:
                 ctx.warn(f"{counts.outside} population records are in classes without released "
                          f"records (delta = 0 < delta_min {p.delta_min})")
-        return result(data, cl, violates, delta, "delta", p, {  # type: ignore[arg-type]
+        return result(data, cl, violates, delta, "delta", p.per_record, p.id, {
             "delta_min": p.delta_min, "delta_max": p.delta_max,
             "achieved_delta_min": lowest,
             "achieved_delta_max": float(delta.max()) if has else None,
