@@ -301,6 +301,12 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
         gathered = [w for w in there["warnings"] if "gathered" in w]
         assert [w for w in there["warnings"] if w not in gathered] == here["warnings"], spec
     assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
+    # the attribute-disclosure models tallied the sensitive summary's parts on the workers
+    sensitive = SummarySpec("anonymized", tuple(RAW_QI), None, ("disease",))
+    assert released._cache[("class_summary", sensitive)]._assembled is None
+    for spec, there in zip(measures, remote.measures, strict=True):
+        if spec["name"] in ("TCloseness", "DeltaDisclosure", "BetaLikeness"):
+            assert not [w for w in there.warnings if "gathered" in w], spec
 
 
 def _close(a: Any, b: Any) -> bool:
