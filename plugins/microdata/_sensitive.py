@@ -21,9 +21,10 @@ found by comparing both sides' rows) read the records.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,8 @@ from anoneval.plugins.microdata._common import (
     warn_missing,
 )
 from anoneval.plugins.microdata._records import RecordTable
+
+T = TypeVar("T")
 
 
 class SensitiveParams(QIParams):
@@ -283,43 +286,109 @@ def _part_values(part: ClassSummary, qi: tuple[str, ...], sensitive: tuple[str, 
     """Missing cells per quasi-identifier and each sensitive value's count, in one part."""
     counts = part.counts
     missing = tuple(int(counts[part.keys[c].isna().to_numpy()].sum()) for c in qi)
-    return missing, {sa: part.histograms[sa].groupby("value", dropna=False, sort=False)[
-        "count"].sum() for sa in sensitive}
+    values = {}
+    for sa in sensitive:
+        hist = part.histograms[sa]
+        codes, uniques = _value_codes(hist)
+        values[sa] = pd.Series(np.bincount(codes, weights=hist["count"].to_numpy(),
+                                           minlength=len(uniques)).astype(np.int64),
+                               index=uniques)
+    return missing, values
 
 
 def _add_values(parts: list[tuple[tuple[int, ...], dict[str, pd.Series]]]
                 ) -> tuple[tuple[int, ...], dict[str, pd.Series]]:
+    """The missing cells and value counts of all parts."""
     missing = tuple(int(sum(m)) for m in zip(*(m for m, _ in parts), strict=True))
     sensitive = parts[0][1].keys()
     return missing, {sa: pd.concat([c[sa] for _, c in parts]).groupby(
         level=0, dropna=False, sort=False).sum() for sa in sensitive}
 
 
+#: Results computed from objects of this process (a summary's or a part's arrays), by the
+#: object's identity and a key, dropped with the object: the models of a run that read one
+#: summary (one part, on a worker) hash its values and find its classes once.
+_DERIVED: dict[tuple[int, tuple[object, ...]], Any] = {}
+
+
+def _derived(anchor: object, key: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """``compute()``, once per live ``anchor`` and ``key`` in this process."""
+    slot = (id(anchor), key)
+    if slot not in _DERIVED:
+        _DERIVED[slot] = compute()
+        weakref.finalize(anchor, _DERIVED.pop, slot, None)
+    return _DERIVED[slot]  # type: ignore[no-any-return]
+
+
+def _value_codes(hist: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:
+    """Codes of a histogram's values (a missing value is a value), once per histogram."""
+
+    def compute() -> tuple[np.ndarray, pd.Index]:
+        codes, uniques = pd.factorize(hist["value"], use_na_sentinel=False)
+        return codes, pd.Index(uniques)
+
+    return _derived(hist, ("value codes",), compute)
+
+
+@dataclass(frozen=True)
+class _PartClasses:
+    """A part's classes under the token and missing-value rules: each group's class (-1:
+    suppressed) by ``class_of_group[gids[group]]``, the class sizes, the records of suppressed
+    groups and the missing cells per quasi-identifier."""
+
+    gids: np.ndarray
+    class_of_group: np.ndarray
+    sizes: np.ndarray
+    suppressed: int
+    missing: tuple[int, ...]
+
+
+def _part_classes(part: ClassSummary, qi: tuple[str, ...], token: str,
+                  missing: str) -> _PartClasses:
+    """:class:`_PartClasses` of ``part``, once per part and rules in this process."""
+
+    def compute() -> _PartClasses:
+        cols, gids, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts,
+                                                        token, missing)
+        kept = class_of_group >= 0
+        return _PartClasses(gids, class_of_group, sizes[kept].astype(np.int64, copy=False),
+                            int(sizes[~kept].sum()), tuple(c.n_missing for c in cols))
+
+    return _derived(part.keys, ("classes", id(part.counts), qi, token, missing), compute)
+
+
+def _part_pairs(part: ClassSummary, sa: str, found: _PartClasses, rules: tuple[object, ...]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.Index]:
+    """The (class, value) pairs of ``sa`` in ``part``'s classes ``found`` (under ``rules``),
+    values coded into the part's own values (returned last), once per histogram and rules."""
+    hist = part.histograms[sa]
+
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, pd.Index]:
+        local, uniques = _value_codes(hist)
+        cls = found.class_of_group[found.gids[hist["class"].to_numpy()]]
+        rel = cls >= 0
+        pc, pv, cnt = pair_counts(cls[rel], len(found.sizes), local[rel], len(uniques),
+                                  hist["count"].to_numpy()[rel])
+        return pc, pv, cnt, uniques
+
+    return _derived(hist, ("pairs", id(part.keys), id(part.counts), *rules), compute)
+
+
 def _part_tally(part: ClassSummary, judge: Callable[..., Judged], qi: tuple[str, ...],
                 token: str, missing: str, values: Mapping[str, pd.Index],
                 probs: Mapping[str, np.ndarray], shared: Any) -> Tally:
-    """One part's classes (the token and missing-value rules applied to its groups),
-    judged with the whole table's p and tallied."""
-    cols, gids, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts,
-                                                    token, missing)
-    kept = class_of_group >= 0
-    class_sizes = sizes[kept].astype(np.int64, copy=False)
-    n_classes = len(class_sizes)
+    """One part's classes judged with the whole table's p, and tallied."""
+    found = _part_classes(part, qi, token, missing)
     dists = {}
     for sa, vals in values.items():
-        hist = part.histograms[sa]
-        code = vals.get_indexer(hist["value"])
-        if (code < 0).any():
+        pc, pv, cnt, uniques = _part_pairs(part, sa, found, (qi, token, missing))
+        to_table = vals.get_indexer(uniques)  # the part's values among the table's
+        if (to_table < 0).any():
             raise PluginError(f"sensitive attribute {sa!r}: a value of a part is not among the "
                               "table's values")
-        cls = class_of_group[gids[hist["class"].to_numpy()]]
-        rel = cls >= 0
-        pc, pv, cnt = pair_counts(cls[rel], n_classes, code[rel], len(vals),
-                                  hist["count"].to_numpy()[rel])
-        dists[sa] = _distribution(pc, pv, cnt, probs[sa], class_sizes, vals)
-    judged = judge(dists, class_sizes, shared)
-    return Tally.of(judged, class_sizes, part.n_records, int(sizes[~kept].sum()),
-                    tuple(c.n_missing for c in cols))
+        dists[sa] = _distribution(pc, to_table[pv], cnt, probs[sa], found.sizes, vals)
+    judged = judge(dists, found.sizes, shared)
+    return Tally.of(judged, found.sizes, part.n_records, found.suppressed, found.missing)
 
 
 def _result(tally: Tally, details: dict[str, object]) -> MeasureResult:
