@@ -35,6 +35,11 @@ class AlphaKAnonymity(SensitiveRisk):
     details: ``achieved_alpha`` = the largest share of one value in a class, ``achieved_k`` =
     the smallest class (pyCANON returns this pair); ``per_record`` adds each released row's
     class maximum share.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "AlphaKAnonymity"

@@ -42,6 +42,11 @@ class BetaLikeness(SensitiveRisk):
     makes the table enhanced-β-like), and ``pycanon_enhanced_beta`` = min(max D_v,
     max_v −ln p_v) (what pyCANON's ``enhanced_beta_likeness`` returns); ``per_record`` adds
     each released row's class maximum of D_v.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "BetaLikeness"

@@ -40,6 +40,11 @@ class DeltaDisclosure(SensitiveRisk):
     details: ``achieved_delta`` = the largest |log(q/p)| over classes and present values (δ
     must exceed it), per attribute under ``per_attribute``; ``per_record`` adds each released
     row's class maximum.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "DeltaDisclosure"

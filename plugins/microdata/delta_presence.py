@@ -31,6 +31,12 @@ class DeltaPresence(ClassRiskMeasure):
     ``population_outside_release`` (with a warning when they violate). details:
     ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest δ: the tightest
     bounds that hold); ``per_record`` adds each released row's δ.
+
+    It reads the records of both sides (on Dask, gathered under ``engine.gather_limit``): F_E
+    joins the population, generalized value by value to the release's levels, with the
+    release's classes, and the population's class summary is grouped (and on a cluster
+    hash-partitioned) by the raw values, so one release class's population lies in many
+    parts; counting it there would take a second shuffle by the generalized tuple.
     """
 
     name = "DeltaPresence"
@@ -47,6 +53,13 @@ class DeltaPresence(ClassRiskMeasure):
                 raise ValueError(f"delta_min {self.delta_min} exceeds delta_max "
                                  f"{self.delta_max}")
             return self
+
+    def gather_reason(self) -> str:
+        """Why the measure reads the records (said when they exceed the gather limit)."""
+        return ("DeltaPresence generalizes every population record to the release's levels and "
+                "counts them per release class, a join of both sides' records that the class "
+                "summaries (grouped by the raw values) do not give; raise engine.gather_limit "
+                "or run it on the local engine")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

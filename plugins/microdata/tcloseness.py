@@ -50,6 +50,11 @@ class TCloseness(SensitiveRisk):
     value = records in violating classes / n (n counts suppressed records, in no class).
     details: ``achieved_t`` = the largest D (the tightest t that holds), per attribute under
     ``per_attribute``; ``per_record`` adds each released row's class distance.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "TCloseness"
