@@ -230,3 +230,14 @@ def test_record_params_fail_alone_above_the_gather_limit(tmp_path, sharding, ext
     assert "gather limit" in refused.error and why in refused.error
     assert fine.error is None
     assert fine.value == evaluate(frame, frame.copy(), measures[1:]).measures[0].value
+
+
+def test_delta_presence_says_why_it_reads_the_records(tmp_path, sharding):
+    frame = _frame(np.random.default_rng(10), 600, 50)
+    data = _write(tmp_path / "d", frame, 2)
+    measures = [{"name": "DeltaPresence", "params": {"quasi_identifiers": QI}}]
+    remote = evaluate(data, data, measures, engine={"name": "dask", "gather_limit": "1KB",
+                                                     "address": sharding.scheduler.address})
+    error = remote.measures[0].error
+    assert "gather limit" in error and "DeltaPresence generalizes every population record" in error
+    assert evaluate(frame, frame.copy(), measures).measures[0].error is None
