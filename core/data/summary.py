@@ -208,15 +208,25 @@ def dataset_classes(data: FrameData, keys: Sequence[str]) -> RowClasses:
     return data.cached(("class_codes", keys), compute)
 
 
-def _histogram(classes: np.ndarray, values: pd.Series, counts: np.ndarray) -> pd.DataFrame:
-    """(class, value) → summed count, sorted by class then value."""
-    codes, uniques = _codes(values)
+def _histogram(classes: np.ndarray, values: pd.Series | tuple[np.ndarray, pd.Index],
+               counts: np.ndarray) -> pd.DataFrame:
+    """(class, value) → summed count, sorted by class then value; ``values`` as a column or
+    its :func:`_codes`."""
+    codes, uniques = values if isinstance(values, tuple) else _codes(values)
     card = len(uniques) + 1
-    ids, pairs = pd.factorize(classes * card + codes, sort=True)
+    key = classes * card + codes
+    space = (int(classes.max()) + 1) * card if len(classes) else 0
+    if space <= 4 * len(key) + 1_000_000:  # a dense count of the pair space: no sort
+        summed = np.bincount(key, weights=counts, minlength=space)
+        pairs = np.flatnonzero(summed)
+        summed = summed[pairs]
+    else:
+        ids, pairs = pd.factorize(key, sort=True)
+        summed = np.bincount(ids, weights=counts, minlength=len(pairs))
     return pd.DataFrame({
         "class": pairs // card,
         "value": _values(uniques, pairs % card),
-        "count": np.bincount(ids, weights=counts, minlength=len(pairs)).astype(np.int64),
+        "count": summed.astype(np.int64),
     })
 
 
@@ -300,7 +310,8 @@ class ClassSummary:
             weights = np.bincount(ids, weights=w, minlength=n_classes)
             low = (float(w.min()) if n else np.inf, int((w <= 0).sum()))
         ones = np.ones(n, dtype=np.int64)
-        hists = {s: _histogram(ids, _plain(frame[s]), ones) for s in spec.sensitive}
+        hists = {s: _histogram(ids, column_codes(data, s) if data is not None else
+                               _plain(frame[s]), ones) for s in spec.sensitive}
         return cls(spec, key_frame, counts, weights, hists, low)
 
     @classmethod

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
+    Distribution,
+    Judged,
     SensitiveParams,
     SensitiveRisk,
+    Tally,
     class_max,
-    prepare,
-    result,
-    worst_per_class,
+    worst_of,
 )
 
 
@@ -32,6 +35,11 @@ class AlphaKAnonymity(SensitiveRisk):
     details: ``achieved_alpha`` = the largest share of one value in a class, ``achieved_k`` =
     the smallest class (pyCANON returns this pair); ``per_record`` adds each released row's
     class maximum share.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "AlphaKAnonymity"
@@ -42,17 +50,18 @@ class AlphaKAnonymity(SensitiveRisk):
                                                           "value allowed in a class.")
         k: int = Field(2, ge=1, description="Smallest class size allowed.")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    stat_name = "alpha"
+
+    def judge(self, dists: Mapping[str, Distribution], sizes: np.ndarray,
+              shared: None) -> Judged:
         p = self.params
-        data, cl = prepare(original, anonymized, p, ctx)
-        worst, per_attribute, achieved = worst_per_class(
-            data, cl, p, ctx, "achieved_alpha",
-            lambda _, d: class_max(d.pair_class, d.q, len(cl.sizes), 0.0))
-        violates = (worst > p.alpha + TOLERANCE) | (cl.sizes < p.k)  # a share at α holds
-        return result(data, cl, violates, worst, "alpha", p, {
-            "alpha": p.alpha, "k": p.k,
-            "achieved_alpha": achieved,
-            "achieved_k": int(cl.sizes.min()) if len(cl.sizes) else None,
-            "per_attribute": per_attribute,
-        })
+        stat = {sa: class_max(d.pair_class, d.q, len(sizes), 0.0) for sa, d in dists.items()}
+        worst = worst_of(stat, len(sizes))
+        # a share at α holds
+        return Judged(stat, worst, (worst > p.alpha + TOLERANCE) | (sizes < p.k))
+
+    def report(self, tally: Tally, p_values: Mapping[str, np.ndarray]) -> dict[str, object]:
+        p = self.params
+        return {"alpha": p.alpha, "k": p.k, "achieved_alpha": tally.worst,
+                "achieved_k": tally.smallest,
+                "per_attribute": {sa: {"achieved_alpha": v} for sa, v in tally.largest.items()}}

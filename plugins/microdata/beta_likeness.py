@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
+    Distribution,
+    Judged,
     SensitiveParams,
     SensitiveRisk,
-    class_key,
+    Tally,
     class_max,
-    distribution,
-    prepare,
-    result,
 )
 
 
@@ -43,6 +42,11 @@ class BetaLikeness(SensitiveRisk):
     makes the table enhanced-β-like), and ``pycanon_enhanced_beta`` = min(max D_v,
     max_v −ln p_v) (what pyCANON's ``enhanced_beta_likeness`` returns); ``per_record`` adds
     each released row's class maximum of D_v.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "BetaLikeness"
@@ -53,42 +57,48 @@ class BetaLikeness(SensitiveRisk):
         variant: Literal["basic", "enhanced"] = Field(
             "basic", description="basic (D <= β) or enhanced (D <= min(β, -ln p)).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    stat_name = "beta"
+
+    def judge(self, dists: Mapping[str, Distribution], sizes: np.ndarray,
+              shared: None) -> Judged:
         p = self.params
-        data, cl = prepare(original, anonymized, p, ctx)
-        n_classes = len(cl.sizes)
-        worst = np.full(n_classes, -np.inf)
+        n_classes = len(sizes)
+        stat = {}
         violates = np.zeros(n_classes, dtype=bool)
-        per_attribute: dict[str, dict[str, float | None]] = {}
-        achievable = True
-        for sa in p.sensitive:
-            d = distribution(data, cl, sa, ctx, class_key(p))
+        flags = {}
+        for sa, d in dists.items():
             pv = d.p[d.pair_value]
             gain = (d.q - pv) / pv
-            stat = class_max(d.pair_class, gain, n_classes)
-            worst = np.maximum(worst, stat)
-            entry: dict[str, float | None] = {
-                "achieved_beta": float(stat.max()) if n_classes else None}
+            stat[sa] = class_max(d.pair_class, gain, n_classes)
             if p.variant == "basic":
                 bad = gain > p.beta * (1 + TOLERANCE)
             else:
                 cap = -np.log(pv)
                 bad = gain > np.minimum(p.beta, cap) * (1 + TOLERANCE)
-                over = gain > cap
-                if over.any():
-                    achievable = False
-                    entry["achieved_beta"] = None
-                present = d.p[d.p > 0]
-                entry["pycanon_enhanced_beta"] = (
-                    min(float(stat.max()), float(-np.log(present.min())))
-                    if len(gain) else None)
+                flags[sa] = bool((gain > cap).any())  # no β makes the class enhanced-β-like
             violates |= np.bincount(d.pair_class[bad], minlength=n_classes) > 0
+        worst = np.full(n_classes, -np.inf)
+        for value in stat.values():
+            worst = np.maximum(worst, value)
+        return Judged(stat, worst, violates, flags)
+
+    def report(self, tally: Tally, p_values: Mapping[str, np.ndarray]) -> dict[str, object]:
+        p = self.params
+        per_attribute: dict[str, dict[str, float | None]] = {}
+        for sa, largest in tally.largest.items():
+            entry: dict[str, float | None] = {"achieved_beta": largest}
+            if p.variant == "enhanced":
+                if tally.flags.get(sa):
+                    entry["achieved_beta"] = None
+                present = p_values[sa][p_values[sa] > 0]
+                entry["pycanon_enhanced_beta"] = (
+                    None if largest is None else min(largest, float(-np.log(present.min()))))
             per_attribute[sa] = entry
-        achieved = float(worst.max()) if n_classes and achievable else None
+        achievable = not any(tally.flags.values())
         details: dict[str, object] = {"beta": p.beta, "variant": p.variant,
-                                      "achieved_beta": achieved, "per_attribute": per_attribute}
-        if p.variant == "enhanced" and not achievable:
+                                      "achieved_beta": tally.worst if achievable else None,
+                                      "per_attribute": per_attribute}
+        if not achievable:
             details["reason"] = ("some value's gain exceeds -ln p: no beta makes the table "
                                  "enhanced-beta-like")
-        return result(data, cl, violates, worst, "beta", p, details)
+        return details

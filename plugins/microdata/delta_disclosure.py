@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
     Distribution,
+    Judged,
     SensitiveParams,
     SensitiveRisk,
+    Tally,
     class_max,
-    prepare,
-    result,
-    worst_per_class,
+    worst_of,
 )
 
 
@@ -40,6 +40,11 @@ class DeltaDisclosure(SensitiveRisk):
     details: ``achieved_delta`` = the largest |log(q/p)| over classes and present values (δ
     must exceed it), per attribute under ``per_attribute``; ``per_record`` adds each released
     row's class maximum.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "DeltaDisclosure"
@@ -52,21 +57,18 @@ class DeltaDisclosure(SensitiveRisk):
             "e", description="Logarithm: e (natural, Brickell & Shmatikov, pyCANON) or 2 "
                              "(ARX).")
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    stat_name = "delta"
+
+    def judge(self, dists: Mapping[str, Distribution], sizes: np.ndarray,
+              shared: None) -> Judged:
         p = self.params
-        data, cl = prepare(original, anonymized, p, ctx)
         scale = 1.0 if p.log_base == "e" else 1.0 / math.log(2.0)
+        stat = {sa: class_max(d.pair_class, np.abs(np.log(d.q / d.p[d.pair_value])) * scale,
+                              len(sizes), 0.0) for sa, d in dists.items()}
+        worst = worst_of(stat, len(sizes))
+        return Judged(stat, worst, worst >= p.delta * (1 - TOLERANCE))  # a class at δ violates
 
-        def log_ratio(_: str, d: Distribution) -> np.ndarray:
-            ratio = np.abs(np.log(d.q / d.p[d.pair_value])) * scale
-            return class_max(d.pair_class, ratio, len(cl.sizes), 0.0)
-
-        worst, per_attribute, achieved = worst_per_class(data, cl, p, ctx, "achieved_delta",
-                                                         log_ratio)
-        violates = worst >= p.delta * (1 - TOLERANCE)  # strict: a class at δ violates
-        return result(data, cl, violates, worst, "delta", p, {
-            "delta": p.delta, "log_base": p.log_base,
-            "achieved_delta": achieved,
-            "per_attribute": per_attribute,
-        })
+    def report(self, tally: Tally, p_values: Mapping[str, np.ndarray]) -> dict[str, object]:
+        p = self.params
+        return {"delta": p.delta, "log_base": p.log_base, "achieved_delta": tally.worst,
+                "per_attribute": {sa: {"achieved_delta": v} for sa, v in tally.largest.items()}}

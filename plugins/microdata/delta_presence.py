@@ -31,6 +31,12 @@ class DeltaPresence(ClassRiskMeasure):
     ``population_outside_release`` (with a warning when they violate). details:
     ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest δ: the tightest
     bounds that hold); ``per_record`` adds each released row's δ.
+
+    It reads the records of both sides (on Dask, gathered under ``engine.gather_limit``): F_E
+    joins the population, generalized value by value to the release's levels, with the
+    release's classes, and the population's class summary is grouped (and on a cluster
+    hash-partitioned) by the raw values, so one release class's population lies in many
+    parts; counting it there would take a second shuffle by the generalized tuple.
     """
 
     name = "DeltaPresence"
@@ -48,6 +54,13 @@ class DeltaPresence(ClassRiskMeasure):
                                  f"{self.delta_max}")
             return self
 
+    def gather_reason(self) -> str:
+        """Why the measure reads the records (said when they exceed the gather limit)."""
+        return ("DeltaPresence generalizes every population record to the release's levels and "
+                "counts them per release class, a join of both sides' records that the class "
+                "summaries (grouped by the raw values) do not give; raise engine.gather_limit "
+                "or run it on the local engine")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
@@ -61,7 +74,7 @@ class DeltaPresence(ClassRiskMeasure):
             if p.delta_min > 0:
                 ctx.warn(f"{counts.outside} population records are in classes without released "
                          f"records (delta = 0 < delta_min {p.delta_min})")
-        return result(data, cl, violates, delta, "delta", p, {  # type: ignore[arg-type]
+        return result(data, cl, violates, delta, "delta", p.per_record, p.id, {
             "delta_min": p.delta_min, "delta_max": p.delta_max,
             "achieved_delta_min": lowest,
             "achieved_delta_max": float(delta.max()) if has else None,

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, ParamPath
+from anoneval.core.api import Context, DataError, ParamPath
 from anoneval.plugins.microdata._common import as_text, hierarchy_rows
 from anoneval.plugins.microdata._hierarchy import Hierarchy, read_hierarchy
 from anoneval.plugins.microdata._sensitive import (
     TOLERANCE,
     Distribution,
+    Judged,
     SensitiveParams,
     SensitiveRisk,
-    prepare,
-    result,
-    worst_per_class,
+    Tally,
+    worst_of,
 )
 
 #: Cells of the dense class × value blocks of the ordered and hierarchical distances.
@@ -48,6 +50,11 @@ class TCloseness(SensitiveRisk):
     value = records in violating classes / n (n counts suppressed records, in no class).
     details: ``achieved_t`` = the largest D (the tightest t that holds), per attribute under
     ``per_attribute``; ``per_record`` adds each released row's class distance.
+
+    Computed from the released side's class summary (the one ``LDiversity`` reads: quasi-
+    identifiers → sensitive-value histograms), so it runs on data an engine never gathers,
+    except with ``per_record`` (a row table) or ``id`` (deleted records are found by comparing
+    both sides' rows), which read the records.
     """
 
     name = "TCloseness"
@@ -77,34 +84,44 @@ class TCloseness(SensitiveRisk):
                                      " in 'hierarchies'")
             return self
 
+    stat_name = "distance"
+
     def columns(self) -> dict[str, list[str]]:
         """The quasi-identifiers, sensitive attributes and the id column, of both sides."""
         p = self.params
         cols = [*p.quasi_identifiers, *p.sensitive, *([p.id] if p.id else [])]
         return {"original": cols, "anonymized": cols}
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
+    def shared(self, values: Mapping[str, pd.Index], ctx: Context) -> dict[str, Hierarchy]:
+        """The hierarchies of the hierarchical distance, checked against every value."""
         p = self.params
-        data, cl = prepare(original, anonymized, p, ctx)
-        n_classes = len(cl.sizes)
+        if p.distance != "hierarchical":
+            return {}
+        found = {sa: read_hierarchy(ctx.path(p.hierarchies[sa]), p.suppression_token)
+                 for sa in p.sensitive}
+        for sa, h in found.items():
+            hierarchy_rows(h, as_text(values[sa]), sa)  # names the values it lacks, here
+        return found
 
-        def distance(sa: str, d: Distribution) -> np.ndarray:
+    def judge(self, dists: Mapping[str, Distribution], sizes: np.ndarray,
+              shared: dict[str, Hierarchy]) -> Judged:
+        p = self.params
+        n_classes = len(sizes)
+        stat = {}
+        for sa, d in dists.items():
             if p.distance == "equal":
-                return _equal(d, n_classes)
-            if p.distance == "ordered":
-                return _ordered(d, n_classes)
-            h = read_hierarchy(ctx.path(p.hierarchies[sa]), p.suppression_token)
-            return _hierarchical(d, n_classes, h, sa)
+                stat[sa] = _equal(d, n_classes)
+            elif p.distance == "ordered":
+                stat[sa] = _ordered(d, n_classes)
+            else:
+                stat[sa] = _hierarchical(d, n_classes, shared[sa], sa)
+        worst = worst_of(stat, n_classes)
+        return Judged(stat, worst, worst > p.t + TOLERANCE)  # a class at t holds
 
-        worst, per_attribute, achieved = worst_per_class(data, cl, p, ctx, "achieved_t",
-                                                         distance)
-        violates = worst > p.t + TOLERANCE  # a class at t holds
-        return result(data, cl, violates, worst, "distance", p, {
-            "t": p.t, "distance": p.distance,
-            "achieved_t": achieved,
-            "per_attribute": per_attribute,
-        })
+    def report(self, tally: Tally, p_values: Mapping[str, np.ndarray]) -> dict[str, object]:
+        p = self.params
+        return {"t": p.t, "distance": p.distance, "achieved_t": tally.worst,
+                "per_attribute": {sa: {"achieved_t": v} for sa, v in tally.largest.items()}}
 
 
 def _equal(d: Distribution, n_classes: int) -> np.ndarray:

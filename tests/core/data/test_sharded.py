@@ -308,6 +308,12 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
     for spec, there in zip(measures, remote.to_dict()["measures"], strict=True):
         if spec["name"] in {"KAnonymity", "LDiversity", "DM", "DMStar", "AECS"}:
             assert not [w for w in there["warnings"] if "gathered" in w], spec
+    # the attribute-disclosure models tallied the sensitive summary's parts on the workers
+    sensitive = SummarySpec("anonymized", tuple(RAW_QI), None, ("disease",))
+    assert released._cache[("class_summary", sensitive)]._assembled is None
+    for spec, there in zip(measures, remote.measures, strict=True):
+        if spec["name"] in ("TCloseness", "DeltaDisclosure", "BetaLikeness"):
+            assert not [w for w in there.warnings if "gathered" in w], spec
 
 
 def _close(a: Any, b: Any) -> bool:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from anoneval.core import evaluate
-from anoneval.core.api import Context, Microdata
+from anoneval.core.api import Context, Microdata, SummarySpec
 from anoneval.core.errors import DataError
 from anoneval.plugins.microdata._hierarchy import generalize, read_hierarchy
 from anoneval.plugins.microdata.alpha_kanonymity import AlphaKAnonymity
@@ -404,12 +404,22 @@ def test_privacy_models_through_evaluate(adult):
 
 
 def test_one_class_summary_and_distribution_per_run():
-    data = Microdata(ANON)
-    for m in (TCloseness(quasi_identifiers=QI, sensitive="disease"),
-              DeltaDisclosure(quasi_identifiers=QI, sensitive="disease"),
-              BetaLikeness(quasi_identifiers=QI, sensitive="disease"),
-              AlphaKAnonymity(quasi_identifiers=QI, sensitive="disease")):
-        m.compute(None, data, Context())
-    keys = [k for k in data._cache if isinstance(k, tuple) and isinstance(k[0], str)]
-    assert sum(k[0] == "anoneval.microdata.sensitive" for k in keys) == 1
-    assert sum(k[0] == "anoneval.microdata.classes" for k in keys) == 1
+    """The models share LDiversity's class summary; per_record shares one record pass."""
+    from anoneval.plugins.microdata.ldiversity import LDiversity
+
+    for extra in ({}, {"per_record": True}):
+        data = Microdata(ANON)
+        params = {"quasi_identifiers": QI, "sensitive": "disease", **extra}
+        for m in (TCloseness(**params), DeltaDisclosure(**params), BetaLikeness(**params),
+                  AlphaKAnonymity(**params), LDiversity(**params)):
+            m.compute(None, data, Context())
+        keys = [k for k in data._cache if isinstance(k, tuple) and isinstance(k[0], str)]
+        summaries = [k for k in keys if k[0] == "class_summary"]
+        distributions = sum(k[0] == "anoneval.microdata.sensitive" for k in keys)
+        if extra:
+            assert (summaries, distributions) == ([], 1)
+            assert sum(k[0] == "anoneval.microdata.classes" for k in keys) == 1
+        else:
+            assert summaries == [("class_summary", SummarySpec("anonymized", tuple(QI), None,
+                                                               ("disease",)))]
+            assert distributions == 0
