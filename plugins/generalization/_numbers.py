@@ -122,6 +122,12 @@ def cell_numbers(c: ColumnCells, kind: str) -> Numbers:
     """:func:`numbers` of a column's cells (cached on them)."""
     if kind not in c.numbers:
         s = c.side
+        if kind == "string" and not s.given and c.first is None:
+            raise DataError(
+                f"column {s.name!r} is typed 'string' without a hierarchy: its numbers are "
+                "positions in ARX's fallback hierarchy, the original's values in order of first "
+                "appearance, which records paired by 'id' on the dask engine do not keep; give "
+                "its hierarchy (hierarchies) or declare it 'integer'/'decimal' (types)")
         a, b, w = pair_counts(s.orig, len(s.orig_texts), s.rel, len(s.rel_texts), c.w)
         c.numbers[kind] = side_numbers(s, a, b, w, kind, lambda bad: c.first_row(bad[s.orig]))
     return c.numbers[kind]
