@@ -25,6 +25,7 @@ from anoneval.core.data.sharded import ShardedSummary
 from anoneval.core.data.summary import SummarySpec
 from anoneval.core.run import evaluator
 from anoneval.core.run.scaled import mode_of
+from anoneval.plugins.generalization.ambiguity import Ambiguity
 from anoneval.plugins.generalization.attribute_squared_error import AttributeSquaredError
 from anoneval.plugins.generalization.discernibility import Discernibility
 from anoneval.plugins.generalization.generalization_intensity import GeneralizationIntensity
@@ -78,6 +79,7 @@ def _measures(hierarchy: str, id_col: str | None = None) -> list[dict[str, Any]]
     # Discernibility with ``id`` finds deleted records by reading both sides' rows, as DM does
     return [
         *([] if id_col else [{"name": "Discernibility", "params": {"quasi_identifiers": QI}}]),
+        *([] if id_col else [{"name": "Ambiguity", "params": base}]),
         {"name": "Granularity", "params": base},
         {"name": "Granularity", "label": "arx", "params": {**base, "compat": "arx",
                                                           "aggregate": "geometric"}},
@@ -155,7 +157,7 @@ def test_quality_models_on_sharded_summaries_gather_nothing(tmp_path, cluster, m
         assert here["warnings"] == there["warnings"], spec
         assert not any("gathered" in w for w in there["warnings"])
     # the records were really different from the trivial case
-    gran = local.measures[0 if by_id else 1].details
+    gran = local.measures[0 if by_id else 2].details
     assert 0 < gran["suppressed_records"] < len(orig)
 
 
@@ -163,7 +165,8 @@ def test_every_cell_model_runs_partition_wise():
     for model in CELL_MODELS:
         assert mode_of(model(quasi_identifiers=QI)) == "partition-wise"
         assert model.paired
-    assert mode_of(Discernibility(quasi_identifiers=QI)) == "summaries"
+    for model in (Discernibility, Ambiguity):
+        assert mode_of(model(quasi_identifiers=QI)) == "summaries"
 
 
 rows = st.integers(1, 60)
