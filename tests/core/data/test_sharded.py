@@ -303,8 +303,7 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
     assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
     # the ARX quality models that reduce summaries or cell tables gather no records
     quality = {"Discernibility", "Ambiguity", "Granularity", "SSESST", "Missings",
-               "AttributeSquaredError",
-               "Height", "GeneralizationIntensity"}
+               "AttributeSquaredError", "Height", "GeneralizationIntensity"}
     for there, spec in zip(remote.to_dict()["measures"], measures, strict=True):
         assert spec["name"] not in quality or not any("gathered" in w
                                                        for w in there["warnings"]), spec
