@@ -48,40 +48,48 @@ class CellParts:
     deleted: int
 
 
-def _texts(values: pd.Series, token: str, missing: str) -> tuple[np.ndarray, np.ndarray]:
-    """Each value's text as the family reads a released cell (missing cells as the token under
-    ``missing="suppressed"``), and whether it is the token."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    col = token_column(codes.astype(np.int64, copy=False), pd.Index(uniques),
-                       np.bincount(codes, minlength=len(uniques)), token, missing)
-    texts = col.texts[col.codes]
-    return texts, (col.codes == col.token) if col.token >= 0 else np.zeros(len(texts), bool)
-
-
 def cell_partial(frame: pd.DataFrame, qi: Sequence[str], token: str, missing: str) -> CellParts:
     """The cell tables of one block of paired records (its index numbers the records).
 
     A record is suppressed when it is deleted or all its released cells are the token; a
-    deleted record's released cells are the token."""
+    deleted record's released cells are the token. Vectorised on integer codes: each column's
+    released texts get ids in one vocabulary (to compare them across columns), and each cell
+    pattern is one int64 key counted with ``np.unique``."""
     deleted = frame[DELETED].to_numpy(dtype=bool)
     rel = {c: frame[("anonymized", c)] for c in qi}
     if deleted.any():
         rel = {c: v.astype(object).where(~deleted, token) for c, v in rel.items()}
-    texts = {}
+    vocabulary: dict[str, int] = {}
+    coded: dict[str, tuple[np.ndarray, pd.Index]] = {}
     sup = np.ones(len(frame), dtype=bool)
-    for c in qi:
-        texts[c], is_token = _texts(rel[c], token, missing)
-        sup &= is_token
-    first = texts[qi[0]]
     equal = np.ones(len(frame), dtype=bool)
-    for c in qi[1:]:
-        equal &= texts[c] == first
+    first_text: np.ndarray | None = None
+    for c in qi:
+        codes, uniques = pd.factorize(rel[c], use_na_sentinel=False)
+        codes = codes.astype(np.int64, copy=False)
+        col = token_column(codes, pd.Index(uniques), np.bincount(codes, minlength=len(uniques)),
+                           token, missing)
+        text_ids = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in col.texts),
+                               dtype=np.int64, count=len(col.texts))[col.codes]
+        sup &= (col.codes == col.token) if col.token >= 0 else False
+        if first_text is None:
+            first_text = text_ids
+        else:
+            equal &= text_ids == first_text
+        coded[c] = codes, pd.Index(uniques)
     rows = frame.index.to_numpy()
+    flags = sup.astype(np.int64) * 2 + equal
     tables = {}
     for c in qi:
-        cells = pd.DataFrame({"raw": frame[("original", c)].to_numpy(), "rel": rel[c].to_numpy(),
-                              "sup": sup, "equal": equal, "row": rows})
-        tables[c] = _grouped(cells, {"count": ("row", "size"), "first": ("row", "min")})
+        raw_codes, raw_uniques = pd.factorize(frame[("original", c)], use_na_sentinel=False)
+        rel_codes, rel_uniques = coded[c]
+        width = max(len(rel_uniques), 1)
+        key = (raw_codes.astype(np.int64) * width + rel_codes) * 4 + flags
+        keys, at, counts = np.unique(key, return_index=True, return_counts=True)
+        pair, flag = keys // 4, keys % 4
+        tables[c] = pd.DataFrame({"raw": pd.Index(raw_uniques).take(pair // width),
+                                  "rel": rel_uniques.take(pair % width), "sup": flag >= 2,
+                                  "equal": flag % 2 == 1, "count": counts, "first": rows[at]})
     return CellParts(tables, {c: frame[("original", c)].dtype for c in qi}, int(deleted.sum()))
 
 

@@ -18,12 +18,12 @@ from anoneval.core.api import (
     data_row,
 )
 from anoneval.plugins.generalization._quality import Inputs, Side
-
-if TYPE_CHECKING:
-    from anoneval.plugins.generalization._cells import Cells, ColumnCells
 from anoneval.plugins.microdata._common import (
     pair_counts,
 )
+
+if TYPE_CHECKING:
+    from anoneval.plugins.generalization._cells import Cells, ColumnCells
 
 # -- numbers for the squared-error models --------------------------------------------------------
 
