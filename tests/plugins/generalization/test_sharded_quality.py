@@ -22,7 +22,7 @@ from anoneval.core.api import DELETED, Context, Microdata, pair_datasets
 from anoneval.core.data import partitioned
 from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.data.sharded import ShardedSummary
-from anoneval.core.data.summary import SummarySpec
+from anoneval.core.data.summary import ClassSummary, SummarySpec, dataset_summarizer
 from anoneval.core.run import evaluator
 from anoneval.core.run.scaled import mode_of
 from anoneval.plugins.generalization.ambiguity import Ambiguity
@@ -233,3 +233,38 @@ def test_string_numbers_without_hierarchy_by_id_on_dask_say_why(tmp_path, cluste
                       engine=cluster)
     error = remote.measures[0].error
     assert error is not None and "'zip' is typed 'string' without a hierarchy" in error
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=releases(), missing=st.sampled_from(["value", "suppressed"]),
+       groups=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_summary_models_reduce_any_split_into_parts_to_the_whole(case, missing, groups, seed):
+    """Ambiguity and Discernibility over summaries split into disjoint parts (as a sharded
+    summary holds them) equal their results on the whole summaries."""
+    orig, rel, _ = case
+    original, released = Microdata(orig), Microdata(rel)
+    whole = dataset_summarizer(original, released)
+    rng = np.random.default_rng(seed)
+
+    def split(spec: SummarySpec) -> ClassSummary:
+        summary = whole(spec)
+        if not spec.keys:
+            return summary
+        part_of = rng.integers(0, groups, summary.n_classes)
+        parts = [ClassSummary(spec, summary.keys[part_of == g].reset_index(drop=True),
+                              summary.counts[part_of == g], None, {})
+                 for g in range(groups)]
+        return ShardedSummary(spec, parts)
+
+    for model in (Ambiguity, Discernibility):
+        params: dict[str, Any] = {"quasi_identifiers": ["a", "b"], "missing": missing}
+        m = model(params)
+        try:
+            expected = m.compute(original, released, Context(summarize=whole))
+        except Exception as err:
+            with pytest.raises(type(err)):
+                m.compute(original, released, Context(summarize=split))
+            continue
+        got = m.compute(original, released, Context(summarize=split))
+        assert _close(expected.value, got.value), model.name
+        assert _close(expected.details, got.details), model.name
