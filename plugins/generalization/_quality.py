@@ -272,31 +272,6 @@ class QualityModel(LossMeasure):
         raise NotImplementedError
 
 
-class CellModel(QualityModel):
-    """Base of the cell models that offer ARX's suppression quirk behind ``compat``."""
-
-    class Params(ArxCompatParams):
-        pass
-
-    def suppressed_count(self, inputs: Inputs) -> int:
-        """Suppressed records, with ARX's equal-values quirk under ``compat="arx"``."""
-        return int(suppressed_rows(inputs, self.params.compat).sum())
-
-
-def arx_equal_values(inputs: Inputs) -> np.ndarray:
-    """Rows whose quasi-identifier texts are all equal (ARX's ``isSuppressed`` quirk)."""
-
-    def compute() -> np.ndarray:
-        cols = inputs.columns
-        same = np.ones(inputs.n, dtype=bool)
-        first = cols[0].rel_texts[cols[0].rel]
-        for s in cols[1:]:
-            same &= s.rel_texts[s.rel] == first
-        return same
-
-    return inputs.cached("equal_values", compute)
-
-
 def group_area(inputs: Inputs) -> np.ndarray:
     """Π_j share_j·D_j of each released group: ARX's area of a class (raw tuples under it)."""
 
@@ -308,22 +283,3 @@ def group_area(inputs: Inputs) -> np.ndarray:
         return area
 
     return inputs.cached("area", compute)
-
-
-def suppressed_rows(inputs: Inputs, compat: str) -> np.ndarray:
-    """The suppressed rows; with ``compat="arx"`` also those of ARX's equal-values quirk."""
-    return inputs.row_sup | arx_equal_values(inputs) if compat == "arx" else inputs.row_sup
-
-
-def nonsuppressed_counts(inputs: Inputs, s: Side, compat: str) -> np.ndarray:
-    """How many non-suppressed rows hold each released text of ``s`` (cached)."""
-
-    def compute() -> np.ndarray:
-        if compat == "arx":
-            sup = suppressed_rows(inputs, compat)
-            return np.bincount(s.rel[~sup], minlength=len(s.rel_texts))
-        rep = inputs.representatives()
-        kept = np.where(inputs.group_sup, 0, inputs.group_sizes)
-        return np.bincount(s.rel[rep], weights=kept, minlength=len(s.rel_texts))
-
-    return inputs.cached(("counts", s.name, compat), compute)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._numbers import typed_columns
-from anoneval.plugins.generalization._quality import ColumnParams, Inputs, QualityModel, TypedParams
+from anoneval.core.api import Context, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells
+from anoneval.plugins.generalization._numbers import typed_cells
+from anoneval.plugins.generalization._quality import ColumnParams, TypedParams
 from anoneval.plugins.generalization._results import column_result
 
 
-class AttributeSquaredError(QualityModel):
+class AttributeSquaredError(CellQualityModel):
     """Attribute-level squared error: Σ_rows min(max((x − lo)², (x − hi)²), d_max(x)).
 
     Source: ARX's ``QualityModelColumnOrientedSquaredError`` (Prasser et al. 2016), the mean
@@ -29,10 +30,10 @@ class AttributeSquaredError(QualityModel):
     class Params(ColumnParams, TypedParams):
         pass
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         p = self.params
         raw, hi = [], []
-        columns, kinds = typed_columns(inputs, original, p.types)
+        columns, kinds = typed_cells(cells, p.types)
         for _, num in columns:  # num: per (original, released) value pair
             xlo, xhi = num.x_lo[num.a], num.x_hi[num.a]
             m, big = min(xlo.min(), xhi.min()), max(xlo.max(), xhi.max())
@@ -42,4 +43,4 @@ class AttributeSquaredError(QualityModel):
             hi.append(float(num.w @ dmax))
         raw_a = np.array(raw)
         return column_result(p.quasi_identifiers, raw_a, np.zeros_like(raw_a), np.array(hi),
-                             p.aggregate, ctx, {"records": inputs.n, "types": kinds})
+                             p.aggregate, ctx, {"records": cells.n, "types": kinds})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import CellModel, Inputs, nonsuppressed_counts
+from anoneval.core.api import Context, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells
+from anoneval.plugins.generalization._quality import ArxCompatParams
 from anoneval.plugins.generalization._results import column_result
 
 
-class GeneralizationIntensity(CellModel):
+class GeneralizationIntensity(CellQualityModel):
     """Generalization intensity (precision loss): per attribute the mean of level / height.
 
     Source: Sweeney (2002), "Achieving k-anonymity privacy protection using generalization and
@@ -28,18 +29,22 @@ class GeneralizationIntensity(CellModel):
     name = "GeneralizationIntensity"
     description = "ARX generalization intensity (precision): mean level/height of the cells."
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    class Params(ArxCompatParams):
+        pass
+
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         p = self.params
-        n_sup = self.suppressed_count(inputs)
+        n_sup = cells.suppressed_count(p.compat)
         raw = []
-        for s in inputs.columns:
+        for c in cells.columns:
+            s = c.side
             s.require_known()
             t = s.table
             level = np.where(s.rel_pos >= 0, t.first_level[np.maximum(s.rel_pos, 0)], t.height)
-            counts = nonsuppressed_counts(inputs, s, p.compat)
-            raw.append((counts @ (level / max(t.height, 1)) + n_sup) / inputs.n)
+            raw.append((c.kept(p.compat) @ (level / max(t.height, 1)) + n_sup) / cells.n)
         raw_a = np.array(raw)
         return column_result(p.quasi_identifiers, raw_a, np.zeros_like(raw_a),
                              np.ones_like(raw_a), p.aggregate, ctx,
-                             {"records": inputs.n, "suppressed_records": n_sup,
-                              "heights": {s.name: s.table.height for s in inputs.columns}})
+                             {"records": cells.n, "suppressed_records": n_sup,
+                              "heights": {c.side.name: c.side.table.height
+                                          for c in cells.columns}})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import CellModel, Inputs, nonsuppressed_counts
+from anoneval.core.api import Context, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells
+from anoneval.plugins.generalization._quality import ArxCompatParams
 from anoneval.plugins.generalization._results import column_result
 
 
-class Granularity(CellModel):
+class Granularity(CellQualityModel):
     """Granularity (Iyengar's loss metric LM): per attribute the mean domain share of the cells.
 
     Source: Iyengar (2002), "Transforming data to satisfy privacy constraints", KDD; ARX's
@@ -29,12 +30,16 @@ class Granularity(CellModel):
     name = "Granularity"
     description = "ARX granularity (Iyengar's loss): mean domain share of the released cells."
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    class Params(ArxCompatParams):
+        pass
+
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         p = self.params
-        n_sup = self.suppressed_count(inputs)
-        raw = np.array([(nonsuppressed_counts(inputs, s, p.compat) @ s.share() + n_sup) / inputs.n
-                        for s in inputs.columns])
-        lo = np.array([1.0 / s.table.domain for s in inputs.columns])
+        n_sup = cells.suppressed_count(p.compat)
+        raw = np.array([(c.kept(p.compat) @ c.side.share() + n_sup) / cells.n
+                        for c in cells.columns])
+        lo = np.array([1.0 / c.side.table.domain for c in cells.columns])
         return column_result(p.quasi_identifiers, raw, lo, np.ones_like(raw), p.aggregate, ctx,
-                             {"records": inputs.n, "suppressed_records": n_sup,
-                              "domain_sizes": {s.name: s.table.domain for s in inputs.columns}})
+                             {"records": cells.n, "suppressed_records": n_sup,
+                              "domain_sizes": {c.side.name: c.side.table.domain
+                                               for c in cells.columns}})

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, DataError, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import Inputs, QualityModel, Side
+from anoneval.core.api import Context, DataError, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells, ColumnCells
 from anoneval.plugins.microdata._common import pair_counts
 
 
-class Height(QualityModel):
+class Height(CellQualityModel):
     """Height: Σ_j l_j, the generalization level of each quasi-identifier, normalized by Σ_j h_j.
 
     Source: ARX's ``MetricMDHeight`` (``Metric.createHeightMetric()``, Prasser et al. 2014),
@@ -27,34 +27,37 @@ class Height(QualityModel):
     name = "Height"
     description = "ARX height: sum of the generalization levels of the quasi-identifiers."
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         levels: dict[str, int] = {}
         counts: dict[str, dict[int, int]] = {}
-        for s in inputs.columns:
-            cells = cell_levels(inputs, s)
-            counts[s.name] = cells
-            levels[s.name] = max(cells) if cells else s.table.height
-            if len(cells) > 1:
+        for c in cells.columns:
+            s = c.side
+            per = cell_levels(c)
+            counts[s.name] = per
+            levels[s.name] = max(per) if per else s.table.height
+            if len(per) > 1:
                 ctx.warn(f"column {s.name!r} is released at several levels (cells per level: "
-                         f"{cells}); its height counts the highest")
+                         f"{per}); its height counts the highest")
         raw = sum(levels.values())
-        top = sum(s.table.height for s in inputs.columns)
+        top = sum(c.side.table.height for c in cells.columns)
         return MeasureResult(value=raw / top if top else 0.0, details={
             "raw": raw, "min": 0, "max": top, "levels": levels,
-            "heights": {s.name: s.table.height for s in inputs.columns},
-            "cells_per_level": counts, "suppressed_records": inputs.suppressed})
+            "heights": {c.side.name: c.side.table.height for c in cells.columns},
+            "cells_per_level": counts, "suppressed_records": cells.suppressed})
 
 
-def cell_levels(inputs: Inputs, s: Side) -> dict[int, int]:
+def cell_levels(c: ColumnCells) -> dict[int, int]:
     """Non-suppressed cells per level: the first level mapping the raw value to the released.
 
     A cell holding the token or the root is at the top level.
     """
+    s = c.side
     s.require_known()
-    rows = ~inputs.row_sup
+    rows = ~c.sup
     top = rows & s.rel_suppressed_value[s.rel]
     keep = rows & ~top
-    a, b, w = pair_counts(s.orig[keep], len(s.orig_texts), s.rel[keep], len(s.rel_texts))
+    a, b, w = pair_counts(s.orig[keep], len(s.orig_texts), s.rel[keep], len(s.rel_texts),
+                          c.w[keep])
     t = s.table
     path = t.coded[s.orig_rows[a]]
     match = path == s.rel_pos[b][:, None]
@@ -67,5 +70,5 @@ def cell_levels(inputs: Inputs, s: Side) -> dict[int, int]:
             f"{', '.join(map(repr, t.matrix[s.orig_rows[a[i]]]))})")
     level = match.argmax(axis=1)
     per = np.bincount(level, weights=w, minlength=t.height + 1).astype(np.int64)
-    per[t.height] += int(top.sum())
+    per[t.height] += int(c.w[top].sum())
     return {int(lv): int(k) for lv, k in enumerate(per) if k}

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import (
-    ColumnParams,
-    Inputs,
-    QualityModel,
-    nonsuppressed_counts,
-)
+from anoneval.core.api import Context, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells
+from anoneval.plugins.generalization._quality import ColumnParams
 from anoneval.plugins.generalization._results import column_result
 from anoneval.plugins.microdata._common import NULL_TEXT
 
 
-class Missings(QualityModel):
+class Missings(CellQualityModel):
     """Missings: per attribute the share of cells that are suppressed, missing or the root.
 
     Source: ARX's ``StatisticsQuality.getMissings`` (Prasser et al. 2016). A cell counts when
@@ -37,17 +33,18 @@ class Missings(QualityModel):
     class Params(ColumnParams):
         pass
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         p = self.params
-        n_sup = inputs.suppressed
+        n_sup = cells.suppressed
         share = []
-        for s in inputs.columns:
+        for c in cells.columns:
+            s = c.side
             lost = s.rel_suppressed_value | (s.rel_texts == NULL_TEXT)  # NULL even if listed
-            share.append((nonsuppressed_counts(inputs, s, "none")[lost].sum() + n_sup) / inputs.n)
+            share.append((c.kept("none")[lost].sum() + n_sup) / cells.n)
         share_a = np.array(share, dtype=float)
         kept = 1.0 - share_a  # what ARX stores, with bounds [0, 1]
         res = column_result(p.quasi_identifiers, kept, np.zeros_like(kept), np.ones_like(kept),
-                            "arithmetic", ctx, {"records": inputs.n, "suppressed_records": n_sup})
+                            "arithmetic", ctx, {"records": cells.n, "suppressed_records": n_sup})
         d = res.details
         qi = p.quasi_identifiers
         # ARX's getters return 1 − normalized(stored): the shares themselves

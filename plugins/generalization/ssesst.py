@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._numbers import typed_columns
-from anoneval.plugins.generalization._quality import Inputs, QualityModel, TypedParams
+from anoneval.core.api import Context, MeasureResult
+from anoneval.plugins.generalization._cells import CellQualityModel, Cells
+from anoneval.plugins.generalization._numbers import typed_cells
+from anoneval.plugins.generalization._quality import TypedParams
 from anoneval.plugins.generalization._results import row_result
 
 
-class SSESST(QualityModel):
+class SSESST(CellQualityModel):
     """SSE/SST: Σ (mid_orig − mid_rel)² over Σ (mid_rel − centroid_orig)², clamped to [0, 1].
 
     Source: ARX's ``QualityModelRowOrientedSSESST`` (Prasser et al. 2016), the clustering
@@ -26,15 +27,15 @@ class SSESST(QualityModel):
     class Params(TypedParams):
         pass
 
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
+    def cell_loss(self, cells: Cells, ctx: Context) -> MeasureResult:
         p = self.params
         sse = sst = 0.0
-        columns, kinds = typed_columns(inputs, original, p.types)
+        columns, kinds = typed_cells(cells, p.types)
         for _, num in columns:  # num: per (original, released) value pair
             mid_in = (num.x_lo[num.a] + num.x_hi[num.a]) / 2
             mid_out = (num.y_lo[num.b] + num.y_hi[num.b]) / 2
-            centroid = float(num.w @ mid_in) / inputs.n
+            centroid = float(num.w @ mid_in) / cells.n
             sse += float(num.w @ (mid_in - mid_out) ** 2)
             sst += float(num.w @ (mid_out - centroid) ** 2)
-        return row_result(sse, 0.0, sst, ctx, {"records": inputs.n, "types": kinds,
+        return row_result(sse, 0.0, sst, ctx, {"records": cells.n, "types": kinds,
                                                "sse": sse, "sst": sst})
