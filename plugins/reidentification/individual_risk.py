@@ -150,6 +150,19 @@ class IndividualRisk(ClassRiskMeasure):
             return None
         return summary_specs(p, p.weights)
 
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in (
+            (p.missing == "wildcard", "missing='wildcard' compares every key with the partly "
+                                      "missing ones"),
+            (p.household is not None, "household joins each record's household id"),
+            (p.per_record, "per_record lists every record"),
+            (p.id is not None, "id aligns the records of both sides")) if on]
+        if not why:
+            return None
+        return (f"IndividualRisk reads the records because {'; '.join(why)}; without those "
+                "params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         if self.summaries() is not None:

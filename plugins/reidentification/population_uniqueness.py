@@ -128,6 +128,16 @@ class PopulationUniqueness(ClassRiskMeasure):
         p = self.params
         return None if p.per_record else summary_specs(p)
 
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in ((p.per_record, "per_record lists every record"),
+                                     (p.id is not None, "id aligns the records of both sides"))
+               if on]
+        if not why:
+            return None
+        return (f"PopulationUniqueness reads the records because {'; '.join(why)}; without "
+                "those params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

@@ -111,6 +111,20 @@ class ReidentificationRisk(ClassRiskMeasure):
             return None
         return summary_specs(p)
 
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in (
+            (p.attacker != "prosecutor" and p.population_size is None,
+             f"the {p.attacker} attacker generalizes a population table and matches it with "
+             "the release record by record (population_size instead estimates each class's "
+             "population size from the sampling fraction)"),
+            (p.per_record, "per_record lists every record"),
+            (p.id is not None, "id aligns the records of both sides")) if on]
+        if not why:
+            return None
+        return (f"ReidentificationRisk reads the records because {'; '.join(why)}; without "
+                "those params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params

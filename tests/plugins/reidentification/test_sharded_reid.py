@@ -290,3 +290,31 @@ def test_summary_measures_declare_summaries_and_record_params_do_not():
     # the original's own summary for the row-count check, both sides' summaries by keys
     assert functools.reduce(lambda a, s: a | {s.side}, IndividualRisk(**qi).summaries(),
                             set()) == {"original", "anonymized"}
+
+
+def test_record_reading_params_fail_alone_above_the_gather_limit(tmp_path, scheduler):
+    """SUDA (no distributed form) and the params that read records fail with the gather
+    error and the reason (what SUDA needs, how many subsets, the options), while the measures
+    from summaries run."""
+    frame = _frame(missing=False)
+    frame["hh"] = np.arange(len(frame)) // 3
+    released = _write(tmp_path / "r", frame)
+    qi = {"quasi_identifiers": QI}
+    measures = [{"name": "SUDA", "params": qi},
+                {"name": "SUDA", "label": "bounded", "params": {**qi, "max_msu_size": 2}},
+                {"name": "IndividualRisk", "params": {**qi, "household": "hh"}},
+                {"name": "ReidentificationRisk",
+                 "params": {**qi, "attacker": "marketer", "population": "p.csv"}},
+                {"name": "IndividualRisk", "label": "summary", "params": qi}]
+    engine = {"name": "dask", "address": scheduler, "gather_limit": "1KB"}
+    remote = evaluate(None, released, measures, engine=engine)
+    suda, bounded, household, marketer, summary = (m.error for m in remote.measures)
+    for error in (suda, bounded, household, marketer):
+        assert "gather limit of 1000 B" in error and f"{len(frame)} rows" in error
+    assert "SUDA2" in suda and "3 quasi-identifiers (7 subsets)" in suda
+    assert "(6 subsets, those of up to 2 of them)" in bounded
+    assert "max_msu_size" in suda and "local engine" in suda
+    assert "household joins each record's household id" in household
+    assert "the marketer attacker generalizes a population table" in marketer
+    assert summary is None
+    assert remote.measures[4].value == evaluate(None, frame, measures[4:]).measures[0].value
