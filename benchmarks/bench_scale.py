@@ -214,17 +214,17 @@ def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK, raw: bool =
 
 def census_measures(gathered: bool = False) -> list[dict[str, object]]:
     """Every group-by measure reading class summaries; ``gathered``: those reading the records
-    too (TCloseness, DeltaDisclosure, BetaLikeness, IndividualRisk, PopulationUniqueness,
-    SUDA)."""
+    too (TCloseness, DeltaDisclosure, BetaLikeness, SUDA)."""
     qi = {"quasi_identifiers": list(CENSUS_QI)}
     sensitive = {**qi, "sensitive": "income_band"}
     more = [{"name": "TCloseness", "params": sensitive},
             {"name": "DeltaDisclosure", "params": sensitive},
             {"name": "BetaLikeness", "params": sensitive},
-            {"name": "IndividualRisk", "params": qi},
-            {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
             {"name": "SUDA", "params": qi}] if gathered else []
-    return [*more, {"name": "AECS", "label": "AECS quality",
+    reid = [{"name": "IndividualRisk", "params": {**qi, "weights": "weight"}},
+            {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
+            {"name": "ReidentificationRisk", "params": qi}]
+    return [*more, *reid, {"name": "AECS", "label": "AECS quality",
                     "params": {**qi, "suppressed": "ignore"}},
             {"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
@@ -332,8 +332,8 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
               + (" (dask scheduler + 2 dask worker processes)" if raw else " (LocalCluster)"))
         if raw and not gathered:
             print(f"  above {GATHERED_ROWS:,} rows the measures that read the records "
-                  "(TCloseness, DeltaDisclosure, BetaLikeness, IndividualRisk, "
-                  "PopulationUniqueness, SUDA) are left out: they gather them to the client")
+                  "(TCloseness, DeltaDisclosure, BetaLikeness, SUDA) are left out: they "
+                  "gather them to the client")
         with census_cluster(limit, processes=raw) as client, Sampler(client) as sampler:
             t0 = time.perf_counter()
             report = evaluate(data, data, census_measures(gathered), engine=client)

@@ -301,6 +301,10 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
         gathered = [w for w in there["warnings"] if "gathered" in w]
         assert [w for w in there["warnings"] if w not in gathered] == here["warnings"], spec
     assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
+    # the re-identification measures ran from the summaries, reduced on the workers
+    reid = [m for m in remote.to_dict()["measures"]
+            if m["name"] in ("IndividualRisk", "PopulationUniqueness")]
+    assert len(reid) == 2 and not any("gathered" in w for m in reid for w in m["warnings"])
 
 
 def _close(a: Any, b: Any) -> bool:
