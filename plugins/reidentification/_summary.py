@@ -192,6 +192,13 @@ def _levels(part: ClassSummary, values_of: Callable[[ClassSummary], tuple[np.nda
     return found
 
 
+def _forget(part: ClassSummary,
+            values_of: Callable[[ClassSummary], tuple[np.ndarray, np.ndarray]]) -> None:
+    """Drop the part's sorted values (the search is over): the cache holds no part after."""
+    with _LEVELS_LOCK:
+        _LEVELS[:] = [e for e in _LEVELS if not (e[0] is part and e[1] == values_of)]
+
+
 @dataclass(frozen=True)
 class _Round:
     count_le: np.ndarray    # records with a value ≤ each pivot
@@ -234,24 +241,27 @@ def boundary(summary: ClassSummary,
     part the values between the bounds shrink ``c``-fold per round (a few rounds for 10⁷
     distinct values)."""
     lo, hi = -np.inf, np.inf
-    while True:
-        survey = summary.reduce(functools.partial(
-            _part_round, values_of=values_of, pivots=np.zeros(0), lo=lo, hi=hi,
-            k=CANDIDATES), list)
-        pivots = np.unique(np.concatenate([r.inside for r in survey]))
-        if len(pivots):
-            found = summary.reduce(functools.partial(
-                _part_round, values_of=values_of, pivots=pivots, lo=np.inf, hi=-np.inf, k=0),
-                list)
-            count_le = np.sum([r.count_le for r in found], axis=0)
-            sum_min = np.sum([r.sum_min for r in found], axis=0)
-            hit = np.asarray(reached(pivots, count_le, sum_min), dtype=bool)
-            if (~hit).any():
-                lo = float(pivots[~hit].max())
-            if hit.any():
-                hi = float(pivots[hit].min())
-        if all(r.complete for r in survey):
-            return (None if lo == -np.inf else lo), (None if hi == np.inf else hi)
+    try:
+        while True:
+            survey = summary.reduce(functools.partial(
+                _part_round, values_of=values_of, pivots=np.zeros(0), lo=lo, hi=hi,
+                k=CANDIDATES), list)
+            pivots = np.unique(np.concatenate([r.inside for r in survey]))
+            if len(pivots):
+                found = summary.reduce(functools.partial(
+                    _part_round, values_of=values_of, pivots=pivots, lo=np.inf, hi=-np.inf,
+                    k=0), list)
+                count_le = np.sum([r.count_le for r in found], axis=0)
+                sum_min = np.sum([r.sum_min for r in found], axis=0)
+                hit = np.asarray(reached(pivots, count_le, sum_min), dtype=bool)
+                if (~hit).any():
+                    lo = float(pivots[~hit].max())
+                if hit.any():
+                    hi = float(pivots[hit].min())
+            if all(r.complete for r in survey):
+                return (None if lo == -np.inf else lo), (None if hi == np.inf else hi)
+    finally:
+        summary.reduce(functools.partial(_forget, values_of=values_of), list)
 
 
 def kth_value(summary: ClassSummary,
@@ -291,9 +301,12 @@ def records_above(summary: ClassSummary,
                   values_of: Callable[[ClassSummary], tuple[np.ndarray, np.ndarray]],
                   cut: float) -> int:
     """The records whose value is above ``cut`` (strict), over every part."""
-    found = summary.reduce(functools.partial(
-        _part_round, values_of=values_of, pivots=np.array([cut]), lo=np.inf, hi=-np.inf, k=0),
-        list)
+    try:
+        found = summary.reduce(functools.partial(
+            _part_round, values_of=values_of, pivots=np.array([cut]), lo=np.inf, hi=-np.inf,
+            k=0), list)
+    finally:
+        summary.reduce(functools.partial(_forget, values_of=values_of), list)
     return int(sum(r.records - r.count_le[0] for r in found))
 
 

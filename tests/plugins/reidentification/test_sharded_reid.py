@@ -146,6 +146,7 @@ def _order_statistics(values: list[tuple[float, int]], cuts: list[int], level: f
     if records.sum() >= target:
         below, _ = boundary(parts, _own, lambda _p, _c, sum_min: sum_min >= target)
         assert (0.0 if below is None else below) == mu_argus_threshold(records, level)
+    assert not _summary._LEVELS  # each search lets go of the parts' sorted values
 
 
 # -- on a cluster: sharded summaries reduced on the workers ---------------------------------
