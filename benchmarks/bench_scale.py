@@ -221,7 +221,8 @@ def census_measures(gathered: bool = False) -> list[dict[str, object]]:
             {"name": "DeltaDisclosure", "params": sensitive},
             {"name": "BetaLikeness", "params": sensitive},
             {"name": "SUDA", "params": qi}] if gathered else []
-    reid = [{"name": "IndividualRisk", "params": {**qi, "weights": "weight"}},
+    # unweighted: the census's continuous weights give every unique a quadrature of its own
+    reid = [{"name": "IndividualRisk", "params": qi},
             {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
             {"name": "ReidentificationRisk", "params": qi}]
     return [*more, *reid, {"name": "AECS", "label": "AECS quality",

@@ -171,9 +171,11 @@ def size_counts(summary: ClassSummary, p: QIParams, missing: str) -> SizeCounts:
 
 # -- exact order statistics over the parts ---------------------------------------------------
 
-#: The last parts' sorted values, so the rounds of :func:`boundary` sort each part once.
+#: The parts' sorted values, so the rounds of :func:`boundary` sort each part once (newest
+#: first, at most :data:`LEVELS_BYTES` of arrays per process; a search drops its own at the end).
 _LEVELS: list[tuple[ClassSummary, Any, tuple[np.ndarray, np.ndarray]]] = []
 _LEVELS_LOCK = threading.Lock()
+LEVELS_BYTES = 256 * 2**20
 
 
 def _levels(part: ClassSummary, values_of: Callable[[ClassSummary], tuple[np.ndarray, np.ndarray]]
@@ -188,7 +190,8 @@ def _levels(part: ClassSummary, values_of: Callable[[ClassSummary], tuple[np.nda
     found = levels, np.bincount(inverse.reshape(-1), weights=counts, minlength=len(levels))
     with _LEVELS_LOCK:
         _LEVELS.insert(0, (part, values_of, found))
-        del _LEVELS[4:]
+        held = np.cumsum([e[2][0].nbytes + e[2][1].nbytes for e in _LEVELS])
+        del _LEVELS[max(int(np.searchsorted(held, LEVELS_BYTES, side="right")), 1):]
     return found
 
 
