@@ -365,7 +365,9 @@ def _summary_threshold(summary: ClassSummary, risks: ClassRisks, facts: RiskFact
                        level: float) -> float | None:
     """:func:`mu_argus_threshold` over the records of every part. Its condition at a level r,
     Σ_{risks ≤ r} + r·#(risks > r) < level·n, is Σ min(risk, r) < level·n, which grows with
-    r: the threshold is the largest risk level where it holds (0 when none)."""
+    r: the threshold is the largest risk level where it holds (0 when none). Only at a tie
+    (Σ min(risk, r) equal to level·n up to rounding) can the record path's summation order
+    (a cumulative sum over the sorted records) take the adjacent level."""
     target = level * facts.finite
     if facts.total < target:
         return None
