@@ -57,7 +57,7 @@ IR_PARAMS = st.fixed_dictionaries({
     "missing": st.sampled_from(["category", "suppressed"]),
     "compat": st.sampled_from([None, "sdcmicro"]),
     "risk_threshold": st.sampled_from([0.05, 0.1, 0.5, 1.0]),
-    "global_risk_level": st.sampled_from([0.0013, 0.0517, 0.3071, 0.9013])})  # no ties
+    "global_risk_level": st.sampled_from([0.0013, 0.0517, 0.3071, 0.9013])})  # ties unlikely
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
