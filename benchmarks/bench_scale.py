@@ -36,8 +36,9 @@ deleted afterwards.
 classes among 5×10^7 records), on a ``dask scheduler`` and two ``dask worker`` processes on
 127.0.0.1 (``--memory-limit`` each): summaries too large for a worker's budget are grouped
 hash-partitioned on the workers (docs/scaling.md, "Any cardinality on Dask"); also printed: the
-client's peak RSS and how each summary was computed. Up to 2×10^6 rows the measures that read
-the records (gathered) run too.
+client's peak RSS and how each summary was computed. Every group-by measure runs; SUDA, which
+reads the records, gathers them up to the gather limit and above it gives its reason as an
+error.
 
 The load average (``os.getloadavg``) is printed before each part: on a shared machine the
 figures are only as good as the load lets them be.
@@ -184,9 +185,6 @@ CENSUS_QI = {"age_band": (10, 0.3), "sex": (2, 0.0), "region": (8, 0.5), "marita
 CENSUS_RAW = {"age_band": (100, 0.3), "sex": (2, 0.0), "region": (16, 0.8),
               "marital": (6, 1.0), "education": (8, 0.8), "household": (8, 1.2),
               "citizenship": (8, 2.0), "employment": (5, 0.8)}
-#: ``--raw`` runs these too up to this many rows: they read the records (gathered to the client,
-#: bounded by the gather limit), not the class summaries.
-GATHERED_ROWS = 2_000_000
 #: Survey answers no measure reads (column pruning leaves them on disk).
 CENSUS_OTHER = [f"q{i:02d}" for i in range(1, 17)]
 CENSUS_CHUNK = 1_000_000
@@ -213,19 +211,21 @@ def write_census(folder: Path, rows: int, chunk: int = CENSUS_CHUNK, raw: bool =
         pq.write_table(pa.table(cols), folder / f"part-{i:05d}.parquet")
 
 
-def census_measures(gathered: bool = False) -> list[dict[str, object]]:
-    """Every group-by measure reading class summaries; ``gathered``: those reading the records
-    too (IndividualRisk, PopulationUniqueness, SUDA)."""
+def census_measures() -> list[dict[str, object]]:
+    """Every group-by measure. SUDA reads the records: above the gather limit its entry is an
+    error that says why."""
     qi = {"quasi_identifiers": list(CENSUS_QI)}
     sensitive = {**qi, "sensitive": "income_band"}
-    attribute = [{"name": "TCloseness", "params": sensitive},
-                 {"name": "DeltaDisclosure", "params": sensitive},
-                 {"name": "BetaLikeness", "params": sensitive},
-                 {"name": "AlphaKAnonymity", "params": sensitive}]
-    more = [{"name": "IndividualRisk", "params": qi},
+    attribute = [{"name": name, "params": sensitive}
+                 for name in ("TCloseness", "DeltaDisclosure", "BetaLikeness", "AlphaKAnonymity")]
+    # unweighted: the census's continuous weights give every unique a quadrature of its own
+    reid = [{"name": "IndividualRisk", "params": qi},
             {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
-            {"name": "SUDA", "params": qi}] if gathered else []
-    return [*more, *attribute, {"name": "AECS", "label": "AECS quality",
+            {"name": "ReidentificationRisk", "params": qi}, {"name": "SUDA", "params": qi}]
+    quality = [{"name": name, "params": qi} for name in (
+        "Discernibility", "Ambiguity", "Granularity", "SSESST", "Missings",
+        "AttributeSquaredError", "Height", "GeneralizationIntensity")]
+    return [*attribute, *reid, *quality, {"name": "AECS", "label": "AECS quality",
                     "params": {**qi, "suppressed": "ignore"}},
             {"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
@@ -332,7 +332,6 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
         print(f"  written to {folder} in {time.perf_counter() - t0:.1f} s")
         if keep:  # beside the data files, not one of them (the dataset reads *.parquet)
             marker.write_text(json.dumps(recipe))
-    gathered = raw and rows <= GATHERED_ROWS
     try:
         data = Partitioned(folder / "*.parquet")
         in_memory = rows * (len(CENSUS_QI) + 2 + len(CENSUS_OTHER)) * 8
@@ -340,13 +339,9 @@ def census(rows: int, folder: Path, limit: int, chunk: int = CENSUS_CHUNK,
               f"{sum(f.stat().st_size for f in folder.glob('*.parquet')) / 2**30:.2f} GiB; "
               f"2 workers × 1 thread, memory_limit {limit / 2**30:.2f} GiB each"
               + (" (dask scheduler + 2 dask worker processes)" if raw else " (LocalCluster)"))
-        if raw and not gathered:
-            print(f"  above {GATHERED_ROWS:,} rows the measures that read the records "
-                  "(IndividualRisk, PopulationUniqueness, SUDA) are left out: they gather "
-                  "them to the client")
         with census_cluster(limit, processes=raw) as client, Sampler(client) as sampler:
             t0 = time.perf_counter()
-            report = evaluate(data, data, census_measures(gathered), engine=client)
+            report = evaluate(data, data, census_measures(), engine=client)
             wall = time.perf_counter() - t0
         print(f"  all group-by measures in one run: {wall:.1f} s wall ({load()})")
         for w, v in sorted(sampler.rss.items()):

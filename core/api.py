@@ -404,6 +404,11 @@ class Measure(Plugin):
             cols.extend(c for c in spec.columns if c not in cols)
         return out
 
+    def records_reason(self) -> str | None:
+        """Why this instance reads the records rather than class summaries or partitions (and
+        what to do instead), or None: an engine that cannot gather them names it in its error."""
+        return None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = [m for m in PARTITION_WISE if getattr(cls, m) is not getattr(Measure, m, None)]

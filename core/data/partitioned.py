@@ -45,7 +45,7 @@ from anoneval.core.data.kinds import (
     require_columns,
     source_format,
 )
-from anoneval.core.data.sharded import ShardedSummary
+from anoneval.core.data.sharded import ShardedSummary, gathered
 from anoneval.core.data.sources import Source, integer_partition, locate
 from anoneval.core.data.summary import ClassSummary, SummarySpec
 from anoneval.core.errors import DataError
@@ -437,7 +437,7 @@ class Partitioned(Dataset):
 
         with _as_read():
             if self.client is not None:
-                return self.client.gather(self.client.compute(list(delayed_values)))
+                return gathered(self.client, self.client.compute(list(delayed_values)))
             return list(dask.compute(*delayed_values))
 
     def _survey(self) -> None:

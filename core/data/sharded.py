@@ -11,6 +11,8 @@ by size, sums, maxima, per-class value distributions) run part by part on the wo
 (:meth:`ShardedSummary.reduce`) and only their small results travel. The measures that read a
 summary's per-class arrays get the canonical table assembled from the parts in the process that
 runs them (:meth:`ShardedSummary.assembled`), equal to the local engine's summary.
+Every wait on the cluster goes through :func:`gathered`, which fails instead of hanging when
+every worker is paused.
 """
 
 from __future__ import annotations
@@ -22,8 +24,63 @@ import numpy as np
 import pandas as pd
 
 from anoneval.core.data.summary import ClassSummary, SummarySpec, _plain
+from anoneval.core.errors import DataError
 
 T = TypeVar("T")
+
+#: Seconds a wait on the cluster goes on while every worker is paused and no task finishes.
+PAUSED_PATIENCE = 30.0
+#: Seconds between two looks at the workers' status while waiting.
+POLL_SECONDS = 1.0
+
+
+def _paused_error(workers: dict[str, Any], patience: float) -> DataError:
+    import dask
+
+    pause = dask.config.get("distributed.worker.memory.pause", 0.8)
+    shown = "; ".join(
+        f"{addr}: {_mib(w.get('metrics', {}).get('memory'))} of memory_limit "
+        f"{_mib(w.get('memory_limit'))}" for addr, w in sorted(workers.items()))
+    return DataError(
+        f"every Dask worker is paused ({len(workers)}: {shown}) and no task finished for "
+        f"{patience:.0f} s: a worker pauses when its memory passes the pause threshold "
+        f"(distributed.worker.memory.pause, {pause} of its memory_limit in this process's "
+        "config), so the run cannot go on. Give the workers a larger memory_limit, use more "
+        "workers or smaller partitions, or run on the local engine")
+
+
+def _mib(n: Any) -> str:
+    return "unknown" if not n else f"{n / 2**20:.0f} MiB"
+
+
+def gathered(client: Any, futures: Sequence[Any], patience: float | None = None) -> list[Any]:
+    """``client.gather(futures)``, waiting no longer than ``patience`` seconds (default
+    :data:`PAUSED_PATIENCE`) while every worker of the cluster is paused (memory over the pause
+    threshold) and no future finishes: a paused cluster never resumes by itself, so the wait
+    fails with a :class:`DataError` naming the workers' memory and limits."""
+    import asyncio
+    import time
+
+    from distributed import wait
+
+    patience = PAUSED_PATIENCE if patience is None else patience
+    futures = list(futures)
+    done, since = -1, time.monotonic()
+    while True:
+        try:
+            with client.as_current():
+                wait(futures, timeout=POLL_SECONDS)
+            break
+        except (TimeoutError, asyncio.TimeoutError):
+            pass
+        finished = sum(f.done() for f in futures)
+        workers = client.scheduler_info(n_workers=-1).get("workers", {})
+        paused = bool(workers) and all(w.get("status") == "paused" for w in workers.values())
+        if finished != done or not paused:
+            done, since = finished, time.monotonic()
+        elif time.monotonic() - since >= patience:
+            raise _paused_error(workers, patience)
+    return client.gather(futures)  # type: ignore[no-any-return]
 
 
 def canonical_keys(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
@@ -104,8 +161,8 @@ class ShardedSummary(ClassSummary):
         """``fn`` of each part, where the part lies; results in part order."""
         if self.client is None:
             return [fn(p) for p in self.parts]
-        return self.client.gather([self.client.submit(fn, p, pure=False)  # type: ignore[no-any-return]
-                                   for p in self.parts])
+        return gathered(self.client, [self.client.submit(fn, p, pure=False)
+                                      for p in self.parts])
 
     def reduce(self, partial: Callable[[ClassSummary], T],
                combine: Callable[[list[T]], T]) -> T:
@@ -117,7 +174,7 @@ class ShardedSummary(ClassSummary):
         """The canonical summary of the whole data, assembled here from the parts (one
         grouping of all their classes) and kept."""
         if self._assembled is None:
-            parts = (self.client.gather(self.parts) if self.client is not None
+            parts = (gathered(self.client, self.parts) if self.client is not None
                      else list(self.parts))
             whole = ClassSummary.combine(parts)
             self._assembled = ClassSummary(
@@ -150,4 +207,4 @@ for _name in ("keys", "counts", "weights", "histograms"):
     setattr(ShardedSummary, _name, _assembled_attribute(_name))
 
 
-__all__ = ["ShardedSummary", "canonical_keys", "shuffled_summaries"]
+__all__ = ["ShardedSummary", "canonical_keys", "gathered", "shuffled_summaries"]

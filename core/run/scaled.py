@@ -147,13 +147,12 @@ class ScaledRun:
         size = sum(data.gathered_bytes(columns[side]) for side, data in todo.items())
         rows = sum(len(data) for data in todo.values())
         if size > self.gather_limit:
-            why = getattr(measure, "gather_reason", None)  # a measure may say what reads rows
-            why = why() if callable(why) else None
+            why = measure.records_reason()
             raise DataError(
                 f"{measure.name} has no partition-wise form (summaries, or partial/combine/"
                 f"finalize) and would gather {rows} rows, an estimated {size_text(size)}, to "
                 f"the client: more than the gather limit of {size_text(self.gather_limit)} "
-                "(engine.gather_limit)" + (f": {why}" if why else ""))
+                "(engine.gather_limit)" + (f". {why}" if why else ""))
         out: dict[Side, Dataset | None] = _sides(original, anonymized)
         for side, data in todo.items():
             cols = columns[side]

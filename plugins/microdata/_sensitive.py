@@ -98,7 +98,7 @@ class SensitiveRisk(ClassRiskMeasure):
         p = self.params
         return None if p.per_record else summary_specs(p, None, p.sensitive)
 
-    def gather_reason(self) -> str | None:
+    def records_reason(self) -> str | None:
         """Why this instance reads the records (None when it reads the class summary)."""
         p = self.params
         if p.per_record:

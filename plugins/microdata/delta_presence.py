@@ -54,7 +54,7 @@ class DeltaPresence(ClassRiskMeasure):
                                  f"{self.delta_max}")
             return self
 
-    def gather_reason(self) -> str:
+    def records_reason(self) -> str:
         """Why the measure reads the records (said when they exceed the gather limit)."""
         return ("DeltaPresence generalizes every population record to the release's levels and "
                 "counts them per release class, a join of both sides' records that the class "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -12,18 +14,35 @@ from pydantic import Field, model_validator
 from scipy import integrate
 
 from anoneval.core.api import (
+    ClassSummary,
     Context,
     DataError,
     Dataset,
     IntervalParams,
     MeasureResult,
     Microdata,
+    SummarySpec,
     data_row,
 )
-from anoneval.plugins.microdata._common import ClassRiskMeasure, sampling_weights
+from anoneval.plugins.microdata._common import (
+    ClassRiskMeasure,
+    sampling_weights,
+    summary_specs,
+)
 from anoneval.plugins.microdata._frequencies import frequencies, note_wildcard
 from anoneval.plugins.reidentification._params import RecordParams, classes, record_table
 from anoneval.plugins.reidentification._report import risk_histogram
+from anoneval.plugins.reidentification._summary import (
+    Distance,
+    Groups,
+    boundary,
+    check_groups,
+    median,
+    part_groups,
+    records_above,
+    released_summary,
+    warn_groups,
+)
 
 
 class IndividualRisk(ClassRiskMeasure):
@@ -79,6 +98,12 @@ class IndividualRisk(ClassRiskMeasure):
     held the realised K/n in 94.5 %, 93.0 % and 95.0 % of 400 draws at n = 200, 2,000 and
     20,000 (``tests/plugins/reidentification/test_uniqueness_interval.py``). n_boot is not
     used.
+
+    Without ``household``, ``per_record``, ``id`` and ``missing="wildcard"`` (which read the
+    records), every figure is a function of each class's fk and Fk and is computed from the
+    released side's class summary on every engine; on Dask a summary kept in parts on the
+    workers is reduced there (sums, maxima, counts; the median, MAD and μ-Argus threshold by
+    an exact search over the parts' risks), so no class travels to the client.
     """
 
     name = "IndividualRisk"
@@ -119,8 +144,29 @@ class IndividualRisk(ClassRiskMeasure):
                 raise ValueError("alpha applies only with missing='wildcard'")
             return self
 
+    def summaries(self) -> list[SummarySpec] | None:
+        p = self.params
+        if p.missing == "wildcard" or p.household is not None or p.per_record:
+            return None
+        return summary_specs(p, p.weights)
+
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in (
+            (p.missing == "wildcard", "missing='wildcard' compares every key with the partly "
+                                      "missing ones"),
+            (p.household is not None, "household joins each record's household id"),
+            (p.per_record, "per_record lists every record"),
+            (p.id is not None, "id aligns the records of both sides")) if on]
+        if not why:
+            return None
+        return (f"IndividualRisk reads the records because {'; '.join(why)}; without those "
+                "params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
+        if self.summaries() is not None:
+            return self._from_summary(original, anonymized, ctx)
         p = self.params
         since = len(ctx.warnings)
         data, cl = classes(original, anonymized, p, ctx,
@@ -173,17 +219,178 @@ class IndividualRisk(ClassRiskMeasure):
         ci = reidentification_interval(risk[finite], n, p.confidence_level)
         return MeasureResult(value=er / n, ci=list(ci), details=details)
 
+    def _from_summary(self, original: Dataset | None, anonymized: Dataset | None,
+                      ctx: Context) -> MeasureResult:
+        """The record path's result from the released side's class summary, reduced part by
+        part: sums and counts over classes, order statistics by :func:`boundary`."""
+        p = self.params
+        missing = "suppressed" if p.missing == "suppressed" else "value"
+        summary = released_summary(original, anonymized, p, ctx, missing, p.weights)
+        risks = ClassRisks(tuple(p.quasi_identifiers), p.suppression_token, missing,
+                           p.weights is not None, p.method, p.compat)
+        facts = summary.reduce(functools.partial(_risk_facts, risks=risks,
+                                                 threshold=p.risk_threshold), RiskFacts.add)
+        check_groups(summary, missing, facts.missing, self.name)
+        warn_groups(ctx, p.quasi_identifiers, facts.missing, missing,
+                    "anonymized" if anonymized is not None else "original")
+        if facts.over:
+            ctx.warn(f"{facts.over} keys have a weighted frequency Fk below their sample "
+                     "frequency fk (weights below 1); their risk is taken as 1/fk")
+        n = summary.n_records
+        if n == 0:
+            raise DataError("no records to assess")
+        if facts.undefined:
+            ctx.warn(f"{facts.undefined} records have an undefined (NaN) risk from "
+                     "sdcMicro's exact series; they are left out of the sums")
+        er = facts.total
+        details = {
+            "records": n,
+            "suppressed_records": facts.suppressed,
+            "weighted": p.weights is not None,
+            "method": p.method,
+            "expected_reidentifications": er,
+            "global_risk": er / n,
+            "risk_threshold": p.risk_threshold,
+            "records_above_threshold": facts.above,
+            "sdcmicro_high_risk_records": _summary_high_risk(summary, risks, facts.finite),
+            "highest_risk": facts.highest if facts.finite else None,
+            "sample_uniques": facts.uniques,
+            "global_risk_level": p.global_risk_level,
+            "mu_argus_threshold": _summary_threshold(summary, risks, facts,
+                                                     p.global_risk_level),
+        }
+        edges = np.histogram_bin_edges([], bins=len(facts.histogram), range=(0.0, 1.0))
+        details["risk_histogram"] = {"edges": [float(e) for e in edges],
+                                     "counts": [int(c) for c in facts.histogram],
+                                     "zero": facts.zero}
+        ci = sum_interval(facts.clipped, facts.spread, n, p.confidence_level)
+        return MeasureResult(value=er / n, ci=list(ci), details=details)
+
+
+@dataclass(frozen=True)
+class ClassRisks:
+    """The risk of each record of a part of a class summary (a picklable function compared by
+    value): per class :func:`class_risk` of its fk and Fk, 0 for suppressed records; NaN risks
+    (``compat="sdcmicro"``) left out. Returns the values and the records of each."""
+
+    qi: tuple[str, ...]
+    token: str
+    missing: str
+    weighted: bool
+    method: str
+    compat: str | None
+
+    def risks(self, part: ClassSummary) -> tuple[np.ndarray, Groups, int]:
+        """Each class's risk, the classes, and how many have Fk < fk (warned about)."""
+        g = part_groups(part, self.qi, self.token, self.missing)
+        fk = g.sizes.astype(np.float64)
+        Fk = fk if g.weights is None else g.weights
+        over = 0
+        if self.weighted and self.compat is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                over = int((fk / Fk > 1).sum())
+        return class_risk(fk, Fk, self.weighted, self.method, self.compat), g, over
+
+    def __call__(self, part: ClassSummary) -> tuple[np.ndarray, np.ndarray]:
+        risk, g, _ = self.risks(part)
+        sizes, suppressed = g.sizes, g.suppressed
+        finite = ~np.isnan(risk)
+        return (np.concatenate([risk[finite], [0.0] if suppressed else []]),
+                np.concatenate([sizes[finite], [suppressed] if suppressed else []]))
+
+
+@dataclass(frozen=True)
+class RiskFacts:
+    """Sums, counts and maxima over the records of some classes (see :func:`_risk_facts`)."""
+
+    total: float                # Σ r over records with a defined risk
+    clipped: float              # Σ min(max(r, 0), 1)
+    spread: float               # Σ r(1 − r) of the clipped risks
+    finite: int                 # records with a defined risk (suppressed ones included)
+    undefined: int              # records with a NaN risk
+    above: int                  # records with r > the threshold
+    highest: float              # the largest defined risk (−inf when none)
+    uniques: int                # records in classes of one record
+    zero: int                   # records with risk 0
+    suppressed: int
+    over: int                   # classes with Fk < fk
+    missing: tuple[int, ...]    # missing cells per quasi-identifier
+    histogram: np.ndarray       # records in 20 equal bins over [0, 1] (risk_histogram's)
+
+    @staticmethod
+    def add(parts: list[RiskFacts]) -> RiskFacts:
+        """The facts of the classes of every part (disjoint)."""
+        return RiskFacts(
+            total=math.fsum(f.total for f in parts), clipped=math.fsum(f.clipped for f in parts),
+            spread=math.fsum(f.spread for f in parts), finite=sum(f.finite for f in parts),
+            undefined=sum(f.undefined for f in parts), above=sum(f.above for f in parts),
+            highest=max(f.highest for f in parts), uniques=sum(f.uniques for f in parts),
+            zero=sum(f.zero for f in parts), suppressed=sum(f.suppressed for f in parts),
+            over=sum(f.over for f in parts),
+            missing=tuple(int(sum(c)) for c in zip(*(f.missing for f in parts), strict=True)),
+            histogram=np.sum([f.histogram for f in parts], axis=0))
+
+
+def _risk_facts(part: ClassSummary, risks: ClassRisks, threshold: float) -> RiskFacts:
+    risk, g, over = risks.risks(part)
+    sizes, suppressed = g.sizes, g.suppressed
+    finite = ~np.isnan(risk)
+    r, f = risk[finite], sizes[finite]
+    clipped = np.clip(r, 0.0, 1.0)
+    values = np.concatenate([r, [0.0]])
+    counts = np.concatenate([f, [suppressed]]).astype(np.float64)
+    return RiskFacts(
+        total=float(f @ r), clipped=float(f @ clipped),
+        spread=float(f @ (clipped * (1 - clipped))),
+        finite=int(f.sum()) + suppressed, undefined=int(sizes[~finite].sum()),
+        above=int(f[r > threshold].sum()),
+        highest=float(values[counts > 0].max()) if counts.any() else -np.inf,
+        uniques=int(f[f == 1].sum()), zero=int(counts[values == 0].sum()),
+        suppressed=suppressed, over=over, missing=g.missing,
+        histogram=np.histogram(np.clip(values, 0.0, 1.0), bins=20, range=(0.0, 1.0),
+                               weights=counts)[0])
+
+
+def _summary_high_risk(summary: ClassSummary, risks: ClassRisks, n: int) -> int:
+    """:func:`_high_risk` over the records of every part: the median and the MAD by exact
+    order statistics (:func:`median`)."""
+    if not n:
+        return 0
+    med = median(summary, risks, n)
+    mad = 1.4826 * median(summary, Distance(risks, med), n)
+    return records_above(summary, risks, max(med + 3 * mad, 0.1))
+
+
+def _summary_threshold(summary: ClassSummary, risks: ClassRisks, facts: RiskFacts,
+                       level: float) -> float | None:
+    """:func:`mu_argus_threshold` over the records of every part. Its condition at a level r,
+    Σ_{risks ≤ r} + r·#(risks > r) < level·n, is Σ min(risk, r) < level·n, which grows with
+    r: the threshold is the largest risk level where it holds (0 when none). Only at a tie
+    (Σ min(risk, r) equal to level·n up to rounding) can the record path's summation order
+    (a cumulative sum over the sorted records) take the adjacent level."""
+    target = level * facts.finite
+    if facts.total < target:
+        return None
+    below, _ = boundary(summary, risks, lambda _p, _c, sum_min: sum_min >= target)
+    return 0.0 if below is None else below
+
 
 def reidentification_interval(risk: np.ndarray, n: int,
                               confidence_level: float) -> tuple[float, float]:
     """Normal interval of K/n, K = Σ Bernoulli(rᵢ) over ``risk`` (Poisson-binomial: mean Σ r,
     variance Σ r(1 − r)), n the records (those with risk 0 included), clipped to [0, 1]."""
+    r = np.clip(risk, 0.0, 1.0)
+    return sum_interval(float(r.sum()), float((r * (1 - r)).sum()), n, confidence_level)
+
+
+def sum_interval(total: float, variance: float, n: int,
+                 confidence_level: float) -> tuple[float, float]:
+    """:func:`reidentification_interval` from Σ r and Σ r(1 − r) of the clipped risks."""
     from scipy.stats import norm
 
     z = float(norm.ppf((1 + confidence_level) / 2))
-    r = np.clip(risk, 0.0, 1.0)
-    mean, sd = float(r.sum()), math.sqrt(float((r * (1 - r)).sum()))
-    return max((mean - z * sd) / n, 0.0), min((mean + z * sd) / n, 1.0)
+    sd = math.sqrt(variance)
+    return max((total - z * sd) / n, 0.0), min((total + z * sd) / n, 1.0)
 
 
 def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str,

@@ -14,6 +14,7 @@ from anoneval.core.api import (
     Dataset,
     IntervalParams,
     MeasureResult,
+    SummarySpec,
     percentile_interval,
 )
 from anoneval.plugins.microdata._common import (
@@ -21,8 +22,15 @@ from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
     QIParams,
     released_classes,
+    summary_specs,
 )
 from anoneval.plugins.microdata._records import RecordTable
+from anoneval.plugins.reidentification._summary import (
+    check_groups,
+    released_summary,
+    size_counts,
+    warn_groups,
+)
 from anoneval.plugins.reidentification._uniqueness import (
     Estimate,
     Histogram,
@@ -86,6 +94,11 @@ class PopulationUniqueness(ClassRiskMeasure):
     (``tests/plugins/reidentification/test_uniqueness_interval.py``). A replicate whose model
     is not available is left out (``details.ci_replicates_failed``). No interval when the
     estimate is not available.
+
+    Everything but ``per_record`` and ``id`` (which read the records) needs only the
+    class-size histogram: it is computed from the released side's class summary on every
+    engine, reduced part by part on Dask (counts of classes by size), so the estimate and the
+    seeded bootstrap are the same on every engine.
     """
 
     name = "PopulationUniqueness"
@@ -111,28 +124,51 @@ class PopulationUniqueness(ClassRiskMeasure):
                 raise ValueError("give exactly one of population_size and sampling_fraction")
             return self
 
+    def summaries(self) -> list[SummarySpec] | None:
+        p = self.params
+        return None if p.per_record else summary_specs(p)
+
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in ((p.per_record, "per_record lists every record"),
+                                     (p.id is not None, "id aligns the records of both sides"))
+               if on]
+        if not why:
+            return None
+        return (f"PopulationUniqueness reads the records because {'; '.join(why)}; without "
+                "those params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        data, cl = released_classes(original, anonymized, p, ctx)
-        n = int(cl.sizes.sum())
-        records = cl.records
+        data, cl = None, None
+        if self.summaries() is not None:
+            summary = released_summary(original, anonymized, p, ctx, p.missing)
+            found = size_counts(summary, p, p.missing)
+            check_groups(summary, p.missing, found.missing, self.name)
+            warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing,
+                        "anonymized" if anonymized is not None else "original")
+            records, deleted, sizes, counts = found.records, 0, found.sizes, found.counts
+        else:
+            data, cl = released_classes(original, anonymized, p, ctx)
+            records, deleted = cl.records, cl.deleted
+            sizes, counts = np.unique(cl.sizes, return_counts=True)
+        n = int((sizes * counts).sum())
         if p.population_size is not None:
             N = p.population_size
         else:
             N = int(np.floor(records / float(p.sampling_fraction) + 0.5))  # Java Math.round
-        if n > N or records - cl.deleted > N:
+        if n > N or records - deleted > N:
             raise DataError(f"population size {N} is smaller than the sample "
-                            f"({records - cl.deleted} records): population_size must be at "
+                            f"({records - deleted} records): population_size must be at "
                             "least the number of records")
-        sizes, counts = np.unique(cl.sizes, return_counts=True)
         h = Histogram(sizes, counts, float(N))
         c1 = h.classes_of_size(1)
         arx = p.compat == "arx"
         details: dict[str, object] = {
             "records": records, "released_records": n, "population_size": N,
             "sampling_fraction": n / N if N else None, "sample_uniques": int(c1),
-            "classes": len(cl.sizes), "compat": p.compat,
+            "classes": int(counts.sum()), "compat": p.compat,
         }
         if n == 0:
             raise DataError("every record is suppressed: no sample to estimate from")
@@ -164,7 +200,7 @@ class PopulationUniqueness(ClassRiskMeasure):
             reason = chosen.reason or f"{used} is not available"
             details["reason"] = reason
             ctx.warn(f"population uniqueness not available: {reason}")
-        if p.per_record:
+        if data is not None and cl is not None and p.per_record:
             details["per_record"] = _per_record(RecordTable(data, cl, p.id), cl, chosen.uniques,
                                                 h)
         if chosen.uniques is None:

@@ -4,12 +4,30 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, DataError, Dataset, MeasureResult, released
-from anoneval.plugins.microdata._common import ClassRiskMeasure, released_classes
+from anoneval.core.api import (
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    SummarySpec,
+    released,
+)
+from anoneval.plugins.microdata._common import (
+    ClassRiskMeasure,
+    released_classes,
+    summary_specs,
+)
 from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._records import RecordTable
+from anoneval.plugins.reidentification._summary import (
+    check_groups,
+    released_summary,
+    size_counts,
+    warn_groups,
+)
 
 
 class ReidentificationRisk(ClassRiskMeasure):
@@ -49,6 +67,12 @@ class ReidentificationRisk(ClassRiskMeasure):
     params serves every attacker). value = the success rate;
     details add ``records_at_risk_count`` and, with ``per_record``, a table aligned with the
     released rows (class size f, population size F, risk 1/f or 1/F; null when suppressed).
+
+    The prosecutor and the estimated population (``population_size``), without
+    ``per_record`` and ``id``, need only the class-size histogram: it is computed from the
+    released side's class summary on every engine (on Dask reduced part by part, counts of
+    classes by size). A ``population`` file is generalized and matched record by record, so
+    the journalist and marketer against one read the records.
     """
 
     name = "ReidentificationRisk"
@@ -81,9 +105,31 @@ class ReidentificationRisk(ClassRiskMeasure):
                     "released values as they are: remove them or choose another attacker")
             return self
 
+    def summaries(self) -> list[SummarySpec] | None:
+        p = self.params
+        if p.per_record or (p.attacker != "prosecutor" and p.population_size is None):
+            return None
+        return summary_specs(p)
+
+    def records_reason(self) -> str | None:
+        p = self.params
+        why = [text for on, text in (
+            (p.attacker != "prosecutor" and p.population_size is None,
+             f"the {p.attacker} attacker generalizes a population table and matches it with "
+             "the release record by record (population_size instead estimates each class's "
+             "population size from the sampling fraction)"),
+            (p.per_record, "per_record lists every record"),
+            (p.id is not None, "id aligns the records of both sides")) if on]
+        if not why:
+            return None
+        return (f"ReidentificationRisk reads the records because {'; '.join(why)}; without "
+                "those params it runs from class summaries at any size")
+
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
+        if self.summaries() is not None:
+            return self._from_summary(original, anonymized, ctx)
         if p.attacker == "prosecutor":  # the original matters only to align deleted ids
             data, cl = released_classes(original if p.id is not None else None,
                                         released(original, anonymized), p, ctx)
@@ -146,3 +192,52 @@ class ReidentificationRisk(ClassRiskMeasure):
             details["per_record"] = table.frame()
         return MeasureResult(value=success, details=details)
 
+
+    def _from_summary(self, original: Dataset | None, anonymized: Dataset | None,
+                      ctx: Context) -> MeasureResult:
+        """The record path's result from the classes by size of the released side's summary
+        (the original is not read: without ``id`` nothing aligns the sides)."""
+        p = self.params
+        summary = released_summary(original, anonymized, p, ctx, p.missing, check_rows=False)
+        found = size_counts(summary, p, p.missing)
+        check_groups(summary, p.missing, found.missing, self.name)
+        warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing, "anonymized")
+        f, counts = found.sizes, found.counts
+        n = found.released
+        details: dict[str, object] = {
+            "attacker": p.attacker,
+            "records": found.records,
+            "released_records": n,
+            "suppressed_records": found.suppressed,
+            "classes": found.classes,
+            "risk_threshold": p.risk_threshold,
+        }
+        if p.population_size is not None and p.population_size < found.records:
+            raise DataError(f"population_size {p.population_size} is smaller than the "
+                            f"{found.records} records of the data: it is the size of the "
+                            "population the data was drawn from")
+        if n == 0:
+            ctx.warn("every record is suppressed: no class, no re-identification risk")
+            details.update(success_rate=0.0, highest_risk=0.0, records_at_risk=0.0,
+                           records_at_risk_count=0)
+            return MeasureResult(value=0.0, details=details)
+        if p.population_size is None:
+            size = f.astype(np.float64)
+            success = found.classes / n
+        else:
+            fraction = found.records / p.population_size
+            size = f / fraction  # the expected population size of each class
+            marketer = float(counts @ (f / size)) / n
+            success = (marketer if p.attacker == "marketer" else
+                       max(found.classes / float(counts @ size), marketer))
+            details["population_records"] = p.population_size
+            details["sampling_fraction"] = fraction
+        at_risk = 1.0 / size > p.risk_threshold
+        records_at_risk = int(counts[at_risk] @ f[at_risk])
+        details.update(
+            success_rate=success,
+            highest_risk=1.0 / float(size.min()),
+            records_at_risk=records_at_risk / n,
+            records_at_risk_count=records_at_risk,
+        )
+        return MeasureResult(value=success, details=details)

@@ -50,6 +50,10 @@ class SUDA(RiskMeasure):
     record's score from MSUs containing the variable). ``max_msu_size`` bounds the search
     (larger MSUs are not found). ``compat="sdcmicro"`` adds sdcMicro's constant dummy
     variables to fewer than 3 quasi-identifiers, which changes M in the weights and in Q.
+
+    SUDA reads the records on every engine (its search has no distributed form): on Dask it
+    is gathered to the client, and above ``engine.gather_limit`` it fails alone with an error
+    saying why (:meth:`records_reason`) while the other measures run.
     """
 
     name = "SUDA"
@@ -67,6 +71,20 @@ class SUDA(RiskMeasure):
         compat: Literal["sdcmicro"] | None = Field(
             None, description="'sdcmicro' pads fewer than 3 quasi-identifiers with constant "
                               "dummies, as sdcMicro's suda2 does.")
+
+    def records_reason(self) -> str:
+        p = self.params
+        k = len(p.quasi_identifiers)
+        top = min(p.max_msu_size or k, k)
+        subsets = sum(math.comb(k, i) for i in range(1, top + 1))
+        bounded = (f", those of up to {top} of them" if top < k else "")
+        return (f"SUDA reads the records: SUDA2 searches each sample-unique record's minimal "
+                f"sample uniques, which needs the frequency of the record's values on every "
+                f"subset of the {k} quasi-identifiers ({subsets} subsets{bounded}), each a "
+                "group-by of all the records; this version runs that search in memory and "
+                "has no distributed form. Give fewer quasi-identifiers or a smaller "
+                "max_msu_size, raise engine.gather_limit if the client's memory holds the "
+                "records, or use the local engine on a machine whose memory does")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

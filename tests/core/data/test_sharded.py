@@ -320,6 +320,10 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
     for there, spec in zip(remote.to_dict()["measures"], measures, strict=True):
         assert spec["name"] not in quality or not any("gathered" in w
                                                        for w in there["warnings"]), spec
+    # the re-identification measures ran from the summaries, reduced on the workers
+    reid = [m for m in remote.to_dict()["measures"]
+            if m["name"] in ("IndividualRisk", "PopulationUniqueness")]
+    assert len(reid) == 2 and not any("gathered" in w for m in reid for w in m["warnings"])
 
 
 def _close(a: Any, b: Any) -> bool:
