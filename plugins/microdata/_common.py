@@ -15,7 +15,7 @@ its ``MetricSDNMDiscernability``/``MetricMDNUEntropyPrecomputed`` and risk model
   ``missing="suppressed"`` treats a missing cell as the suppression token instead.
 
 The classes come from the records (:func:`released_classes`, for measures that also read rows)
-or from the released side's class summary (:func:`summary_classes`, for measures that declare
+or from the released side's class summary (:func:`reduce_classes`, for measures that declare
 :func:`summary_specs`). Both group the records once per run with the same function
 (:func:`~anoneval.core.data.summary.class_codes`) and apply the token and missing-value rules to the
 groups with :func:`key_classes`. Measures that need only figures over the classes (class sizes,
@@ -174,7 +174,7 @@ class Classes:
 
     ``records`` counts every record (suppressed and deleted ones included): the *n* of the
     formulas. ``sizes`` are the sizes of the classes of non-suppressed records. Row ``i`` of the
-    released data (of the class summary, from :func:`summary_classes`) belongs to class
+    released data (or of the class summary's rows) belongs to class
     ``class_of_group[group_ids[i]]`` (-1 when suppressed).
     """
 
@@ -290,7 +290,7 @@ class ClassRiskMeasure(RiskMeasure):
 
 def summary_specs(p: QIParams, weights: str | None = None,
                   sensitive: Sequence[str] = ()) -> list[SummarySpec] | None:
-    """The summaries :func:`summary_classes` reads, or None when ``p.id`` aligns the sides
+    """The summaries :func:`reduce_classes` reads, or None when ``p.id`` aligns the sides
     (deleted records are found only by comparing both sides' rows)."""
     if p.id is not None:
         return None
@@ -305,7 +305,7 @@ def _released_summary(original: Dataset | None, anonymized: Dataset | None, p: Q
                       ctx: Context, weights: str | None,
                       sensitive: Sequence[str]) -> tuple[ClassSummary, str]:
     """The released side's class summary (and the side's name), its columns, weights and row
-    count checked as :func:`summary_classes` and :func:`reduce_classes` need them."""
+    count checked as :func:`reduce_classes` needs them."""
     if anonymized is None and original is None:
         raise DataError("no data given")
     side = "anonymized" if anonymized is not None else "original"
@@ -337,32 +337,6 @@ def _groups_classes(records: int, class_of_group: np.ndarray, sizes: np.ndarray,
     sup = class_of_group < 0
     return Classes(records=records, sizes=sizes[~sup], group_ids=gids,
                    class_of_group=class_of_group, suppressed=int(sizes[sup].sum()), deleted=0)
-
-
-def summary_classes(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
-                    ctx: Context, weights: str | None = None,
-                    sensitive: Sequence[str] = (), keys: bool = False
-                    ) -> tuple[ClassSummary, Classes]:
-    """The released side's class summary and its equivalence classes (one group per summary
-    row, or merged ones under ``missing="suppressed"``), as :func:`released_classes` finds
-    them from the records. Needs ``p.id`` unset (see :func:`summary_specs`).
-
-    A sharded summary (classes hash-partitioned on a cluster) is reduced part by part
-    (:func:`sharded_classes`) unless the caller reads its ``keys``: the summary returned then
-    has one row per group, without keys. Either way the per-class arrays come to this
-    process; a measure that needs only figures over the classes uses :func:`reduce_classes`,
-    which keeps them on the workers."""
-    summary, side = _released_summary(original, anonymized, p, ctx, weights, sensitive)
-    qi = list(p.quasi_identifiers)
-    found = sharded_classes(summary, p) if summary.sharded and not keys else None
-    if found is not None:
-        summary, cols, gids, class_of_group, sizes = found
-    else:
-        cols, gids, class_of_group, sizes = key_classes(key_codes(summary.keys, qi),
-                                                        summary.counts, p.suppression_token,
-                                                        p.missing)
-    warn_missing(ctx, qi, cols, p.missing, side)
-    return summary, _groups_classes(summary.n_records, class_of_group, sizes, gids)
 
 
 @dataclass(frozen=True)
@@ -449,8 +423,9 @@ def reduce_classes(original: Dataset | None, anonymized: Dataset | None, p: QIPa
     """The released side's :class:`ClassSizes` and ``combine`` of ``partial`` over its class
     summary, reduced where the summary lies. Needs ``p.id`` unset (see :func:`summary_specs`).
 
-    ``partial`` gets a summary of disjoint classes and their :class:`Classes` (as
-    :func:`summary_classes` finds them) and returns figures whose size does not grow with the
+    ``partial`` gets a summary of disjoint classes and their :class:`Classes` (one group per
+    summary row, or merged ones under ``missing="suppressed"``, as :func:`released_classes`
+    finds them from the records) and returns figures whose size does not grow with the
     number of classes (sums, maxima, counts); ``combine`` merges the figures of disjoint sets of
     classes. In memory it runs once, on the whole summary; on a sharded summary it runs on each
     part on the worker holding it (:meth:`~anoneval.core.api.ClassSummary.reduce`), so the same
@@ -486,62 +461,6 @@ def _reduce_part(part: ClassSummary, qi: Sequence[str], token: str, missing: str
 def no_figures(part: ClassSummary, cl: Classes) -> None:
     """A ``partial`` for :func:`reduce_classes` when the class sizes are all a measure needs."""
     return None
-
-
-@dataclass(frozen=True)
-class _PartGroups:
-    """One part's groups (:func:`key_classes`): sizes, kept (not suppressed), weight sums,
-    missing cells per quasi-identifier, and each sensitive histogram by group."""
-
-    sizes: np.ndarray
-    kept: np.ndarray
-    weights: np.ndarray | None
-    missing: tuple[int, ...]
-    histograms: dict[str, pd.DataFrame]
-
-
-def _part_groups(part: ClassSummary, qi: Sequence[str], token: str,
-                 missing: str) -> _PartGroups:
-    cols, gids, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts,
-                                                    token, missing)
-    weights = (None if part.weights is None else
-               np.bincount(gids, weights=part.weights, minlength=len(sizes)))
-    hists = {s: h.assign(**{"class": gids[h["class"].to_numpy()]})
-             for s, h in part.histograms.items()}
-    return _PartGroups(sizes, class_of_group >= 0, weights, tuple(c.n_missing for c in cols),
-                       hists)
-
-
-def sharded_classes(summary: ClassSummary, p: QIParams) -> tuple[
-        ClassSummary, list[Column], np.ndarray, np.ndarray, np.ndarray] | None:
-    """What :func:`key_classes` gives of a sharded summary, reduced part by part where the
-    parts lie: per group its size, suppression and weight sum, and the sensitive histograms by
-    group; no key crosses to this process. The summary returned has one row per group (no
-    keys). None when ``missing="suppressed"`` meets missing values: groups differing by a
-    missing vs a token cell then merge across parts (the caller reads the whole table)."""
-    qi = list(p.quasi_identifiers)
-    parts = summary.reduce(functools.partial(_part_groups, qi=qi, token=p.suppression_token,
-                                             missing=p.missing), list)
-    n_missing = [sum(part.missing[j] for part in parts) for j in range(len(qi))]
-    if p.missing == "suppressed" and any(n_missing):
-        return None
-    sizes = np.concatenate([part.sizes for part in parts]).astype(np.int64, copy=False)
-    kept = np.concatenate([part.kept for part in parts])
-    class_of_group = np.cumsum(kept) - 1
-    class_of_group[~kept] = -1
-    weights = (None if summary.spec.weights is None else
-               np.concatenate([part.weights for part in parts]))
-    offsets = np.cumsum([0, *(len(part.sizes) for part in parts)])
-    hists = {}
-    for s in summary.spec.sensitive:
-        tables = [part.histograms[s].assign(**{"class": part.histograms[s]["class"] + off})
-                  for part, off in zip(parts, offsets, strict=False)]
-        hists[s] = pd.concat(tables, ignore_index=True)
-    groups = ClassSummary(summary.spec, pd.DataFrame(index=pd.RangeIndex(len(sizes))), sizes,
-                          weights, hists, summary.low_weights)
-    empty = np.zeros(0, dtype=np.int64)
-    cols = [Column(empty, np.zeros(0, dtype=object), -1, m) for m in n_missing]
-    return groups, cols, np.arange(len(sizes)), class_of_group, sizes
 
 
 def key_codes(keys: pd.DataFrame, qi: Sequence[str]) -> list[tuple[np.ndarray, pd.Index]]:

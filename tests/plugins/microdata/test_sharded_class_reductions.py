@@ -78,8 +78,7 @@ def _write(folder: Path, frame: pd.DataFrame, k: int = 3) -> Partitioned:
 @pytest.fixture
 def traffic(monkeypatch):
     """Pickled bytes of what each part sent to the client in each reduction of a sharded
-    summary by a measure (one list per call), and no summary read through the old per-class
-    path."""
+    summary by a measure (one list per call)."""
     sent: list[list[int]] = []
     original = ShardedSummary._map
 
@@ -89,11 +88,7 @@ def traffic(monkeypatch):
             sent.append([len(pickle.dumps(f)) for f in found])
         return found
 
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("sharded_classes brings the classes to the client")
-
     monkeypatch.setattr(ShardedSummary, "_map", recording)
-    monkeypatch.setattr(_common, "sharded_classes", refuse)
     monkeypatch.setattr(partitioned, "SUMMARY_SHARE", 300_000 / 1e9)  # shard above 300 kB
     return sent
 
