@@ -151,6 +151,21 @@ def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
     return int(np.isin(hashes(control), hashes(original)).sum())
 
 
+def read_columns(measures: Sequence[PlannedMeasure], side: str) -> frozenset[str] | None:
+    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`), or
+    None when one of them may read every column."""
+    columns: set[str] = set()
+    for planned in measures:
+        try:
+            reads = planned.measure.columns()
+        except Exception:  # the measure reports its own error when it runs
+            return None
+        if reads is None or side not in reads:
+            return None
+        columns.update(map(str, reads[side]))  # type: ignore[index]
+    return frozenset(columns)
+
+
 class Evaluator:
     """Evaluate ``measures`` for one original against any number of anonymized datasets.
 
@@ -183,14 +198,18 @@ class Evaluator:
         self.data_kind = data_kind
         given = as_dataset(original, data_kind, "original")
         require_records(given, "original")
-        require_scalar_cells(given, "original")
         given_control = as_dataset(control, data_kind or (given.data_kind if given else None),
                                    "control")
         require_records(given_control, "control")
-        require_scalar_cells(given_control, "control")
-        self._set_inputs(given, given_control)
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
+        #: The columns of each side the measures read (None: maybe every one): only those are
+        #: validated and surveyed, a scan of the others would be a fixed cost of every call.
+        self._reads = {side: read_columns(self.measures, side)
+                       for side in ("original", "anonymized")}
+        require_scalar_cells(given, "original", self._reads["original"])
+        require_scalar_cells(given_control, "control", self._reads["original"])
+        self._set_inputs(given, given_control)
         if self.control is None:  # a missing control set fails at once, as in a config
             missing = [(f"measures[{i}]", f"{p.measure.name} needs the control data (control=...:"
                                           " original records not used to make the release)")
@@ -228,13 +247,14 @@ class Evaluator:
         each read with one kind of value per column, the control set's dtypes the original's."""
         self._given = original, control
         self._unified = not isinstance(original, Partitioned)  # see _unify_partitioned
-        self.original, self._notes = (unify_kinds(original, "original") if self._unified
+        reads = self._reads["original"]
+        self.original, self._notes = (unify_kinds(original, "original", reads) if self._unified
                                       else (original, []))
-        self.control, notes = unify_kinds(control, "control")
+        self.control, notes = unify_kinds(control, "control", reads)
         self._notes += notes
         if self._unified and self.original is not None and self.control is not None:
             self.original, self.control, notes = align_dtypes(self.original, self.control,
-                                                              "control")
+                                                              "control", reads)
             self._notes += notes
 
     def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
@@ -367,12 +387,13 @@ class Evaluator:
             self._scaled.attach(self.original)
             self._scaled.attach(given)
             self._unify_partitioned()
+        reads = None if self._scaled is not None else self._reads["anonymized"]
         require_records(given, side)
-        require_scalar_cells(given, side)
-        anon, notes = unify_kinds(given, side)
+        require_scalar_cells(given, side, reads)
+        anon, notes = unify_kinds(given, side, reads)
         runner = self
         if self.original is not None and anon is not None:
-            original, anon, aligned = align_dtypes(self.original, anon)
+            original, anon, aligned = align_dtypes(self.original, anon, "anonymized", reads)
             notes += aligned
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
@@ -457,7 +478,8 @@ class Evaluator:
         twin = copy.copy(self)
         twin.original, twin._prepared, twin._aligned = original, {}, {}
         if self.control is not None:
-            twin.original, twin.control, notes = align_dtypes(original, self.control, "control")
+            twin.original, twin.control, notes = align_dtypes(original, self.control, "control",
+                                                              self._reads["original"])
             twin._notes, twin._overlap = [*self._notes, *notes], None
         return twin
 

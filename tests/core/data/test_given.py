@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import pickle
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,9 +46,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = kinds._scalar_cells
 
-    def counted(data: kinds.FrameData, side: str) -> bool:
+    def counted(data: kinds.FrameData, side: str, columns: Any) -> bool:
         seen.append(side)
-        return real(data, side)
+        return real(data, side, columns)
 
     monkeypatch.setattr(kinds, "_scalar_cells", counted)
     return seen
@@ -180,3 +181,29 @@ def test_mixed_columns_are_unified_once_with_each_sides_notes() -> None:
     assert first == again
     assert any(w.startswith("original: column 'x' mixes") for w in first)
     assert any(w.startswith("anonymized: column 'x' mixes") for w in first)
+
+
+def test_only_the_columns_the_measures_read_are_surveyed(monkeypatch) -> None:
+    """A column no measure reads is neither scanned for its kind of values nor for non-scalar
+    cells (that scan is the fixed cost of evaluate() on text columns); a read one still is."""
+    surveyed: list[str] = []
+    real = pd.api.types.infer_dtype
+
+    def counted(values: Any, skipna: bool = True) -> str:
+        surveyed.append(str(getattr(values, "name", "")))
+        return real(values, skipna=skipna)
+
+    monkeypatch.setattr(pd.api.types, "infer_dtype", counted)
+    original, release = frame(), frame(seed=1)
+    mixed = original.assign(m=[1, "1"] * 500, bad=[[1]] * 1_000)
+    ks = [{"name": "KSDistance", "params": {"columns": ["x"]}}]
+    report = Evaluator(mixed, ks).evaluate(release.assign(m="1", bad=0))
+    assert report.measures[0].error is None and report.measures[0].value is not None
+    assert not {"c", "m", "bad"} & set(surveyed)
+    assert not any("mixes values" in w for w in report.measures[0].warnings)
+    # the same data read by a measure of every column: surveyed, the non-scalar refused
+    with pytest.raises(DataError, match="'bad'"):
+        Evaluator(mixed, RANGE)
+    report = Evaluator(mixed.drop(columns="bad"), RANGE).evaluate(release.assign(m="1"))
+    assert {"c", "m"} <= set(surveyed)
+    assert any("column 'm' mixes values" in w for w in report.measures[0].warnings)
