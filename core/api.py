@@ -404,6 +404,13 @@ class Measure(Plugin):
             cols.extend(c for c in spec.columns if c not in cols)
         return out
 
+    def numbers_only(self) -> bool:
+        """True when, with :meth:`columns` None, this instance reads only columns whose dtype
+        holds numbers, booleans or dates (it picks its columns by dtype): the evaluator then
+        surveys for it only the object columns that may be read as numbers (39 and "39"), not
+        those of text, a scan each that would be a fixed cost of every evaluation."""
+        return False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = [m for m in PARTITION_WISE if getattr(cls, m) is not getattr(Measure, m, None)]

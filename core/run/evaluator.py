@@ -30,6 +30,7 @@ from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, 
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
 from anoneval.core.data.kinds import (
     Dataset,
+    FrameData,
     Microdata,
     align_dtypes,
     as_dataset,
@@ -151,18 +152,48 @@ def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
     return int(np.isin(hashes(control), hashes(original)).sum())
 
 
-def read_columns(measures: Sequence[PlannedMeasure], side: str) -> frozenset[str] | None:
-    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`), or
-    None when one of them may read every column."""
+def _may_be_numbers(values: pd.Series) -> bool:
+    """Whether an object column may be read as numbers (:func:`unify_kinds`: only when every
+    present value is a number or text holding one), told by its first present value: text
+    that is no number, a boolean or bytes there rule it out without a scan of the column."""
+    cells = values.to_numpy()
+    first = cells[0] if len(cells) else None
+    if first is None or (pd.api.types.is_scalar(first) and pd.isna(first)):
+        present = np.flatnonzero(pd.notna(cells))  # a scan only when the first is missing
+        if not len(present):
+            return True
+        first = cells[present[0]]
+    if isinstance(first, (bool, np.bool_, bytes)):
+        return False
+    if isinstance(first, str):
+        try:
+            float(first)
+        except ValueError:
+            return False
+    return True
+
+
+def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None
+                 ) -> frozenset[str] | None:
+    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`; for
+    a measure reading only numbers, :meth:`Measure.numbers_only`, the ``original``'s columns
+    that are or may become numbers: it picks its columns there), or None when one of them may
+    read every column."""
     columns: set[str] = set()
     for planned in measures:
         try:
             reads = planned.measure.columns()
+            numbers = reads is None and planned.measure.numbers_only()
         except Exception:  # the measure reports its own error when it runs
             return None
-        if reads is None or side not in reads:
+        if numbers and isinstance(original, FrameData):
+            frame = original.frame
+            columns.update(str(c) for c, dtype in zip(frame.columns, frame.dtypes, strict=True)
+                           if dtype != np.dtype(object) or _may_be_numbers(frame[c]))
+        elif reads is None or side not in reads:
             return None
-        columns.update(map(str, reads[side]))  # type: ignore[index]
+        else:
+            columns.update(map(str, reads[side]))
     return frozenset(columns)
 
 
@@ -205,8 +236,7 @@ class Evaluator:
         self.measures = plan_measures(measures, self.registry)
         #: The columns of each side the measures read (None: maybe every one): only those are
         #: validated and surveyed, a scan of the others would be a fixed cost of every call.
-        self._reads = {side: read_columns(self.measures, side)
-                       for side in ("original", "anonymized")}
+        self._reads = {"original": read_columns(self.measures, "original", given)}
         require_scalar_cells(given, "original", self._reads["original"])
         require_scalar_cells(given_control, "control", self._reads["original"])
         self._set_inputs(given, given_control)
@@ -387,7 +417,8 @@ class Evaluator:
             self._scaled.attach(self.original)
             self._scaled.attach(given)
             self._unify_partitioned()
-        reads = None if self._scaled is not None else self._reads["anonymized"]
+        reads = (None if self._scaled is not None  # measures pick columns on the original
+                 else read_columns(self.measures, "anonymized", self._given[0]))
         require_records(given, side)
         require_scalar_cells(given, side, reads)
         anon, notes = unify_kinds(given, side, reads)

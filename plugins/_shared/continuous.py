@@ -407,6 +407,10 @@ class ReplicaComparison:
         X, Y, columns, _ = paired(original, anonymized, self.params, self.name, self.order)
         return self.from_columns(X, Y, columns, ctx)
 
+    def numbers_only(self) -> bool:
+        """By default the columns of a numeric dtype (:func:`select_columns`)."""
+        return True
+
     def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
                      ctx: Context) -> MeasureResult:
         """The measure of the actual ``X`` and the replica ``Y`` (rows × ``columns``)."""
