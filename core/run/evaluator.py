@@ -173,6 +173,14 @@ def _may_be_numbers(values: pd.Series) -> bool:
     return True
 
 
+def _numbers_of(data: FrameData) -> frozenset[str]:
+    """The columns of ``data`` that are or may be read as numbers (:func:`_may_be_numbers`)."""
+    frame = data.frame
+    return frozenset(str(c) for i, (c, dtype) in enumerate(zip(frame.columns, frame.dtypes,
+                                                               strict=True))
+                     if dtype != np.dtype(object) or _may_be_numbers(frame.iloc[:, i]))
+
+
 def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None
                  ) -> frozenset[str] | None:
     """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`; for
@@ -187,9 +195,7 @@ def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Datase
         except Exception:  # the measure reports its own error when it runs
             return None
         if numbers and isinstance(original, FrameData):
-            frame = original.frame
-            columns.update(str(c) for c, dtype in zip(frame.columns, frame.dtypes, strict=True)
-                           if dtype != np.dtype(object) or _may_be_numbers(frame[c]))
+            columns.update(original.cached(("may_be_numbers",), lambda: _numbers_of(original)))
         elif reads is None or side not in reads:
             return None
         else:
