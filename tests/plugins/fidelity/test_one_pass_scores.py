@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from anoneval.core import evaluate
@@ -87,3 +89,16 @@ def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
     rng = np.random.default_rng(5)
     X, Y = np.round(rng.normal(size=(30_000, 3)), 2), np.round(rng.normal(size=(25_000, 3)), 2)
     assert per_column(X, Y) == [ks_two_sample(X[:, j], Y[:, j]) for j in range(3)]
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", None, 1, 1.5]), min_size=1, max_size=60),
+       st.lists(st.sampled_from(["a", "b", "c", "d", "e", None, 1, 1.5]), min_size=1,
+                max_size=60),
+       st.integers(1, 8))
+@settings(max_examples=150, deadline=None)
+def test_categories_shown_in_blocks_equal_one_pass(ori, rel, first) -> None:
+    """The early stop (blocks of doubling size) finds the same categories as one whole pass."""
+    from anoneval.plugins.fidelity.category_coverage import distinct, shown
+
+    values, released = distinct(pd.Series(ori, dtype=object)), pd.Series(rel, dtype=object)
+    assert shown(values, released, first) == values & distinct(released)
