@@ -409,6 +409,13 @@ class Measure(Plugin):
         what to do instead), or None: an engine that cannot gather them names it in its error."""
         return None
 
+    def numbers_only(self) -> bool:
+        """True when, with :meth:`columns` None, this instance reads only columns whose dtype
+        holds numbers, booleans or dates (it picks its columns by dtype): the evaluator then
+        surveys for it only the object columns that may be read as numbers (39 and "39"), not
+        those of text, a scan each that would be a fixed cost of every evaluation."""
+        return False
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = [m for m in PARTITION_WISE if getattr(cls, m) is not getattr(Measure, m, None)]

@@ -690,9 +690,10 @@ class Partitioned(Dataset):
             raise found
         return found  # type: ignore[no-any-return]
 
-    def value_kinds(self) -> dict[str, str]:
+    def value_kinds(self, columns: Collection[str] | None = None) -> dict[str, str]:
         """Each column's kind of values: from its type, or for object columns from the kinds
-        of its partitions (one partition-wise pass over those columns, once)."""
+        of its partitions (one partition-wise pass over those columns, once; ``columns``
+        selects among them afterwards)."""
 
         def compute() -> dict[str, str]:
             meta = self.meta
@@ -706,7 +707,8 @@ class Partitioned(Dataset):
                 kinds.update({c: joint_kind(seen[c]) for c in loose})
             return kinds
 
-        return self.cached(("value_kinds",), compute)
+        kinds = self.cached(("value_kinds",), compute)
+        return kinds if columns is None else {c: k for c, k in kinds.items() if c in columns}
 
     def _text_columns(self, columns: list[str]) -> set[str]:
         """Those of the object ``columns`` known to hold text without reading them: converted

@@ -30,6 +30,7 @@ from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, 
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
 from anoneval.core.data.kinds import (
     Dataset,
+    FrameData,
     Microdata,
     align_dtypes,
     as_dataset,
@@ -151,6 +152,57 @@ def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
     return int(np.isin(hashes(control), hashes(original)).sum())
 
 
+def _may_be_numbers(values: pd.Series) -> bool:
+    """Whether an object column may be read as numbers (:func:`unify_kinds`: only when every
+    present value is a number or text holding one), told by its first present value: text
+    that is no number, a boolean or bytes there rule it out without a scan of the column."""
+    cells = values.to_numpy()
+    first = cells[0] if len(cells) else None
+    if first is None or (pd.api.types.is_scalar(first) and pd.isna(first)):
+        present = np.flatnonzero(pd.notna(cells))  # a scan only when the first is missing
+        if not len(present):
+            return True
+        first = cells[present[0]]
+    if isinstance(first, (bool, np.bool_, bytes)):
+        return False
+    if isinstance(first, str):
+        try:
+            float(first)
+        except ValueError:
+            return False
+    return True
+
+
+def _numbers_of(data: FrameData) -> frozenset[str]:
+    """The columns of ``data`` that are or may be read as numbers (:func:`_may_be_numbers`)."""
+    frame = data.frame
+    return frozenset(str(c) for i, (c, dtype) in enumerate(zip(frame.columns, frame.dtypes,
+                                                               strict=True))
+                     if dtype != np.dtype(object) or _may_be_numbers(frame.iloc[:, i]))
+
+
+def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None
+                 ) -> frozenset[str] | None:
+    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`; for
+    a measure reading only numbers, :meth:`Measure.numbers_only`, the ``original``'s columns
+    that are or may become numbers: it picks its columns there), or None when one of them may
+    read every column."""
+    columns: set[str] = set()
+    for planned in measures:
+        try:
+            reads = planned.measure.columns()
+            numbers = reads is None and planned.measure.numbers_only()
+        except Exception:  # the measure reports its own error when it runs
+            return None
+        if numbers and isinstance(original, FrameData):
+            columns.update(original.cached(("may_be_numbers",), lambda: _numbers_of(original)))
+        elif reads is None or side not in reads:
+            return None
+        else:
+            columns.update(map(str, reads[side]))
+    return frozenset(columns)
+
+
 class Evaluator:
     """Evaluate ``measures`` for one original against any number of anonymized datasets.
 
@@ -183,14 +235,17 @@ class Evaluator:
         self.data_kind = data_kind
         given = as_dataset(original, data_kind, "original")
         require_records(given, "original")
-        require_scalar_cells(given, "original")
         given_control = as_dataset(control, data_kind or (given.data_kind if given else None),
                                    "control")
         require_records(given_control, "control")
-        require_scalar_cells(given_control, "control")
-        self._set_inputs(given, given_control)
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
+        #: The columns of each side the measures read (None: maybe every one): only those are
+        #: validated and surveyed, a scan of the others would be a fixed cost of every call.
+        self._reads = {"original": read_columns(self.measures, "original", given)}
+        require_scalar_cells(given, "original", self._reads["original"])
+        require_scalar_cells(given_control, "control", self._reads["original"])
+        self._set_inputs(given, given_control)
         if self.control is None:  # a missing control set fails at once, as in a config
             missing = [(f"measures[{i}]", f"{p.measure.name} needs the control data (control=...:"
                                           " original records not used to make the release)")
@@ -228,13 +283,14 @@ class Evaluator:
         each read with one kind of value per column, the control set's dtypes the original's."""
         self._given = original, control
         self._unified = not isinstance(original, Partitioned)  # see _unify_partitioned
-        self.original, self._notes = (unify_kinds(original, "original") if self._unified
+        reads = self._reads["original"]
+        self.original, self._notes = (unify_kinds(original, "original", reads) if self._unified
                                       else (original, []))
-        self.control, notes = unify_kinds(control, "control")
+        self.control, notes = unify_kinds(control, "control", reads)
         self._notes += notes
         if self._unified and self.original is not None and self.control is not None:
             self.original, self.control, notes = align_dtypes(self.original, self.control,
-                                                              "control")
+                                                              "control", reads)
             self._notes += notes
 
     def _inputs(self, anonymized: Dataset | None = None, many: bool = False) -> dict[str, Any]:
@@ -367,12 +423,14 @@ class Evaluator:
             self._scaled.attach(self.original)
             self._scaled.attach(given)
             self._unify_partitioned()
+        reads = (None if self._scaled is not None  # measures pick columns on the original
+                 else read_columns(self.measures, "anonymized", self._given[0]))
         require_records(given, side)
-        require_scalar_cells(given, side)
-        anon, notes = unify_kinds(given, side)
+        require_scalar_cells(given, side, reads)
+        anon, notes = unify_kinds(given, side, reads)
         runner = self
         if self.original is not None and anon is not None:
-            original, anon, aligned = align_dtypes(self.original, anon)
+            original, anon, aligned = align_dtypes(self.original, anon, "anonymized", reads)
             notes += aligned
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
@@ -457,7 +515,8 @@ class Evaluator:
         twin = copy.copy(self)
         twin.original, twin._prepared, twin._aligned = original, {}, {}
         if self.control is not None:
-            twin.original, twin.control, notes = align_dtypes(original, self.control, "control")
+            twin.original, twin.control, notes = align_dtypes(original, self.control, "control",
+                                                              self._reads["original"])
             twin._notes, twin._overlap = [*self._notes, *notes], None
         return twin
 

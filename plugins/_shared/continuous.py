@@ -200,6 +200,7 @@ def forward(
     frame: pd.DataFrame,
     columns: Sequence[str],
     transform: Transform | Mapping[str, Transform] | Sequence[FittedTransform],
+    order: Literal["C", "F"] = "C",
 ) -> tuple[np.ndarray, list[FittedTransform]]:
     """The selected columns on the transformed scale (an ``n × d`` float array) and the fits.
 
@@ -207,7 +208,8 @@ def forward(
     or a list of :class:`FittedTransform` from an earlier call (to put a replica on the
     original's scale with the original's λ). Missing or infinite values are a
     :class:`DataError` naming the column and the count, as are values outside a transform's
-    domain (log and boxcox: > 0; log1p: > -1).
+    domain (log and boxcox: > 0; log1p: > -1). ``order="F"`` keeps each column contiguous
+    (for measures working column by column: no strided writes or reads).
     """
     columns = list(columns)
     if isinstance(transform, (str, Mapping)):
@@ -217,14 +219,15 @@ def forward(
         fitted = list(transform)
         if [f.column for f in fitted] != columns:
             raise ValueError("fitted transforms do not match the columns")
-    X = np.empty((len(frame), len(columns)), dtype=np.float64)
+    X = np.empty((len(frame), len(columns)), dtype=np.float64, order=order)
     out: list[FittedTransform] = []
     for j, c in enumerate(columns):
         try:
             y = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
         except (TypeError, ValueError) as exc:
             raise DataError(f"column {c!r} is not numeric: {exc}") from exc
-        bad = np.flatnonzero(~np.isfinite(y))
+        # the sum is finite when every value is (one SIMD pass); else (or on overflow) look
+        bad = [] if np.isfinite(np.add.reduce(y)) else np.flatnonzero(~np.isfinite(y))
         if len(bad):
             raise DataError(
                 f"column {c!r} has {len(bad):,} missing or infinite values of {len(y):,}, the "
@@ -235,7 +238,7 @@ def forward(
             check_domain(c, f.kind, y)
         else:
             f = fit_transform(c, kinds[c], y)
-        X[:, j] = f.forward(y)
+        X[:, j] = y if f.kind == "identity" else f.forward(y)
         out.append(f)
     return X, out
 
@@ -396,11 +399,17 @@ class ReplicaComparison:
 
     name: ClassVar[str]
     params: ColumnsParams
+    #: Memory layout of the arrays handed to :meth:`from_columns` ("F": columns contiguous).
+    order: ClassVar[Literal["C", "F"]] = "C"
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
-        X, Y, columns, _ = paired(original, anonymized, self.params, self.name)
+        X, Y, columns, _ = paired(original, anonymized, self.params, self.name, self.order)
         return self.from_columns(X, Y, columns, ctx)
+
+    def numbers_only(self) -> bool:
+        """By default the columns of a numeric dtype (:func:`select_columns`)."""
+        return True
 
     def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
                      ctx: Context) -> MeasureResult:
@@ -413,11 +422,13 @@ def paired(
     anonymized: Dataset | None,
     params: ColumnsParams,
     what: str = "inspection",
+    order: Literal["C", "F"] = "C",
 ) -> tuple[np.ndarray, np.ndarray, list[str], list[FittedTransform]]:
     """Actual (original) and replica (anonymized) on the actual's transformed scale.
 
     The columns are chosen on the actual and required in the replica; the transforms (and
-    Box-Cox's λ) are fitted on the actual and applied unchanged to the replica.
+    Box-Cox's λ) are fitted on the actual and applied unchanged to the replica. ``order``:
+    the arrays' memory layout (see :func:`forward`).
     """
     if original is None or anonymized is None:
         raise DataError(f"this {what} compares the actual data (original) with the replica "
@@ -430,11 +441,11 @@ def paired(
     anonymized.require(columns, "column")
     select_columns(anonymized, columns, what)
     try:
-        X, fitted = forward(original.frame, columns, params.transform)
+        X, fitted = forward(original.frame, columns, params.transform, order)
     except DataError as exc:
         raise DataError(f"original data: {exc}") from exc
     try:
-        Y, _ = forward(anonymized.frame, columns, fitted)
+        Y, _ = forward(anonymized.frame, columns, fitted, order)
     except DataError as exc:
         raise DataError(f"anonymized data: {exc}") from exc
     if len(X) == 0 or len(Y) == 0:

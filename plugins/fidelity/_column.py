@@ -38,6 +38,10 @@ class ColumnFidelity(LossMeasure):
         the dataset (computed once per input object) override this."""
         return self.score(column, original.frame[column], released.frame[column])
 
+    def numbers_only(self) -> bool:
+        """By default a numeric measure takes the columns of a numeric (or date) dtype."""
+        return self.column_kind == "numeric"
+
     def extra(self) -> dict[str, Any]:
         """Details beside the score and the breakdown."""
         return {}

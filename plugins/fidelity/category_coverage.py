@@ -50,6 +50,19 @@ def covered(values: frozenset[Any], released: pd.Series) -> tuple[dict[str, Any]
     row = {"score": None, "n_categories": len(values)}
     if not values:
         return row, "the original is all missing: no score"
-    seen = values & distinct(released)
+    seen = shown(values, released)
     return {**row, "n_covered": len(seen), "missing": sorted(map(str, values - seen))[:20],
             "score": len(seen) / len(values)}, None
+
+
+def shown(values: frozenset[Any], released: pd.Series, first: int = 4_096) -> frozenset[Any]:
+    """Those of ``values`` that ``released`` holds: its rows are read in blocks of doubling
+    size (``first`` rows, then twice as many, ...), stopping once every value was seen. A
+    release that shows every category early (the usual case) is read only in part; one that
+    misses some is read once, as a whole."""
+    seen: set[Any] = set()
+    start, size = 0, first
+    while start < len(released) and len(seen) < len(values):
+        seen |= values & distinct(released.iloc[start:start + size])
+        start, size = start + size, 2 * size
+    return frozenset(seen)

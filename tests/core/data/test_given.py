@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import pickle
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,9 +46,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = kinds._scalar_cells
 
-    def counted(data: kinds.FrameData, side: str) -> bool:
+    def counted(data: kinds.FrameData, side: str, columns: Any) -> bool:
         seen.append(side)
-        return real(data, side)
+        return real(data, side, columns)
 
     monkeypatch.setattr(kinds, "_scalar_cells", counted)
     return seen
@@ -170,7 +171,7 @@ def test_a_bad_cell_is_named_on_every_call() -> None:
     bad["c"] = [*bad["c"].iloc[:7], ["a", "list"], *bad["c"].iloc[8:]]
     for _ in range(2):  # a failed check is not remembered as passed
         with pytest.raises(DataError, match=r"original: column 'c' holds a list at data row 8"):
-            evaluate(bad, frame(10, seed=1), RANGE)
+            evaluate(bad, frame(10, seed=1), [{"name": "CategoryCoverageLoss"}])
 
 
 def test_mixed_columns_are_unified_once_with_each_sides_notes() -> None:
@@ -180,3 +181,48 @@ def test_mixed_columns_are_unified_once_with_each_sides_notes() -> None:
     assert first == again
     assert any(w.startswith("original: column 'x' mixes") for w in first)
     assert any(w.startswith("anonymized: column 'x' mixes") for w in first)
+
+
+def test_only_the_columns_the_measures_read_are_surveyed(monkeypatch) -> None:
+    """A column no measure reads is neither scanned for its kind of values nor for non-scalar
+    cells (that scan is the fixed cost of evaluate() on text columns); a read one still is."""
+    surveyed: list[str] = []
+    real = pd.api.types.infer_dtype
+
+    def counted(values: Any, skipna: bool = True) -> str:
+        surveyed.append(str(getattr(values, "name", "")))
+        return real(values, skipna=skipna)
+
+    monkeypatch.setattr(pd.api.types, "infer_dtype", counted)
+    original, release = frame(), frame(seed=1)
+    mixed = original.assign(m=[1, "1"] * 500, bad=[[1]] * 1_000)
+    ks = [{"name": "KSDistance", "params": {"columns": ["x"]}}]
+    report = Evaluator(mixed, ks).evaluate(release.assign(m="1", bad=0))
+    assert report.measures[0].error is None and report.measures[0].value is not None
+    assert not {"c", "m", "bad"} & set(surveyed)
+    assert not any("mixes values" in w for w in report.measures[0].warnings)
+    # a measure taking the numeric columns by dtype reads no text column either (but the
+    # column of numbers and numeric text, which it takes as numbers)
+    report = Evaluator(mixed.drop(columns="bad"), RANGE).evaluate(release.assign(m="1"))
+    assert report.measures[0].error is None
+    assert [r["column"] for r in report.measures[0].details["columns"]] == ["x", "y", "m"]
+    assert "m" in surveyed and "c" not in surveyed
+    # the same data read by a measure of every column: surveyed, the non-scalar refused
+    every = [{"name": "CategoryCoverageLoss"}]
+    with pytest.raises(DataError, match="'bad'"):
+        Evaluator(mixed, every)
+    report = Evaluator(mixed.drop(columns="bad"), every).evaluate(release.assign(m="1"))
+    assert {"c", "m"} <= set(surveyed)
+    assert any("column 'm' mixes values" in w for w in report.measures[0].warnings)
+
+
+@pytest.mark.parametrize("cells", [[None, "2", 3.5, 4], [np.nan, np.nan, 7, "8"]])
+def test_an_object_column_of_numbers_is_still_taken_by_a_numeric_measure(cells) -> None:
+    """Numbers-only measures skip the survey of text columns, not of columns whose values may
+    all be numbers (the first present one, after missing ones, decides)."""
+    data = pd.DataFrame({"x": cells * 5, "t": ["a", 1, 2, 3] * 5, "y": range(20)})
+    m = evaluate(data, data, RANGE).measures[0]
+    assert m.error is None
+    assert [r["column"] for r in m.details["columns"]] == ["x", "y"]
+    assert any(w.startswith("original: column 'x' mixes") for w in m.warnings)
+    assert not any("'t'" in w for w in m.warnings)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from anoneval.core import evaluate
@@ -62,3 +64,41 @@ def test_an_infinite_value_is_named_once_found_by_its_extremes() -> None:
     m = evaluate(ori, syn, [{"name": "RangeCoverageLoss"}]).measures[0]
     assert "column 'x' of the anonymized data holds 1 infinite value(s), the first at data " \
            "row 2" in m.error
+
+
+@pytest.mark.parametrize("values", ["continuous", "four values"])
+def test_ks_at_distinct_values_only_equals_scipy_without_and_with_heavy_ties(values) -> None:
+    """No tie at all (every value a run of one) and four values (runs of thousands): the
+    statistic is scipy's bit for bit in its asymptotic mode, the location too."""
+    rng = np.random.default_rng(11)
+    n1, n2 = 3 * EXACT_UP_TO, 2 * EXACT_UP_TO + 7
+    if values == "continuous":
+        x, y = rng.normal(size=n1), rng.normal(0.03, 1, n2)
+    else:
+        x, y = rng.integers(0, 4, n1).astype(float), rng.integers(0, 4, n2).astype(float)
+    for a, b in ((x, y), (y, x)):
+        r = stats.ks_2samp(a, b, method="asymp")
+        got = ks_two_sample(a, b)
+        assert got["statistic"] == float(r.statistic)
+        assert got["location"] == float(r.statistic_location)
+
+
+def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
+    from anoneval.plugins.fidelity.ks_distance import per_column
+
+    rng = np.random.default_rng(5)
+    X, Y = np.round(rng.normal(size=(30_000, 3)), 2), np.round(rng.normal(size=(25_000, 3)), 2)
+    assert per_column(X, Y) == [ks_two_sample(X[:, j], Y[:, j]) for j in range(3)]
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d", None, 1, 1.5]), min_size=1, max_size=60),
+       st.lists(st.sampled_from(["a", "b", "c", "d", "e", None, 1, 1.5]), min_size=1,
+                max_size=60),
+       st.integers(1, 8))
+@settings(max_examples=150, deadline=None)
+def test_categories_shown_in_blocks_equal_one_pass(ori, rel, first) -> None:
+    """The early stop (blocks of doubling size) finds the same categories as one whole pass."""
+    from anoneval.plugins.fidelity.category_coverage import distinct, shown
+
+    values, released = distinct(pd.Series(ori, dtype=object)), pd.Series(rel, dtype=object)
+    assert shown(values, released, first) == values & distinct(released)
