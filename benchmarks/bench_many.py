@@ -31,7 +31,8 @@ the process and its children (the dask workers' CPU included; for the running cl
 its scheduler, nannies and workers spent during the run), and the speed-up over serial
 (serial's time / the engine's, per round; > 1: the engine pays; target ≥ 1.5 with 2 workers).
 The load average is printed before and after: on a shared machine the figures move with it.
-Every engine's report must equal the serial one's (values, errors, warnings).
+Every engine's report must equal the serial one's (values, errors, warnings, the
+inputs' row counts and content hashes).
 """
 
 from __future__ import annotations
@@ -190,9 +191,13 @@ def run_cli(config: Path, engine: list[str], out: Path,
 
 
 def report_values(path: Path) -> list[object]:
+    """What must not depend on the engine: every measure's value, error and warnings, and
+    every input's row count and content hash."""
     data = json.loads(path.read_text())
-    return [(v["variant"], m["label"], m["value"], m["error"], m["warnings"])
-            for v in data["variants"] for m in v["measures"]]
+    hashes = [(v["variant"], side, i["rows"], i["hash"]) for v in data["variants"]
+              for side, i in sorted(v["inputs"].items())]
+    return [*hashes, *[(v["variant"], m["label"], m["value"], m["error"], m["warnings"])
+                       for v in data["variants"] for m in v["measures"]]]
 
 
 def spread(values: list[float], digits: int = 2) -> str:
