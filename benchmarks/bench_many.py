@@ -51,7 +51,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import psutil
 from _adult import ADULT, QUASI_IDENTIFIERS, generalize, measures, read_adult
 
 from anoneval.core import Evaluator, evaluate
@@ -152,6 +151,8 @@ def write_config(folder: Path, count: int) -> Path:
 
 def cluster_cpu(roots: list[int]) -> float:
     """CPU seconds spent so far by the processes ``roots`` and every process under them."""
+    import psutil  # with Dask (the dask extra)
+
     total = 0.0
     for pid in roots:
         with contextlib.suppress(psutil.Error):
@@ -169,6 +170,8 @@ def run_cli(config: Path, engine: list[str], out: Path,
     under it (fork server, worker processes, Dask nannies and workers), each as last seen by
     polling every 100 ms (a process's last < 100 ms may be missed), plus what the processes of
     a running ``cluster`` spent meanwhile."""
+    import psutil
+
     before = cluster_cpu(cluster or [])
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "anoneval", "run", str(config), "-q",
@@ -213,9 +216,11 @@ def load() -> str:
 def running_cluster() -> Iterator[tuple[str, list[int]]]:
     """``(address, pids)``: a ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1
     with the environment and settings of the workers anoneval starts, once they have joined."""
+    import psutil
+    from distributed import Client
+
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from _dask_processes import dask_processes
-    from distributed import Client
 
     from anoneval.core.run.engine import WORKER_CONFIG, WORKER_ENV
 
