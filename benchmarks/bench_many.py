@@ -22,12 +22,17 @@ for: a config of 100 file variants of the adult extract (30,162 rows; Parquet fi
 a temporary folder; random generalization levels and k, seed 0; the same 4 measures), run as
 ``anoneval run CONFIG -q -o report.json`` in a fresh process serially, with the local engine of
 2 worker processes and with the dask engine on a 2-worker LocalCluster started for the run
-(its start-up counts, as for a user). The three are interleaved over ``--repeat`` rounds;
-printed per engine: min/median/max wall-clock seconds, the CPU seconds of the process and its
-children (``getrusage``; the dask workers' CPU included), and the speed-up over serial
+(its start-up counts, as for a user) and with the dask engine connecting to a running
+``dask scheduler`` and two single-threaded ``dask worker`` processes on 127.0.0.1 (started
+once before the rounds, with the environment and Dask settings of the workers anoneval starts:
+this measures the engine without the cluster's start). The four are interleaved over
+``--repeat`` rounds; printed per engine: min/median/max wall-clock seconds, the CPU seconds of
+the process and its children (the dask workers' CPU included; for the running cluster, what
+its scheduler, nannies and workers spent during the run), and the speed-up over serial
 (serial's time / the engine's, per round; > 1: the engine pays; target ≥ 1.5 with 2 workers).
 The load average is printed before and after: on a shared machine the figures move with it.
-Every engine's report must equal the serial one's (values, errors, warnings).
+Every engine's report must equal the serial one's (values, errors, warnings, the
+inputs' row counts and content hashes).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -143,12 +149,30 @@ def write_config(folder: Path, count: int) -> Path:
     return path
 
 
-def run_cli(config: Path, engine: list[str], out: Path) -> tuple[float, float]:
+def cluster_cpu(roots: list[int]) -> float:
+    """CPU seconds spent so far by the processes ``roots`` and every process under them."""
+    import psutil  # with Dask (the dask extra)
+
+    total = 0.0
+    for pid in roots:
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(pid)
+            for p in [root, *root.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    times = p.cpu_times()
+                    total += times.user + times.system
+    return total
+
+
+def run_cli(config: Path, engine: list[str], out: Path,
+            cluster: list[int] | None = None) -> tuple[float, float]:
     """Wall-clock and CPU seconds of one CLI run: the CPU of its process and every process
     under it (fork server, worker processes, Dask nannies and workers), each as last seen by
-    polling every 100 ms (a process's last < 100 ms may be missed)."""
+    polling every 100 ms (a process's last < 100 ms may be missed), plus what the processes of
+    a running ``cluster`` spent meanwhile."""
     import psutil
 
+    before = cluster_cpu(cluster or [])
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "anoneval", "run", str(config), "-q",
                              "-o", str(out), *engine], stdout=subprocess.DEVNULL,
@@ -166,13 +190,17 @@ def run_cli(config: Path, engine: list[str], out: Path) -> tuple[float, float]:
     err = proc.stderr.read() if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"anoneval run {' '.join(engine)} failed:\n{err}")
-    return wall, sum(seen.values())
+    return wall, sum(seen.values()) + cluster_cpu(cluster or []) - before
 
 
 def report_values(path: Path) -> list[object]:
+    """What must not depend on the engine: every measure's value, error and warnings, and
+    every input's row count and content hash."""
     data = json.loads(path.read_text())
-    return [(v["variant"], m["label"], m["value"], m["error"], m["warnings"])
-            for v in data["variants"] for m in v["measures"]]
+    hashes = [(v["variant"], side, i["rows"], i["hash"]) for v in data["variants"]
+              for side, i in sorted(v["inputs"].items())]
+    return [*hashes, *[(v["variant"], m["label"], m["value"], m["error"], m["warnings"])
+                       for v in data["variants"] for m in v["measures"]]]
 
 
 def spread(values: list[float], digits: int = 2) -> str:
@@ -184,33 +212,60 @@ def load() -> str:
     return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
+@contextlib.contextmanager
+def running_cluster() -> Iterator[tuple[str, list[int]]]:
+    """``(address, pids)``: a ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1
+    with the environment and settings of the workers anoneval starts, once they have joined."""
+    import psutil
+    from distributed import Client
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from _dask_processes import dask_processes
+
+    from anoneval.core.run.engine import WORKER_CONFIG, WORKER_ENV
+
+    env = {**os.environ, **WORKER_ENV,
+           **{"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v)
+              for k, v in WORKER_CONFIG.items()}}
+    with dask_processes(2, ["--memory-limit", "2GB"], env=env) as (address, workers):
+        with Client(address, timeout=60, set_as_default=False) as client:
+            client.wait_for_workers(2, timeout=120)
+        scheduler = [p.pid for p in psutil.Process().children() if p.pid not in
+                     {w.pid for w in workers} and "scheduler" in " ".join(p.cmdline())]
+        yield address, [*scheduler, *(w.pid for w in workers)]
+
+
 def bench_cli(quick: bool, repeat: int) -> None:
     count = 10 if quick else 100
-    with tempfile.TemporaryDirectory(prefix="anoneval-bench-many-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="anoneval-bench-many-") as tmp, \
+            running_cluster() as (address, cluster):
         folder = Path(tmp)
         config = write_config(folder, count)
+        engines = {**ENGINES, "dask running": ["--engine", "dask", "--scheduler", address]}
         print(f"\nanoneval run: {count} Parquet variants of adult (30,162 rows), 4 measures, "
               f"{repeat} interleaved round(s); {os.cpu_count()} cores, {load()}")
-        wall: dict[str, list[float]] = {name: [] for name in ENGINES}
-        cpu: dict[str, list[float]] = {name: [] for name in ENGINES}
+        wall: dict[str, list[float]] = {name: [] for name in engines}
+        cpu: dict[str, list[float]] = {name: [] for name in engines}
         same = True
         for _ in range(repeat):
             reference = None
-            for name, flags in ENGINES.items():
-                out = folder / f"report-{name}.json"
-                w, c = run_cli(config, flags, out)
+            for name, flags in engines.items():
+                out = folder / f"report-{name.replace(' ', '-')}.json"
+                w, c = run_cli(config, flags, out, cluster if "--scheduler" in flags else None)
                 wall[name].append(w)
                 cpu[name].append(c)
                 values = report_values(out)
                 reference = values if reference is None else reference
                 same = same and values == reference
-        print(f"  {'engine':<30} {'wall s min/median/max':>24} {'CPU s median':>13} "
+        print(f"  {'engine':<36} {'wall s min/median/max':>24} {'CPU s median':>13} "
               f"{'speed-up min/median/max':>25}")
-        for name in ENGINES:
+        for name, flags in engines.items():
             ratios = [s / w for s, w in zip(wall["serial"], wall[name], strict=True)]
-            print(f"  {name + ' ' + ' '.join(ENGINES[name]):<30} {spread(wall[name]):>24} "
+            shown = " ".join("ADDRESS" if f == address else f for f in flags)
+            print(f"  {(name + ' ' + shown)[:36]:<36} {spread(wall[name]):>24} "
                   f"{statistics.median(cpu[name]):>13.2f} {spread(ratios):>25}")
-        print("  target: local and dask with 2 workers >= 1.5x serial")
+        print("  target: local and dask with 2 workers >= 1.5x serial (dask: LocalCluster "
+              "started for the run, and a running scheduler)")
         print(f"  every engine's report equals the serial one: {same}   ({load()})")
 
 

@@ -1271,10 +1271,16 @@ class ValueSurvey:
 
     @classmethod
     def of_values(cls, values: pd.Series) -> ValueSurvey:
+        """The survey of ``values``. A column of text is parsed one distinct value at a time
+        (a generalized or coded column has few: parsing every row was most of a variant's
+        dtype alignment); distinct strings are distinct values, so the survey is the same."""
         present = values.notna().to_numpy()
         plain = values.astype(object)
         if pd.api.types.infer_dtype(plain, skipna=True) in ("string", "empty"):
             types = frozenset(["str"] if present.any() else [])
+            # only strings are present: the missing ones are not parsed, the others once each
+            plain = pd.Series(pd.unique(plain[present].to_numpy()), dtype=object)
+            present = np.ones(len(plain), dtype=bool)
         else:
             types = frozenset(type(v).__name__ for v in plain[present].tolist())
         numeric, whole, small = not types & {"bool", "bool_", "bytes"}, True, True
@@ -1284,7 +1290,7 @@ class ValueSurvey:
             if numeric:
                 kept = parsed[present]
                 whole, small = bool((kept % 1 == 0).all()), bool((kept.abs() < 2**53).all())
-        return cls(types, numeric, whole, small, not present.all())
+        return cls(types, numeric, whole, small, bool(values.isna().any()))
 
     @classmethod
     def combine(cls, parts: Sequence[ValueSurvey]) -> ValueSurvey:

@@ -1140,13 +1140,21 @@ def _ship_user_modules(client: Any) -> None:
         client.register_plugin(UserModules(modules), name="anoneval-user-modules")
 
 
+#: Dask settings of the workers anoneval starts (their nannies pass them on). Dask's statistical
+#: profiler samples the running task's stack every 10 ms for the dashboard's profile page: it
+#: took a fifth of the workers' CPU seconds on the 100-variant adult config
+#: (``benchmarks/bench_many.py``), for a page no run reads.
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+
+
 @contextlib.contextmanager
 def dask_worker_env() -> Iterator[None]:
-    """Workers started in this block get :data:`WORKER_ENV` in their environment."""
+    """Workers started in this block get :data:`WORKER_ENV` in their environment and
+    :data:`WORKER_CONFIG` in their Dask config."""
     import dask
 
-    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
-                          for k, v in WORKER_ENV.items()}):
+    with dask.config.set({**{f"distributed.nanny.pre-spawn-environ.{k}": v
+                             for k, v in WORKER_ENV.items()}, **WORKER_CONFIG}):
         yield
 
 

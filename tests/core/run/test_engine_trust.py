@@ -18,6 +18,7 @@ from _dask_processes import dask_processes
 from anoneval.core.errors import ConfigError
 from anoneval.core.run.engine import (
     ALLOW_REMOTE_ENV,
+    WORKER_ENV,
     EngineError,
     check_engine,
     is_loopback,
@@ -382,6 +383,19 @@ def test_local_cluster_dashboard_on_loopback_and_workers_capped_by_variants() ->
                      if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
         assert listening, "the dashboard does not listen"
         assert {a.ip for a in listening} <= {"127.0.0.1"}, listening
+        # the workers started for the run: anoneval's environment, no statistical profiler
+        seen = eng.client.run(_worker_settings)
+        assert len(seen) == 2
+        for env, profiler in seen.values():
+            assert env == {k: str(v) for k, v in WORKER_ENV.items()}
+            assert profiler == []
+
+
+def _worker_settings(dask_worker) -> tuple[dict[str, str | None], list[str]]:
+    import os
+
+    return ({k: os.environ.get(k) for k in WORKER_ENV},
+            [name for name in dask_worker.periodic_callbacks if name.startswith("profile")])
 
 
 def test_run_with_five_variants_never_starts_more_workers(tmp_path: Path, monkeypatch) -> None:
