@@ -218,12 +218,14 @@ def snb_classes(h: Histogram, compat_arx: bool = False) -> float:
 
     K = u + c1·(A/B)·(C/D)², A = Σ i·f²(1−f²)^{i−1}·u_i, B = Σ (1−f)^i(1+f)^i·u_i,
     C = Σ (1−f)^i·u_i, D = Σ i·f(1−f)^{i−1}·u_i. ARX's ``estimateNonEmptyEquivalenceClasses``
-    subtracts 1 from B per histogram entry (``compat_arx``).
+    subtracts 1 from B per histogram entry (``compat_arx``). B's terms are computed as
+    (1−f²)^i: ARX's product (1−f)^i·(1+f)^i overflows to 0·∞ = NaN for classes of more than
+    about 1,750 records at f = 0.5.
     """
     f = h.f
     i, ui = h.sizes.astype(float), h.counts.astype(float)
     a = (i * f * f * (1 - f * f) ** (i - 1) * ui).sum()
-    b = ((1 - f) ** i * (1 + f) ** i * ui).sum() - (len(i) if compat_arx else 0)
+    b = ((1 - f * f) ** i * ui).sum() - (len(i) if compat_arx else 0)
     c = ((1 - f) ** i * ui).sum()
     d = (i * f * (1 - f) ** (i - 1) * ui).sum()
     with np.errstate(all="ignore"):
