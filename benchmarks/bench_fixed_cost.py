@@ -14,9 +14,11 @@ ratios; see docs/scaling.md, "How benchmarks measure"):
    is given the original too, as in a config, also for KAnonymity (which reads the release
    only): the issue's fixed cost is that of both inputs.
 3. Memory: peak RSS of ``anoneval run`` (KAnonymity, DM and NonUniformEntropy on an original
-   and a generalized release of 10⁷ rows × 8 quasi-identifiers, Parquet files) against a
-   pandas script that reads the same files and does the three measures' group-bys
-   (``--quick``: 10⁵ rows). Target: ratio ≤ 1.2. Each runs once as a child process; its own
+   and a generalized release of 10⁷ rows × 8 quasi-identifiers, as Parquet files, as CSV files
+   or both: ``--format``, default both) against a pandas script that reads the same files
+   (``read_parquet``; ``read_csv`` with its defaults, the C parser) and does the three
+   measures' group-bys (``--quick``: 10⁵ rows). Target: ratio ≤ 1.2 in memory; the time ratio
+   is printed beside it (aim: ≤ 1.2 too). Each runs once as a child process; its own
    ``ru_maxrss`` is read with ``wait4``. These runs are the warm-up (the files in the page
    cache) for ``--cli-rounds`` (default 1) interleaved rounds timing both commands.
 
@@ -24,7 +26,8 @@ Every timed call gets fresh copies of the loaded frames (made outside the clock)
 keyed on the frame object (a content hash, say) cannot turn the first evaluation of a dataset,
 the one a user waits for, into a lookup; ``--same-objects`` times repeated calls on the same
 frames instead. Usage: ``python benchmarks/bench_fixed_cost.py [--quick] [--rounds N]
-[--only framework|peers|memory] [--cli-rounds N] [--same-objects]``.
+[--only framework|peers|memory] [--format parquet|csv|both] [--memory-rows N] [--cli-rounds N]
+[--same-objects]``.
 """
 
 from __future__ import annotations
@@ -145,7 +148,8 @@ import sys
 import numpy as np
 import pandas as pd
 qi = sys.argv[3].split(",")
-raw, rel = pd.read_parquet(sys.argv[1]), pd.read_parquet(sys.argv[2])
+read = pd.read_csv if sys.argv[1].endswith(".csv") else pd.read_parquet
+raw, rel = read(sys.argv[1]), read(sys.argv[2])
 sup = (rel[qi] == "*").all(axis=1)
 f = rel[~sup].groupby(qi, observed=True).size()
 n, s = len(rel), int(sup.sum())
@@ -160,9 +164,10 @@ print(k_share, dm, nue)
 """
 
 
-def memory_files(n: int, folder: Path) -> tuple[Path, Path, list[str]]:
+def memory_files(n: int, folder: Path, fmt: str) -> tuple[Path, Path, list[str]]:
     """An original of ``n`` rows × 8 text quasi-identifiers and its release (each value
-    coarsened to one of about half as many labels, classes < 5 suppressed), as Parquet."""
+    coarsened to one of about half as many labels, classes < 5 suppressed), as Parquet or CSV
+    files (``fmt``; the same seeded records either way)."""
     rng = np.random.default_rng(0)
     sizes = {"q0": 2, "q1": 74, "q2": 5, "q3": 7, "q4": 16, "q5": 41, "q6": 8, "q7": 2}
     raw, rel = {}, {}
@@ -173,18 +178,23 @@ def memory_files(n: int, folder: Path) -> tuple[Path, Path, list[str]]:
     released = pd.DataFrame(rel)
     small = released.groupby(list(sizes))["q0"].transform("size").to_numpy() < 5
     released.loc[small, list(sizes)] = "*"
-    paths = folder / "original.parquet", folder / "released.parquet"
-    pd.DataFrame(raw).to_parquet(paths[0])
-    released.to_parquet(paths[1])
+    paths = folder / f"original.{fmt}", folder / f"released.{fmt}"
+    if fmt == "csv":
+        pd.DataFrame(raw).to_csv(paths[0], index=False)
+        released.to_csv(paths[1], index=False)
+    else:
+        pd.DataFrame(raw).to_parquet(paths[0])
+        released.to_parquet(paths[1])
     return *paths, list(sizes)
 
 
-def memory(n: int, rounds: int) -> list[bool]:
-    """Part 3: peak RSS of the CLI against the pandas script."""
+def memory(n: int, rounds: int, fmt: str) -> list[bool]:
+    """Part 3: peak RSS of the CLI against the pandas script, on files of format ``fmt``."""
     print(f"\n3. peak RSS: anoneval run (KAnonymity, DM, NonUniformEntropy) vs pandas read + "
-          f"group-by, {n:,} rows × 8 QIs  [load {load_average():.2f}; target: ratio ≤ 1.2]")
+          f"group-by, {n:,} rows × 8 QIs, {fmt} files  [load {load_average():.2f}; target: "
+          "ratio ≤ 1.2]")
     with tempfile.TemporaryDirectory() as tmp:
-        original, released, qi = memory_files(n, Path(tmp))
+        original, released, qi = memory_files(n, Path(tmp), fmt)
         config = Path(tmp) / "config.json"
         config.write_text(json.dumps({
             "original": {"path": str(original)}, "anonymized": {"path": str(released)},
@@ -196,12 +206,15 @@ def memory(n: int, rounds: int) -> list[bool]:
                   ",".join(qi)]
         ours, theirs = peak_rss(cli), peak_rss(script)
         ratio = ours.rss / theirs.rss
-        print(f"{'peak RSS':<34} ours {ours.rss / 2**20:8.0f} MiB  pandas "
+        print(f"{'peak RSS, ' + fmt:<34} ours {ours.rss / 2**20:8.0f} MiB  pandas "
               f"{theirs.rss / 2**20:8.0f} MiB  ratio {ratio:6.3f}  {verdict(ratio, 1.2)}",
               flush=True)
+        print(f"{'one run, ' + fmt:<34} ours {ours.wall:6.1f} s ({ours.cpu:6.1f} CPU s)  "
+              f"pandas {theirs.wall:6.1f} s ({theirs.cpu:6.1f} CPU s)  ratio "
+              f"{ours.wall / theirs.wall:6.3f} (CPU {ours.cpu / theirs.cpu:6.3f})", flush=True)
         # the memory runs were each side's warm-up (the files in the page cache)
         show(interleaved(lambda: run_command(cli), lambda: run_command(script), rounds,
-                         name="time, anoneval run / pandas", warm_up=False), "pandas")
+                         name=f"time, anoneval run / pandas, {fmt}", warm_up=False), "pandas")
     return [ratio <= 1.2]
 
 
@@ -210,6 +223,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 7, --quick 3)")
     ap.add_argument("--only", choices=["framework", "peers", "memory"])
+    ap.add_argument("--format", choices=["parquet", "csv", "both"], default="both",
+                    help="the files of part 3 (default: both formats, one after the other)")
+    ap.add_argument("--memory-rows", type=int,
+                    help="rows of part 3's files (default 10⁷, --quick 10⁵)")
     ap.add_argument("--cli-rounds", type=int, default=1,
                     help="interleaved rounds timing the CLI against the pandas script")
     ap.add_argument("--same-objects", action="store_true",
@@ -224,7 +241,9 @@ def main() -> None:
         passed += peers([100, 1_000, 10_000] if args.quick else [100, 100_000, 1_000_000],
                         rounds, args.same_objects)
     if args.only in (None, "memory"):
-        passed += memory(100_000 if args.quick else 10_000_000, args.cli_rounds)
+        for fmt in ("parquet", "csv") if args.format == "both" else (args.format,):
+            passed += memory(args.memory_rows or (100_000 if args.quick else 10_000_000),
+                             args.cli_rounds, fmt)
     print(f"\n{sum(passed)} of {len(passed)} targets PASS")
 
 

@@ -69,8 +69,20 @@ def _plain(values: pd.Series) -> pd.Series:
     return values
 
 
+def _compact(codes: np.ndarray, bound: int) -> np.ndarray:
+    """``codes`` (each ≤ ``bound``) as int32 when ``bound`` fits, else int64.
+
+    Codes and class ids are cached per column and dataset for the whole run: int32 halves
+    them (10^7 rows × 8 quasi-identifiers × 2 sides: 640 MB instead of 1.28 GB). Whoever
+    combines them into a mixed-radix key (``key * card + codes``) starts from an int64 key,
+    so that no product is formed in int32."""
+    dtype = np.int32 if bound <= np.iinfo(np.int32).max else np.int64
+    return codes.astype(dtype, copy=False)
+
+
 def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Codes of the sorted distinct values, missing values last (code ``len(uniques)``)."""
+    """Codes of the sorted distinct values, missing values last (code ``len(uniques)``);
+    int32 when the values allow (:func:`_compact`)."""
     try:
         codes, uniques = pd.factorize(values, sort=True)
     except TypeError:  # values that do not compare (numbers and text): by type, then text
@@ -81,10 +93,10 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
         rank[order] = np.arange(len(order))
         codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
         uniques = pd.Index(uniques).take(order)
-    codes = codes.astype(np.int64, copy=False)
     uniques = pd.Index(uniques, copy=False)
+    codes = _compact(codes, len(uniques))
     if (codes < 0).any():
-        codes = np.where(codes < 0, len(uniques), codes)
+        codes = np.where(codes < 0, codes.dtype.type(len(uniques)), codes)
     return codes, uniques
 
 
@@ -100,9 +112,10 @@ def _values(uniques: pd.Index, codes: np.ndarray) -> pd.Series:
 
 def _group(columns: Sequence[tuple[np.ndarray, pd.Index]],
            n: int) -> tuple[np.ndarray, list[tuple[np.ndarray, pd.Index]]]:
-    """Sorted dense group id of each row over ``columns`` (each as :func:`_codes` codes it)
-    and, per column, each group's code and the column's sorted distinct values (missing code
-    ``len(values)``)."""
+    """Sorted dense group id of each row over ``columns`` (each as :func:`_codes` codes it;
+    int32 when there are fewer than 2^31 groups) and, per column, each group's code and the
+    column's sorted distinct values (missing code ``len(values)``). The mixed-radix key is
+    int64 from the start (codes may be int32) and re-densified before it could overflow."""
     if len(columns) == 1:  # the codes are the dense sorted ids: share them, no copy
         codes, uniques = columns[0]
         n_groups = int(codes.max()) + 1 if n else 0
@@ -120,7 +133,8 @@ def _group(columns: Sequence[tuple[np.ndarray, pd.Index]],
         key = key * card + codes
         size *= card
     ids, uniq = pd.factorize(key, sort=True)
-    ids = ids.astype(np.int64, copy=False)
+    del key
+    ids = _compact(ids, len(uniq))
     first = np.empty(len(uniq), dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
     return ids, [(codes[first], uniques) for codes, uniques in coded]
@@ -133,6 +147,8 @@ class RowClasses:
     ``ids``: the class of each row (classes sorted by key); ``counts``: the records per class.
     Per key column ``names[j]``, ``codes[j]`` is each class's code into ``values[j]``, the
     column's distinct values sorted, code ``len(values[j])`` standing for a missing value.
+    ``ids`` and ``codes`` are int32 when their range allows (half the memory of int64): form
+    any key from them in int64 (``ids.astype(np.int64) * card + codes``).
     """
 
     names: tuple[str, ...]
@@ -214,7 +230,8 @@ def _histogram(classes: np.ndarray, values: pd.Series | tuple[np.ndarray, pd.Ind
     its :func:`_codes`."""
     codes, uniques = values if isinstance(values, tuple) else _codes(values)
     card = len(uniques) + 1
-    key = classes * card + codes
+    # int64 before the product: class ids and codes may be int32
+    key = classes.astype(np.int64) * card + codes
     space = (int(classes.max()) + 1) * card if len(classes) else 0
     if space <= 4 * len(key) + 1_000_000:  # a dense count of the pair space: no sort
         summed = np.bincount(key, weights=counts, minlength=space)

@@ -93,3 +93,30 @@ def test_peak_rss_is_the_childs_own(common) -> None:  # type: ignore[no-untyped-
     assert small.wall > 0 and big.cpu > 0
     with pytest.raises(RuntimeError, match="failed"):
         common.peak_rss([sys.executable, "-c", "raise SystemExit(2)"])
+
+
+def test_fixed_cost_memory_files_hold_the_same_records_in_both_formats(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Part 3 of bench_fixed_cost compares CSV with Parquet: the two must be the same data."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import pandas as pd
+    try:
+        bench = importlib.import_module("bench_fixed_cost")
+    except ModuleNotFoundError as exc:
+        if exc.name not in PEERS_NOT_EVERYWHERE:
+            raise
+        pytest.skip(f"bench_fixed_cost imports {exc.name}, not installed on this Python")
+    try:
+        (tmp_path / "p").mkdir()
+        (tmp_path / "c").mkdir()
+        po, pr, qi = bench.memory_files(2_000, tmp_path / "p", "parquet")
+        co, cr, qi2 = bench.memory_files(2_000, tmp_path / "c", "csv")
+        assert qi == qi2 and po.suffix == ".parquet" and co.suffix == ".csv"
+        pd.testing.assert_frame_equal(pd.read_parquet(po), pd.read_csv(co))
+        released = pd.read_csv(cr)
+        pd.testing.assert_frame_equal(pd.read_parquet(pr), released)
+        assert (released[qi] == "*").all(axis=1).any()  # some classes were suppressed
+    finally:
+        for key, mod in list(sys.modules.items()):
+            if (getattr(mod, "__file__", None) or "").startswith(str(BENCHMARKS)):
+                del sys.modules[key]
