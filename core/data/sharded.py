@@ -42,8 +42,9 @@ def _paused_error(workers: dict[str, Any], patience: float) -> DataError:
         f"{addr}: {_mib(w.get('metrics', {}).get('memory'))} of memory_limit "
         f"{_mib(w.get('memory_limit'))}" for addr, w in sorted(workers.items()))
     return DataError(
-        f"every Dask worker is paused ({len(workers)}: {shown}) and no task finished for "
-        f"{patience:.0f} s: a worker pauses when its memory passes the pause threshold "
+        f"every Dask worker is paused ({len(workers)}: {shown})"
+        + (f" and no task finished for {patience:.0f} s" if patience else "") +
+        ": a worker pauses when its memory passes the pause threshold "
         f"(distributed.worker.memory.pause, {pause} of its memory_limit in this process's "
         "config), so the run cannot go on. Give the workers a larger memory_limit, use more "
         "workers or smaller partitions, or run on the local engine")
@@ -53,11 +54,21 @@ def _mib(n: Any) -> str:
     return "unknown" if not n else f"{n / 2**20:.0f} MiB"
 
 
-def gathered(client: Any, futures: Sequence[Any], patience: float | None = None) -> list[Any]:
-    """``client.gather(futures)``, waiting no longer than ``patience`` seconds (default
-    :data:`PAUSED_PATIENCE`) while every worker of the cluster is paused (memory over the pause
-    threshold) and no future finishes: a paused cluster never resumes by itself, so the wait
-    fails with a :class:`DataError` naming the workers' memory and limits."""
+def all_paused(client: Any) -> DataError | None:
+    """The error of :func:`wait_unpaused` when every worker of ``client``'s cluster is paused
+    now (a scatter to such a cluster finds no worker), else None."""
+    workers = client.scheduler_info(n_workers=-1).get("workers", {})
+    if workers and all(w.get("status") == "paused" for w in workers.values()):
+        return _paused_error(workers, 0.0)
+    return None
+
+
+def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = None) -> None:
+    """Wait until every future is done (finished or failed), no longer than ``patience``
+    seconds (default :data:`PAUSED_PATIENCE`) while every worker of the cluster is paused
+    (memory over the pause threshold) and no future finishes: a paused cluster never resumes
+    by itself, so the wait fails with a :class:`DataError` naming the workers' memory and
+    limits."""
     import asyncio
     import time
 
@@ -70,7 +81,7 @@ def gathered(client: Any, futures: Sequence[Any], patience: float | None = None)
         try:
             with client.as_current():
                 wait(futures, timeout=POLL_SECONDS)
-            break
+            return
         except (TimeoutError, asyncio.TimeoutError):
             pass
         finished = sum(f.done() for f in futures)
@@ -80,6 +91,13 @@ def gathered(client: Any, futures: Sequence[Any], patience: float | None = None)
             done, since = finished, time.monotonic()
         elif time.monotonic() - since >= patience:
             raise _paused_error(workers, patience)
+
+
+def gathered(client: Any, futures: Sequence[Any], patience: float | None = None) -> list[Any]:
+    """``client.gather(futures)`` after :func:`wait_unpaused`: fails instead of waiting
+    forever on a cluster whose workers are all paused."""
+    futures = list(futures)
+    wait_unpaused(client, futures, patience)
     return client.gather(futures)  # type: ignore[no-any-return]
 
 
@@ -207,4 +225,11 @@ for _name in ("keys", "counts", "weights", "histograms"):
     setattr(ShardedSummary, _name, _assembled_attribute(_name))
 
 
-__all__ = ["ShardedSummary", "canonical_keys", "gathered", "shuffled_summaries"]
+__all__ = [
+    "ShardedSummary",
+    "all_paused",
+    "canonical_keys",
+    "gathered",
+    "shuffled_summaries",
+    "wait_unpaused",
+]

@@ -52,6 +52,7 @@ from urllib.parse import urlsplit
 
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, mark_task_process
 from anoneval.core.data.progress import relayed
+from anoneval.core.data.sharded import all_paused, wait_unpaused
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.run.config import EngineSpec
 from anoneval.core.run.lifecycle import (
@@ -847,6 +848,7 @@ class DaskEngine(Engine):
         # a task cancelled because its inputs were lost (older Dask: no such error)
         cancelled = getattr(distributed.client, "FutureCancelledError", KilledWorker)
         try:
+            wait_unpaused(self.client, futures)
             return list(self.client.gather(futures))
         except (KilledWorker, cancelled) as exc:
             raise EngineError(f"the Dask cluster lost the workers running {what} "
@@ -926,18 +928,24 @@ class DaskEngine(Engine):
             todo = [c for c in chunks if c[0] not in done]
             if not todo:
                 break
-            if shared is None or shared.status != "finished":
-                [shared] = client.scatter([_opaque(recipe)], broadcast=True, hash=False)
             names = [n for c in todo for n in c]
             data = {n: variants[n] for n in names}
             in_memory = [n for n in names if not callable(data[n])]
-            if in_memory:
-                sent = client.scatter([data[n] for n in in_memory], hash=False)
-                data.update(zip(in_memory, sent, strict=True))
+            try:
+                if shared is None or shared.status != "finished":
+                    [shared] = client.scatter([_opaque(recipe)], broadcast=True, hash=False)
+                if in_memory:
+                    sent = client.scatter([data[n] for n in in_memory], hash=False)
+                    data.update(zip(in_memory, sent, strict=True))
+            except (TimeoutError, asyncio.TimeoutError) as exc:  # no worker took the data
+                paused = all_paused(client)
+                if paused is None:
+                    raise
+                raise paused from exc
             futures = client.map(run_variant_chunk, [shared] * len(todo),
                                  [[(n, data[n]) for n in c] for c in todo],
                                  [topic] * len(todo), pure=False, retries=3)
-            client.gather(futures, errors="skip")  # wait; errors are raised below
+            wait_unpaused(client, futures)  # errors are raised below
             finished = [(c, f) for c, f in zip(todo, futures, strict=True)
                         if f.status != "cancelled" and f.status != "lost"]
             results = self.gathered([f for _, f in finished], "the variants")

@@ -68,3 +68,30 @@ def test_a_wait_with_a_running_worker_is_not_cut(tmp_path, monkeypatch):
             distributed.Client(cluster, set_as_default=False) as client:
         future = client.submit(lambda: time.sleep(1.0) or 7, pure=False)
         assert sharded.gathered(client, [future]) == [7]
+
+
+def test_variants_as_tasks_on_paused_workers_fail_too(monkeypatch):
+    """In-memory variants run as tasks end with the same error, and no report, instead of
+    waiting forever (here when scattering the original finds no running worker, after
+    Dask's own timeout of about 30 s)."""
+    from anoneval.core import evaluate_many
+
+    monkeypatch.setattr(sharded, "PAUSED_PATIENCE", 2.0)
+    monkeypatch.setattr(sharded, "POLL_SECONDS", 0.2)
+    rng = np.random.default_rng(1)
+    original = pd.DataFrame({"a": rng.integers(0, 5, 300), "b": rng.integers(0, 7, 300)})
+    variants = {f"v{i}": original.sample(frac=1.0, random_state=i) for i in range(4)}
+    measures = [{"name": "KAnonymity", "params": {"quasi_identifiers": ["a", "b"], "k": 2}}]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  memory_limit="40MB",
+                                  dashboard_address="127.0.0.1:0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        deadline = time.monotonic() + 10
+        while any(w["status"] != "paused"
+                  for w in client.scheduler_info(n_workers=-1)["workers"].values()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        started = time.monotonic()
+        with pytest.raises(DataError, match="every Dask worker is paused"):
+            evaluate_many(original, variants, measures, engine=client)
+        assert time.monotonic() - started < 90
