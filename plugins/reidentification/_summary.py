@@ -98,19 +98,15 @@ def part_groups(part: ClassSummary, qi: Sequence[str], token: str, missing: str)
                   int(sizes[~kept].sum()), tuple(c.n_missing for c in cols))
 
 
-def check_groups(summary: ClassSummary, missing: str, n_missing: Sequence[int],
-                 measure: str) -> None:
-    """Refuse a sharded summary whose classes would merge across its parts: under
-    ``missing="suppressed"`` a missing cell is the token, and keys differing only by a missing
-    vs a token cell were hashed to different parts."""
+def merged(summary: ClassSummary, missing: str,
+           n_missing: Sequence[int]) -> ClassSummary | None:
+    """The whole table, assembled here, when the classes of a sharded summary merge across
+    its parts (under ``missing="suppressed"`` a missing cell is the token, and keys differing
+    only by a missing vs a token cell were hashed to different parts; the class measures of
+    the microdata family do the same); None when the parts' reductions stand."""
     if summary.sharded and missing == "suppressed" and any(n_missing):
-        raise DataError(
-            f"{measure} with missing='suppressed' on data with missing quasi-identifier values "
-            f"({sum(n_missing)} cells): a missing cell counts as the suppression token, so "
-            f"classes that differ only by a missing vs a token cell are one class, but the "
-            f"cluster keeps the {summary.n_classes} classes hash-partitioned by their values "
-            "as read; give missing='category' (or 'value'), write the token into the missing "
-            "cells, or use the local engine")
+        return summary.assembled()
+    return None
 
 
 def warn_groups(ctx: Context, qi: Sequence[str], n_missing: Sequence[int], missing: str,
@@ -313,6 +309,17 @@ def records_above(summary: ClassSummary,
     return int(sum(r.records - r.count_le[0] for r in found))
 
 
-__all__ = ["Distance", "Groups", "SizeCounts", "boundary", "check_groups", "kth_value",
-           "median", "part_groups", "records_above", "released_summary", "size_counts",
-           "warn_groups"]
+__all__ = [
+    "Distance",
+    "Groups",
+    "SizeCounts",
+    "boundary",
+    "kth_value",
+    "median",
+    "merged",
+    "part_groups",
+    "records_above",
+    "released_summary",
+    "size_counts",
+    "warn_groups",
+]

@@ -36,8 +36,8 @@ from anoneval.plugins.reidentification._summary import (
     Distance,
     Groups,
     boundary,
-    check_groups,
     median,
+    merged,
     part_groups,
     records_above,
     released_summary,
@@ -230,7 +230,11 @@ class IndividualRisk(ClassRiskMeasure):
                            p.weights is not None, p.method, p.compat)
         facts = summary.reduce(functools.partial(_risk_facts, risks=risks,
                                                  threshold=p.risk_threshold), RiskFacts.add)
-        check_groups(summary, missing, facts.missing, self.name)
+        whole = merged(summary, missing, facts.missing)
+        if whole is not None:
+            summary = whole
+            facts = summary.reduce(functools.partial(_risk_facts, risks=risks,
+                                                     threshold=p.risk_threshold), RiskFacts.add)
         warn_groups(ctx, p.quasi_identifiers, facts.missing, missing,
                     "anonymized" if anonymized is not None else "original")
         if facts.over:

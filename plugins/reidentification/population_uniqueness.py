@@ -26,7 +26,7 @@ from anoneval.plugins.microdata._common import (
 )
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._summary import (
-    check_groups,
+    merged,
     released_summary,
     size_counts,
     warn_groups,
@@ -145,7 +145,9 @@ class PopulationUniqueness(ClassRiskMeasure):
         if self.summaries() is not None:
             summary = released_summary(original, anonymized, p, ctx, p.missing)
             found = size_counts(summary, p, p.missing)
-            check_groups(summary, p.missing, found.missing, self.name)
+            whole = merged(summary, p.missing, found.missing)
+            if whole is not None:
+                found = size_counts(whole, p, p.missing)
             warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing,
                         "anonymized" if anonymized is not None else "original")
             records, deleted, sizes, counts = found.records, 0, found.sizes, found.counts

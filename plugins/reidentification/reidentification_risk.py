@@ -23,7 +23,7 @@ from anoneval.plugins.microdata._common import (
 from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._summary import (
-    check_groups,
+    merged,
     released_summary,
     size_counts,
     warn_groups,
@@ -200,7 +200,9 @@ class ReidentificationRisk(ClassRiskMeasure):
         p = self.params
         summary = released_summary(original, anonymized, p, ctx, p.missing, check_rows=False)
         found = size_counts(summary, p, p.missing)
-        check_groups(summary, p.missing, found.missing, self.name)
+        whole = merged(summary, p.missing, found.missing)
+        if whole is not None:
+            found = size_counts(whole, p, p.missing)
         warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing, "anonymized")
         f, counts = found.sizes, found.counts
         n = found.released

@@ -254,26 +254,32 @@ def test_on_dask_sharded_and_not_gathered_equal_to_the_local_engine(
     assert weighted["sdcmicro_high_risk_records"] > 0
 
 
-def test_merged_classes_across_parts_are_a_clear_error(tmp_path, scheduler, monkeypatch):
-    """missing='suppressed' with missing values merges classes across the hash partitions:
-    an error naming why and what to do, while the other measures run."""
+def test_classes_merged_across_parts_assemble_the_table(tmp_path, scheduler, monkeypatch):
+    """missing='suppressed' with missing values merges classes that the hash partitioning put
+    in different parts: the table is assembled in the client (as the class measures of the
+    microdata family do) and every measure equals the local engine."""
     from anoneval.core.data import partitioned
+    from anoneval.core.data.sharded import ShardedSummary
 
     monkeypatch.setattr(partitioned, "SUMMARY_SHARE", 2_000 / 1e9)
     frame = _frame()
+    assert frame[QI].isna().any().any()
     released = _write(tmp_path / "r", frame)
-    measures = [{"name": "PopulationUniqueness",
-                 "params": {"quasi_identifiers": QI, "sampling_fraction": 0.1,
-                            "missing": "suppressed"}},
-                {"name": "IndividualRisk", "params": {"quasi_identifiers": QI}}]
+    qi = {"quasi_identifiers": QI, "missing": "suppressed"}
+    measures = [{"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.1}},
+                {"name": "IndividualRisk", "params": qi},
+                {"name": "ReidentificationRisk", "params": qi}]
     engine = {"name": "dask", "address": scheduler, "gather_limit": "1KB"}
-    remote = evaluate(None, released, measures, engine=engine)
-    error = remote.measures[0].error
-    assert "missing='suppressed'" in error and "hash-partitioned" in error
-    assert "local engine" in error
-    assert remote.measures[1].error is None
-    assert remote.measures[1].value == evaluate(None, frame, measures[1:]).measures[0].value
-    assert evaluate(None, frame, measures[:1]).measures[0].error is None
+    remote = evaluate(None, released, measures, engine=engine, seed=3)
+    local = evaluate(None, frame, measures, seed=3)
+    for here, there in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
+                           strict=True):
+        assert here["error"] is None and there["error"] is None, there["error"]
+        assert _close({k: here[k] for k in ("value", "ci", "details", "warnings")},
+                      {k: there[k] for k in ("value", "ci", "details", "warnings")}), \
+            here["label"]
+    sharded = [s for s in released._cache.values() if isinstance(s, ShardedSummary)]
+    assert sharded and all(s._assembled is not None for s in sharded)
 
 
 def test_summary_measures_declare_summaries_and_record_params_do_not():
