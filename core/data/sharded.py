@@ -64,13 +64,14 @@ def all_paused(client: Any) -> DataError | None:
 
 
 def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = None) -> None:
-    """Wait until every future is done (finished or failed), no longer than ``patience``
+    """Wait until every future is done (finished, failed or cancelled), no longer than ``patience``
     seconds (default :data:`PAUSED_PATIENCE`) while every worker of the cluster is paused
     (memory over the pause threshold) and no future finishes: a paused cluster never resumes
     by itself, so the wait fails with a :class:`DataError` naming the workers' memory and
     limits."""
     import asyncio
     import time
+    from concurrent.futures import CancelledError
 
     from distributed import wait
 
@@ -81,6 +82,8 @@ def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = 
         try:
             with client.as_current():
                 wait(futures, timeout=POLL_SECONDS)
+            return
+        except CancelledError:  # every future done, some cancelled: the caller's to handle
             return
         except (TimeoutError, asyncio.TimeoutError):
             pass

@@ -1158,12 +1158,23 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 @contextlib.contextmanager
 def dask_worker_env() -> Iterator[None]:
     """Workers started in this block get :data:`WORKER_ENV` in their environment and
-    :data:`WORKER_CONFIG` in their Dask config."""
+    :data:`WORKER_CONFIG` in their Dask config. The variables are also set in this process
+    for the block: a Nanny prefers this process's values to its config, and every Nanny
+    leaves its own (Dask's defaults, from any earlier cluster) in ``os.environ``."""
     import dask
 
-    with dask.config.set({**{f"distributed.nanny.pre-spawn-environ.{k}": v
-                             for k, v in WORKER_ENV.items()}, **WORKER_CONFIG}):
-        yield
+    before = {k: os.environ.get(k) for k in WORKER_ENV}
+    os.environ.update(WORKER_ENV)
+    try:
+        with dask.config.set({**{f"distributed.nanny.pre-spawn-environ.{k}": v
+                                 for k, v in WORKER_ENV.items()}, **WORKER_CONFIG}):
+            yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def new_recipe(build: Callable[..., Any], original: Dataset | None,

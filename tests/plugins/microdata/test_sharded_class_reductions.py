@@ -8,6 +8,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,9 +63,11 @@ def measures() -> list[dict[str, Any]]:
 def cluster():
     """Two in-process workers of 1 GB each (their summary budget is SUMMARY_SHARE of that)
     behind a TCP scheduler address, as the engine config takes it."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  protocol="tcp", host="127.0.0.1", memory_limit="1GB",
-                                  dashboard_address="127.0.0.1:0") as cl:
+    # in-process workers count this process's memory (the whole suite's): never pause
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                     protocol="tcp", host="127.0.0.1", memory_limit="1GB",
+                                     dashboard_address="127.0.0.1:0") as cl:
         yield cl
 
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -148,9 +149,11 @@ def test_both_sides_read_the_released_summary_and_check_row_counts():
 def sharding():
     """A LocalCluster of 2 in-process workers with a memory_limit of 1 GB on loopback TCP (a
     run's engine config connects to it by address, with a gather limit)."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  protocol="tcp", host="127.0.0.1", memory_limit="1GB",
-                                  dashboard_address="127.0.0.1:0") as cl, \
+    # in-process workers count this process's memory (the whole suite's): never pause
+    with dask.config.set({"distributed.worker.memory.pause": False}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                     protocol="tcp", host="127.0.0.1", memory_limit="1GB",
+                                     dashboard_address="127.0.0.1:0") as cl, \
             distributed.Client(cl, set_as_default=False) as client:
         yield client
 
