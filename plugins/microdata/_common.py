@@ -301,11 +301,12 @@ def summary_specs(p: QIParams, weights: str | None = None,
     return specs
 
 
-def _released_summary(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
-                      ctx: Context, weights: str | None,
-                      sensitive: Sequence[str]) -> tuple[ClassSummary, str]:
-    """The released side's class summary (and the side's name), its columns, weights and row
-    count checked as :func:`reduce_classes` needs them."""
+def released_summary(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
+                     ctx: Context, weights: str | None = None, sensitive: Sequence[str] = (),
+                     check_rows: bool = True) -> tuple[ClassSummary, str]:
+    """The released side's class summary over the quasi-identifiers (and the side's name),
+    checked as the record path checks the data: columns, weights > 0 and, with
+    ``check_rows``, both sides of equal length."""
     if anonymized is None and original is None:
         raise DataError("no data given")
     side = "anonymized" if anonymized is not None else "original"
@@ -325,7 +326,7 @@ def _released_summary(original: Dataset | None, anonymized: Dataset | None, p: Q
         if weights is not None and isinstance(given, Microdata):  # in memory: name the row
             sampling_weights(given, weights)
         raise
-    if anonymized is not None and original is not None:
+    if check_rows and anonymized is not None and original is not None:
         rows = ctx.class_summary(SummarySpec("original", ())).n_records
         if rows != summary.n_records:
             raise row_count_error(rows, summary.n_records)
@@ -434,7 +435,7 @@ def reduce_classes(original: Dataset | None, anonymized: Dataset | None, p: QIPa
     quasi-identifier values, where groups that differ by a missing vs a token cell merge across
     parts. ``partial`` (and what it holds) must pickle: it travels to the workers.
     """
-    summary, side = _released_summary(original, anonymized, p, ctx, weights, sensitive)
+    summary, side = released_summary(original, anonymized, p, ctx, weights, sensitive)
     qi = tuple(p.quasi_identifiers)
     part = functools.partial(_reduce_part, qi=qi, token=p.suppression_token, missing=p.missing,
                              partial=partial)

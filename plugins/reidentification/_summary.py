@@ -24,56 +24,17 @@ import numpy as np
 from anoneval.core.api import (
     ClassSummary,
     Context,
-    DataError,
-    Dataset,
-    Microdata,
-    SummarySpec,
-    row_count_error,
 )
 from anoneval.plugins.microdata._common import (
     Column,
     QIParams,
     key_classes,
     key_codes,
-    positive_weights,
-    sampling_weights,
     warn_missing,
 )
 
 #: Candidate values each part sends per round of :func:`boundary`.
 CANDIDATES = 1024
-
-
-def released_summary(original: Dataset | None, anonymized: Dataset | None, p: QIParams,
-                     ctx: Context, missing: str, weights: str | None = None,
-                     check_rows: bool = True) -> ClassSummary:
-    """The released side's summary over the quasi-identifiers (with the sum of ``weights``),
-    checked as the record path checks the data: columns, weights > 0 and, with
-    ``check_rows``, both sides of equal length. ``missing`` ("value" or "suppressed") is the
-    rule of :func:`~anoneval.plugins.microdata._common.key_classes`."""
-    if anonymized is None and original is None:
-        raise DataError("no data given")
-    side = "anonymized" if anonymized is not None else "original"
-    qi = tuple(p.quasi_identifiers)
-    given = anonymized if anonymized is not None else original
-    if isinstance(given, Microdata):
-        given.require(qi, "quasi-identifier")
-        if weights is not None:
-            given.require([weights], "weight column")
-    ctx = ctx.with_summaries(original, anonymized)
-    try:
-        summary = ctx.class_summary(SummarySpec(side, qi, weights))
-        if weights is not None:
-            positive_weights(summary, weights)
-    except DataError:
-        if weights is not None and isinstance(given, Microdata):  # in memory: name the row
-            sampling_weights(given, weights)
-        raise
-    if check_rows and anonymized is not None and original is not None:
-        rows = ctx.class_summary(SummarySpec("original", ())).n_records
-        if rows != summary.n_records:
-            raise row_count_error(rows, summary.n_records)
-    return summary
 
 
 @dataclass(frozen=True)
@@ -319,7 +280,6 @@ __all__ = [
     "merged",
     "part_groups",
     "records_above",
-    "released_summary",
     "size_counts",
     "warn_groups",
 ]

@@ -26,6 +26,7 @@ from anoneval.core.api import (
 )
 from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
+    released_summary,
     sampling_weights,
     summary_specs,
 )
@@ -40,7 +41,6 @@ from anoneval.plugins.reidentification._summary import (
     merged,
     part_groups,
     records_above,
-    released_summary,
     warn_groups,
 )
 
@@ -225,7 +225,7 @@ class IndividualRisk(ClassRiskMeasure):
         part: sums and counts over classes, order statistics by :func:`boundary`."""
         p = self.params
         missing = "suppressed" if p.missing == "suppressed" else "value"
-        summary = released_summary(original, anonymized, p, ctx, missing, p.weights)
+        summary = released_summary(original, anonymized, p, ctx, p.weights)[0]
         risks = ClassRisks(tuple(p.quasi_identifiers), p.suppression_token, missing,
                            p.weights is not None, p.method, p.compat)
         facts = summary.reduce(functools.partial(_risk_facts, risks=risks,

@@ -22,12 +22,12 @@ from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
     QIParams,
     released_classes,
+    released_summary,
     summary_specs,
 )
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._summary import (
     merged,
-    released_summary,
     size_counts,
     warn_groups,
 )
@@ -143,7 +143,7 @@ class PopulationUniqueness(ClassRiskMeasure):
         p = self.params
         data, cl = None, None
         if self.summaries() is not None:
-            summary = released_summary(original, anonymized, p, ctx, p.missing)
+            summary = released_summary(original, anonymized, p, ctx)[0]
             found = size_counts(summary, p, p.missing)
             whole = merged(summary, p.missing, found.missing)
             if whole is not None:

@@ -18,13 +18,13 @@ from anoneval.core.api import (
 from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
     released_classes,
+    released_summary,
     summary_specs,
 )
 from anoneval.plugins.microdata._population import PopulationParams, release_population
 from anoneval.plugins.microdata._records import RecordTable
 from anoneval.plugins.reidentification._summary import (
     merged,
-    released_summary,
     size_counts,
     warn_groups,
 )
@@ -198,7 +198,7 @@ class ReidentificationRisk(ClassRiskMeasure):
         """The record path's result from the classes by size of the released side's summary
         (the original is not read: without ``id`` nothing aligns the sides)."""
         p = self.params
-        summary = released_summary(original, anonymized, p, ctx, p.missing, check_rows=False)
+        summary = released_summary(original, anonymized, p, ctx, check_rows=False)[0]
         found = size_counts(summary, p, p.missing)
         whole = merged(summary, p.missing, found.missing)
         if whole is not None:
