@@ -27,10 +27,9 @@ from anoneval.core.api import (
     Dataset,
     LossMeasure,
     MeasureResult,
-    Microdata,
     pair_datasets,
 )
-from anoneval.plugins.generalization._quality import QualityParams, Side
+from anoneval.plugins.generalization._quality import QualityParams, Side, compared
 from anoneval.plugins.generalization._tables import _checked_table, fallback_table
 from anoneval.plugins.microdata._common import NULL_TEXT, Column, token_column, warn_missing
 
@@ -225,19 +224,10 @@ class CellQualityModel(LossMeasure):
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
-        if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
-            raise DataError(f"{self.name} needs the original and the anonymized microdata")
-        qi = list(p.quasi_identifiers)
-        original.require(qi, "quasi-identifier")
-        anonymized.require(qi, "quasi-identifier")
-        if not len(original):
-            raise DataError("the original data has no records")
-        # the evaluator hands each measure a fresh view of a dataset sharing its cache: a
-        # sentinel in the original's cache identifies it, so the models of one comparison
-        # pair and count the records once
-        same = original.cached(("anoneval.generalization.identity",), object)
-        key = ("anoneval.generalization.cells", same, tuple(qi), p.suppression_token,
-               p.missing, p.id)
+        # the models of one comparison pair and count the records once
+        original, anonymized, same = compared(original, anonymized, p, f"{self.name} needs")
+        key = ("anoneval.generalization.cells", same, tuple(p.quasi_identifiers),
+               p.suppression_token, p.missing, p.id)
         parts = anonymized.cached(key, lambda: self.partial(
             pair_datasets(original, anonymized, self.columns(), p.id), ctx))
         return self._finish(parts, ctx, rows_known=True)

@@ -191,20 +191,29 @@ class Inputs:
 def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: QualityParams,
                    ctx: Context) -> Inputs:
     """The aligned codes, hierarchies and classes of a comparison (cached on the anonymized)."""
+    original, anonymized, same_original = compared(original, anonymized, p,
+                                                   "ARX's quality models need")
+    key = ("anoneval.generalization.inputs", same_original, tuple(p.quasi_identifiers),
+           p.suppression_token, p.missing, p.id, tuple(sorted(p.hierarchies.items())),
+           ctx.base_dir)
+    return anonymized.cached(key, lambda: _build(
+        original, anonymized, p, dict(p.hierarchies), ctx))
+
+
+def compared(original: Dataset | None, anonymized: Dataset | None, p: QualityParams,
+             who: str) -> tuple[Microdata, Microdata, object]:
+    """Both sides as microdata with the quasi-identifiers, the original not empty, and an
+    object that identifies the original across measures (the evaluator hands each measure a
+    fresh view of a dataset sharing its cache: a sentinel kept in that cache), for keys of
+    what a comparison caches on the anonymized side."""
     if not isinstance(original, Microdata) or not isinstance(anonymized, Microdata):
-        raise DataError("ARX's quality models need the original and the anonymized microdata")
+        raise DataError(f"{who} the original and the anonymized microdata")
     qi = list(p.quasi_identifiers)
     original.require(qi, "quasi-identifier")
     anonymized.require(qi, "quasi-identifier")
     if not len(original):
         raise DataError("the original data has no records")
-    # the evaluator hands each measure a fresh view of a dataset sharing its cache: a sentinel
-    # kept in the original's cache identifies the original across measures
-    same_original = original.cached(("anoneval.generalization.identity",), object)
-    key = ("anoneval.generalization.inputs", same_original, tuple(qi), p.suppression_token,
-           p.missing, p.id, tuple(sorted(p.hierarchies.items())), ctx.base_dir)
-    return anonymized.cached(key, lambda: _build(
-        original, anonymized, p, dict(p.hierarchies), ctx))
+    return original, anonymized, original.cached(("anoneval.generalization.identity",), object)
 
 
 def _build(original: Microdata, anonymized: Microdata, p: QualityParams, paths: dict[str, str],
