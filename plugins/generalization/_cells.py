@@ -33,6 +33,14 @@ from anoneval.plugins.generalization._quality import QualityParams, Side, compar
 from anoneval.plugins.generalization._tables import _checked_table, fallback_table
 from anoneval.plugins.microdata._common import NULL_TEXT, Column, token_column, warn_missing
 
+
+def paired_columns(quasi_identifiers: Sequence[str], id: str | None) -> dict[str, list[str]]:
+    """What a measure pairing both sides' quasi-identifier cells reads: the quasi-identifiers
+    and the id column, of both sides."""
+    cols = [*quasi_identifiers, *([id] if id else [])]
+    return {"original": cols, "anonymized": cols}
+
+
 #: The key columns of a cell table (``count``: records, ``first``: the first record's row).
 KEYS = ["raw", "rel", "sup", "equal"]
 
@@ -213,10 +221,7 @@ class CellQualityModel(LossMeasure):
         pass
 
     def columns(self) -> dict[str, list[str]]:
-        """The quasi-identifiers and the id column, of both sides."""
-        p = self.params
-        cols = [*p.quasi_identifiers, *([p.id] if p.id else [])]
-        return {"original": cols, "anonymized": cols}
+        return paired_columns(self.params.quasi_identifiers, self.params.id)
 
     def pair_key(self) -> str | None:
         return self.params.id

@@ -29,6 +29,7 @@ from anoneval.core.api import (
     pair_datasets,
     row_count_error,
 )
+from anoneval.plugins.generalization._cells import paired_columns
 from anoneval.plugins.microdata._common import (
     Column,
     Hierarchy,
@@ -110,10 +111,7 @@ class NonUniformEntropy(LossMeasure):
             return self
 
     def columns(self) -> dict[str, list[str]]:
-        """The quasi-identifiers and the id column, of both sides."""
-        p = self.params
-        cols = [*p.quasi_identifiers, *([p.id] if p.id else [])]
-        return {"original": cols, "anonymized": cols}
+        return paired_columns(self.params.quasi_identifiers, self.params.id)
 
     def pair_key(self) -> str | None:
         return self.params.id
