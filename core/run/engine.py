@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import functools
 import importlib.util
 import inspect
@@ -264,8 +265,56 @@ class Recipe:
 _EVALUATORS: dict[str, Any] = {}
 
 
+def content_token(recipe: Recipe) -> str:
+    """A token naming what ``recipe`` evaluates with, for workers that outlive a run (a running
+    Dask cluster): the SHA-256 of the pickled recipe (the original, the control set, the
+    measures and their params, the seed), of the size and modification time of every file the
+    measures' params name (hierarchies, populations) and of the source of the registry files'
+    plugins. Two runs with the same token build the same evaluator, so a worker keeps the one
+    it prepared (the original's codes, kinds and hierarchies) for the next run instead of
+    building it again; a changed input, param or file gives another token. A recipe that does
+    not pickle keeps its own token."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        digest.update(pickle.dumps(dataclasses.replace(recipe, token=""),
+                                   protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # sent by value elsewhere, or not at all: nothing to share
+        return recipe.token
+    for name, (path, source) in sorted(_user_modules().items()):
+        digest.update(f"\0module {name} {path}\0{source}".encode())
+    for file in sorted(_param_files(recipe)):
+        try:
+            st = file.stat()
+            stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            stamp = "missing"
+        digest.update(f"\0file {file} {stamp}".encode())
+    return "content-" + digest.hexdigest()
+
+
+def _param_files(recipe: Recipe) -> set[Path]:
+    """The files the recipe's measures read, as absolute paths (as ``Context.path`` resolves
+    them)."""
+    from anoneval.core.data.parampaths import param_paths
+
+    base = recipe.base_dir if recipe.base_dir is not None else Path()
+    files = set()
+    for planned in recipe.measures:
+        params = getattr(planned.measure, "params", None)
+        if params is None:
+            continue
+        with contextlib.suppress(Exception):  # params of another shape name no file
+            for _, value in param_paths(params):
+                path = Path(value).expanduser()
+                files.add(Path(os.path.abspath(path if path.is_absolute() else base / path)))
+    return files
+
+
 def _evaluator_for(recipe: Recipe) -> Any:
-    """One evaluator per recipe per worker process (its original-side work done once)."""
+    """One evaluator per recipe per worker process (its original-side work done once; kept
+    for the next run with the same :func:`content_token` on a cluster's lasting workers)."""
     if recipe.token not in _EVALUATORS:
         _EVALUATORS.clear()
         _EVALUATORS[recipe.token] = recipe.evaluator()
@@ -871,7 +920,9 @@ class DaskEngine(Engine):
         LocalCluster started for the run is starting, this process evaluates variants with
         ``serial`` (the last first). Each task reads its variant (a loader runs on the worker)
         and runs every measure in memory; its finished measures reach ``progress`` as Dask
-        events."""
+        events (none are sent without ``progress``). On a cluster that outlives the run, the
+        recipe is named by its content (:func:`content_token`), so the workers keep their
+        prepared evaluator for the next run of the same original and measures."""
         results: dict[str, Report] = {}
         todo = list(variants)
         while todo and not self.ready():
@@ -879,17 +930,19 @@ class DaskEngine(Engine):
             with as_task():
                 results[name] = serial(name, variants[name])
         if todo:
-            topic = f"anoneval-progress-{recipe.token}"
+            if self._starting is None:
+                recipe = dataclasses.replace(recipe, token=content_token(recipe))
+            topic = f"anoneval-progress-{recipe.token}" if progress is not None else None
             with self._events(topic, progress, len(todo) * len(recipe.measures)):
                 results.update(self._tasks(recipe, {n: variants[n] for n in todo}, topic))
         return [results[n] for n in variants]
 
     @contextlib.contextmanager
-    def _events(self, topic: str, progress: Callable[[int], None] | None,
+    def _events(self, topic: str | None, progress: Callable[[int], None] | None,
                 steps: int) -> Iterator[None]:
         """``progress`` called with the steps the tasks log on ``topic``; when the block ends,
         the steps not heard of within a second (events may trail the results) are given."""
-        if progress is None:
+        if progress is None or topic is None:
             yield
             return
         heard = [0]
@@ -912,7 +965,7 @@ class DaskEngine(Engine):
             progress(steps - heard[0])
 
     def _tasks(self, recipe: Recipe, variants: Mapping[str, Any],
-               topic: str) -> dict[str, Report]:
+               topic: str | None) -> dict[str, Report]:
         """The variants' reports from tasks on the cluster. The data is sent outside the task
         graph, once: the recipe (the original, the measures) scattered to every worker, each
         in-memory variant to one (a loader is sent as it is and runs on the worker). So the
@@ -1181,6 +1234,10 @@ def new_recipe(build: Callable[..., Any], original: Dataset | None,
                measures: Sequence[PlannedMeasure], seed: int, data_kind: str | None,
                base_dir: Path | None, timings: bool, control: Dataset | None = None) -> Recipe:
     """A recipe with a fresh token (workers cache one evaluator per token); ``build`` makes the
-    evaluator from the rest."""
+    evaluator from the rest. ``base_dir`` is made absolute here: the measures resolve the
+    paths of their params against it where they run, and a Dask worker's working folder is
+    not this process's."""
+    if base_dir is not None:
+        base_dir = Path(os.path.abspath(base_dir))
     return Recipe(uuid.uuid4().hex, build, original, tuple(measures), seed, data_kind, base_dir,
                   timings, control)

@@ -10,10 +10,12 @@ estimate it uses, from the files' sizes and Parquet footers (no data is read).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from anoneval.core.data.kinds import load
 from anoneval.core.data.partitioned import Partitioned
 from anoneval.core.errors import DataError
 
@@ -36,7 +38,22 @@ SEPARATORS = (",", ";", "\t", "|")
 class FileInput(Partitioned):
     """An input of a config kept on disk for the dask engine, which the run may read whole
     when it fits (:func:`fits_in_tasks`); a :class:`Partitioned` given by a caller stays
-    partitioned."""
+    partitioned.
+
+    Its files are located from this process's working folder (a relative path in a config
+    given by a relative path), so that a Dask worker, whose working folder is its own, reads
+    the same files; the report names the path as the config does."""
+
+    def __init__(self, path: str | Path, kind: str = "microdata", fmt: str | None = None,
+                 options: Any = None) -> None:
+        super().__init__(os.path.abspath(path), kind, fmt, options)
+        self.source = str(path)
+
+    def load(self) -> Any:
+        """The whole input in memory, read from its absolute path, named as given."""
+        data = load(self.located.given, self.kind, self.fmt, self.opts)
+        data.source = self.source
+        return data
 
     def _compute(self, *delayed_values: Any) -> Any:
         """Work before the cluster is attached (the survey of the files' heads) runs in this

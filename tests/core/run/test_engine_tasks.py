@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -193,3 +194,84 @@ def test_a_local_cluster_started_for_a_config_run(config_dir: Path, counting_bar
     assert without_engine(started.to_dict()) == without_engine(serial)
     [bar] = counting_bar.instances
     assert bar.updates == [1] * 6
+
+
+# -- workers that outlive a run; a config given by a relative path -----------------------------
+
+
+def _recipe(original: pd.DataFrame, measures: list[dict[str, Any]], seed: int = 0,
+            base_dir: Path | None = None) -> engine_module.Recipe:
+    from anoneval.core import Evaluator
+
+    ev = Evaluator(original, measures, seed=seed, base_dir=base_dir)
+    return engine_module.new_recipe(Evaluator, ev._given[0], ev.measures, ev.seed, None,
+                                    ev.base_dir, True)
+
+
+def test_content_token_names_what_the_evaluator_is_built_from(tmp_path: Path) -> None:
+    original, _ = frames()
+    hierarchy = tmp_path / "zip.csv"
+    pd.DataFrame({"0": ["1000", "1001", "2000", "2001"], "1": ["1", "1", "2", "2"]}).to_csv(
+        hierarchy, index=False, header=False, sep=";")
+    measures = [*MEASURES, {"name": "NonUniformEntropy", "params": {
+        "quasi_identifiers": ["zip"], "hierarchies": {"zip": "zip.csv"}}}]
+    token = engine_module.content_token
+    first = _recipe(original, measures, base_dir=tmp_path)
+    again = _recipe(original, measures, base_dir=tmp_path)
+    assert first.token != again.token  # fresh per run ...
+    before = token(first)
+    assert token(again) == before  # ... the same content
+    assert token(_recipe(original, measures, seed=1, base_dir=tmp_path)) != before
+    changed = original.copy()
+    changed.loc[0, "income"] += 1
+    assert token(_recipe(changed, measures, base_dir=tmp_path)) != before
+    assert token(_recipe(original, measures[:2], base_dir=tmp_path)) != before
+    stat = hierarchy.stat()  # a hierarchy file rewritten: the prepared one is stale
+    os.utime(hierarchy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert token(again) != before
+
+
+def test_lasting_workers_keep_their_evaluator_for_the_next_run(cluster) -> None:
+    original, variants = frames()
+
+    def evaluators() -> dict[str, int]:
+        from anoneval.core.run import engine
+
+        return {t: id(e) for t, e in engine._EVALUATORS.items()}
+
+    first = evaluate_many(original, variants, MEASURES, engine=cluster)
+    held = cluster.run(evaluators)
+    second = evaluate_many(original, variants, MEASURES, engine=cluster)
+    assert cluster.run(evaluators) == held  # the same evaluator objects: not built again
+    assert all(t.startswith("content-") for w in held.values() for t in w)
+    def results(report: Any) -> list[Any]:  # all but the timings
+        return [(v.inputs, [(m.label, m.value, m.error, m.warnings) for m in v.measures])
+                for v in report.variants]
+
+    assert results(first) == results(second)
+    assert results(second) == results(evaluate_many(original, variants, MEASURES))
+
+
+def test_a_config_given_by_a_relative_path_runs_on_workers_elsewhere(config_dir: Path,
+                                                                     cluster, monkeypatch
+                                                                     ) -> None:
+    """The session cluster's worker processes work in the folder the tests started in; the
+    config and its files are named relative to another one."""
+    from anoneval.core.run.config import load_config
+
+    config = json.loads((config_dir / "c.json").read_text())
+    config["measures"].append({"name": "NonUniformEntropy", "params": {
+        "quasi_identifiers": ["zip"], "hierarchies": {"zip": "zip.csv"}}})
+    zips = pd.Series(["1000", "1001", "2000", "2001"])
+    pd.DataFrame({i: zips.str[: 4 - i] + "*" * (i > 0) for i in range(4)}).assign(
+        top="*").to_csv(config_dir / "zip.csv", index=False, header=False, sep=";")
+    (config_dir / "c.json").write_text(json.dumps(config))
+    workers_cwd = set(cluster.run(os.getcwd).values())
+    monkeypatch.chdir(config_dir)
+    assert str(config_dir) not in workers_cwd
+    plan = load_config("c.json")
+    serial = run_plan(plan).to_dict()
+    assert all(m["error"] is None for v in serial["variants"] for m in v["measures"])
+    tasks = run_plan(plan, engine=cluster).to_dict()
+    assert without_engine(tasks) == without_engine(serial)
+    assert tasks["variants"][0]["inputs"]["anonymized"]["path"] == "w5.parquet"
