@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from anoneval.core import evaluate
-from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample
+from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample, smirnov_pvalue
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -24,9 +24,44 @@ def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) 
     for a, b in ((x, y), (y, x)):  # either sign of the largest gap
         r = stats.ks_2samp(a, b)
         # equal to rounding: scipy's own arithmetic changed between 1.15 and 1.18
-        assert ks_two_sample(a, b) == {"statistic": pytest.approx(float(r.statistic), rel=1e-12),
-                                       "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
-                                       "location": float(r.statistic_location)}
+        assert ks_two_sample(a, b, "scipy") == {
+            "statistic": pytest.approx(float(r.statistic), rel=1e-12),
+            "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
+            "location": float(r.statistic_location)}
+        fast = ks_two_sample(a, b)  # the default: scipy's, or within the bound in the tail
+        d, n = fast["statistic"], round(len(a) * len(b) / (len(a) + len(b)))
+        assert -1e-9 <= fast["pvalue"] / float(r.pvalue) - 1 <= 0.5 * n * d**4 + 1e-9
+
+
+@pytest.mark.parametrize("n", [10_000, 30_000, 100_000, 500_000])
+def test_the_tail_p_value_is_within_its_bound_of_scipys(n: int) -> None:
+    """Maag & Dicaire's tail (n·d² ≥ 2.2) against scipy's kstwo.sf on a grid: above it by a
+    relative error below 0.5·n·d⁴ (while n·d⁴ ≤ 0.5); below the tail, scipy's own value."""
+    grid = [2.2, 2.5, 3, 5, 10, 20, 40, 70] if n <= 100_000 else [2.2, 10]
+    for nd2 in grid:
+        d = float(np.sqrt(nd2 / n))
+        assert n * d**4 <= 0.5
+        exact = float(stats.kstwo.sf(d, n))
+        assert smirnov_pvalue(d, n, "scipy") == exact
+        assert 0 < smirnov_pvalue(d, n) / exact - 1 <= 0.5 * n * d**4
+    body = float(np.sqrt(2.0 / n))  # below the tail: scipy's value
+    assert smirnov_pvalue(body, n) == float(stats.kstwo.sf(body, n))
+    small = 9_999  # below ASYMPTOTIC_FROM: scipy's value
+    assert smirnov_pvalue(0.05, small) == float(stats.kstwo.sf(0.05, small))
+
+
+def test_ks_distance_keeps_scipys_p_value_on_request() -> None:
+    rng = np.random.default_rng(2)
+    a = pd.DataFrame({"u": rng.normal(size=40_000)})
+    b = pd.DataFrame({"u": rng.normal(0.05, 1, 40_000)})
+    r = stats.ks_2samp(a["u"], b["u"])
+    exact = evaluate(a, b, [{"name": "KSDistance", "params": {"pvalue": "scipy"}}]).measures[0]
+    fast = evaluate(a, b, ["KSDistance"]).measures[0]
+    assert exact.details["columns"]["u"]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-9)
+    assert 20_000 * r.statistic**2 >= 2.2  # in the tail: the approximation
+    assert fast.details["columns"]["u"]["pvalue"] != exact.details["columns"]["u"]["pvalue"]
+    assert fast.details["columns"]["u"]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-3)
+    assert fast.value == exact.value
 
 
 def test_ks_distance_through_evaluate_equals_scipy_per_column() -> None:
