@@ -16,9 +16,10 @@ import io
 import itertools
 import json
 import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
@@ -195,13 +196,19 @@ class FrameData(Dataset):
         """The records. Read only: measures must not modify it."""
         return self._frame
 
+    @property
+    def dtypes(self) -> Mapping[str, Any]:
+        """Each column's dtype (read-only), once per dataset: ``frame.dtypes`` builds a Series
+        at every call (tens of microseconds, a dozen calls per evaluation)."""
+        return self.cached(("dtypes",), lambda: MappingProxyType(dict(
+            zip(self._frame.columns, self._frame.dtypes, strict=True))))
+
     def value_kinds(self, columns: Collection[str] | None = None) -> dict[str, str]:
         # a plain numpy numeric or boolean column is told by its dtype, without a Series per
         # column (a wide file has thousands); an object column by a scan, so only when read
         return {c: _DTYPE_KINDS[dtype.kind] if isinstance(dtype, np.dtype)
                 and dtype.kind in _DTYPE_KINDS else _kind(self, c)
-                for c, dtype in zip(self._frame.columns, self._frame.dtypes, strict=True)
-                if _within(c, columns)}
+                for c, dtype in self.dtypes.items() if _within(c, columns)}
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
         return {c: self.cached(("value_survey", c),
@@ -1215,7 +1222,8 @@ def _scalar_cells(data: FrameData, side: str, columns: Collection[str] | None) -
     """:func:`require_scalar_cells`, run once per dataset and columns (success is cached); the
     column's scan is the one its kind of values is told from (:func:`_inferred`)."""
     frame = data.frame
-    for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
+    for position in np.flatnonzero([dtype == np.dtype(object)
+                                    for dtype in data.dtypes.values()]):
         column = frame.columns[position]
         if not _within(column, columns) or _inferred(data, column) in _SCALARS:
             continue
