@@ -68,7 +68,9 @@ def factorize_objects(values: np.ndarray, objects: np.ndarray | None = None
         if objects is None:
             codes, uniques = pd.factorize(values)
             return codes, np.asarray(uniques, dtype=object)
-    object_codes, _ = pd.factorize(addresses(values))  # in first appearance, as ``objects``
+    object_codes, seen = pd.factorize(addresses(values))  # in first appearance
+    if not np.array_equal(seen, addresses(objects)):  # not this array's objects (it changed)
+        return factorize_objects(values)
     value_codes, uniques = pd.factorize(objects)
     return value_codes.take(object_codes), np.asarray(uniques, dtype=object)
 

@@ -85,6 +85,15 @@ def test_sorted_codes_by_identity_equal_pandas(picks, copies) -> None:
     assert list(got[1]) == list(sorted_values)
 
 
+def test_objects_of_another_array_are_not_trusted() -> None:
+    """Distinct objects that are not the array's own (its cells replaced since) are found
+    again: the codes stay pandas'."""
+    a, b, c = "x" * 3, "y" * 3, "z" * 3
+    cells = np.array([a, b, a, c], dtype=object)
+    stale = distinct_objects(np.array([a, b, a, b], dtype=object))
+    _same(factorize_objects(cells, stale), pd.factorize(cells))
+
+
 def test_mostly_distinct_objects_are_read_cell_by_cell() -> None:
     n = 3 * SAMPLE
     cells = np.array([f"id{i}" for i in range(n)], dtype=object)
