@@ -26,8 +26,8 @@ Every timed call gets fresh copies of the loaded frames (made outside the clock)
 keyed on the frame object (a content hash, say) cannot turn the first evaluation of a dataset,
 the one a user waits for, into a lookup; ``--same-objects`` times repeated calls on the same
 frames instead. Usage: ``python benchmarks/bench_fixed_cost.py [--quick] [--rounds N]
-[--only framework|peers|memory] [--format parquet|csv|both] [--memory-rows N] [--cli-rounds N]
-[--same-objects]``.
+[--only framework|peers|memory] [--measures NAME,...] [--format parquet|csv|both]
+[--memory-rows N] [--cli-rounds N] [--same-objects]``.
 """
 
 from __future__ import annotations
@@ -111,13 +111,14 @@ def bare(spec: dict[str, Any]) -> Callable[[pd.DataFrame, pd.DataFrame], object]
     return run
 
 
-def framework(sizes: list[int], rounds: int, same: bool) -> list[bool]:
+def framework(sizes: list[int], rounds: int, same: bool, names: list[str]) -> list[bool]:
     """Part 1: evaluate() against the bare compute."""
     header("1. evaluate() vs the bare compute (target: ratio ≤ 1.2)", rounds)
     passed = []
     for n in sizes:
         ori, syn = pair(n)
-        for name, (spec, _, _) in MEASURES.items():
+        for name in names:
+            spec = MEASURES[name][0]
             c = compare(f"{name} {n:,} × 15", lambda o, s, spec=spec: evaluate_one(o, s, spec),
                         bare(spec), rounds, peer_name="compute", target=1.2,
                         fresh=fresh_of(ori, syn, same), width=34)
@@ -125,13 +126,14 @@ def framework(sizes: list[int], rounds: int, same: bool) -> list[bool]:
     return passed
 
 
-def peers(sizes: list[int], rounds: int, same: bool) -> list[bool]:
+def peers(sizes: list[int], rounds: int, same: bool, names: list[str]) -> list[bool]:
     """Part 2: evaluate() against SDMetrics and pyCANON."""
     header("2. evaluate() vs the peer (target: ours ≥ 5× faster, ratio ≤ 0.2)", rounds)
     passed = []
     for n in sizes:
         ori, syn = pair(n)
-        for name, (spec, peer, peer_name) in MEASURES.items():
+        for name in names:
+            spec, peer, peer_name = MEASURES[name]
             if peer_name == "pyCANON" and anonymity is None:
                 print(f"{name} {n:,} rows: pyCANON not installed, no comparison")
                 continue
@@ -223,6 +225,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 7, --quick 3)")
     ap.add_argument("--only", choices=["framework", "peers", "memory"])
+    ap.add_argument("--measures", default=",".join(MEASURES),
+                    help="comma-separated measures of parts 1 and 2 (default: all four)")
     ap.add_argument("--format", choices=["parquet", "csv", "both"], default="both",
                     help="the files of part 3 (default: both formats, one after the other)")
     ap.add_argument("--memory-rows", type=int,
@@ -233,13 +237,17 @@ def main() -> None:
                     help="time repeated calls on the same frames (no fresh copies)")
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 7)
+    names = [m for m in args.measures.split(",") if m]
+    unknown = [m for m in names if m not in MEASURES]
+    if unknown:
+        ap.error(f"unknown measures {', '.join(unknown)}; allowed: {', '.join(MEASURES)}")
     passed: list[bool] = []
     if args.only in (None, "framework"):
         passed += framework([1_000, 10_000] if args.quick else [100_000, 1_000_000], rounds,
-                            args.same_objects)
+                            args.same_objects, names)
     if args.only in (None, "peers"):
         passed += peers([100, 1_000, 10_000] if args.quick else [100, 100_000, 1_000_000],
-                        rounds, args.same_objects)
+                        rounds, args.same_objects, names)
     if args.only in (None, "memory"):
         for fmt in ("parquet", "csv") if args.format == "both" else (args.format,):
             passed += memory(args.memory_rows or (100_000 if args.quick else 10_000_000),

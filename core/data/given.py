@@ -95,13 +95,15 @@ def _array_key(array: Any, rows: np.ndarray, keep: list[Any]) -> tuple[Any, ...]
 
 def _fingerprint(frame: pd.DataFrame) -> tuple[tuple[Any, ...], list[Any]]:
     n = len(frame)
-    rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLED_ROWS)).astype(np.intp))
-    try:
-        arrays = frame._mgr.arrays  # pandas' blocks: no copy, no Series per column
+    k = min(n, SAMPLED_ROWS)  # evenly spaced, the first and the last included
+    rows = (np.arange(k, dtype=np.intp) * (n - 1)) // max(k - 1, 1)
+    try:  # pandas' blocks and dtypes: no copy, no Series per column
+        arrays, dtypes = frame._mgr.arrays, frame._mgr.get_dtypes()
     except AttributeError:  # pragma: no cover - a pandas without the block manager
         arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
+        dtypes = frame.dtypes
     keep: list[Any] = []
-    key = (frame.shape, tuple(frame.columns), tuple(map(str, frame.dtypes)),
+    key = (frame.shape, tuple(frame.columns), tuple(map(str, dtypes)),
            tuple(_array_key(a, rows, keep) for a in arrays))
     return key, keep
 

@@ -16,9 +16,10 @@ import io
 import itertools
 import json
 import warnings
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from anoneval.core.data.duplicates import repeated
 from anoneval.core.data.files import regular_file
 from anoneval.core.data.given import input_hash, remembered
 from anoneval.core.data.memory import MEMORY_HINT, available_memory, human_bytes
+from anoneval.core.data.objects import distinct_objects, factorize_objects
 from anoneval.core.data.sources import Source, locate, type_partitions, with_partitions
 from anoneval.core.errors import DataError
 
@@ -194,13 +196,19 @@ class FrameData(Dataset):
         """The records. Read only: measures must not modify it."""
         return self._frame
 
+    @property
+    def dtypes(self) -> Mapping[str, Any]:
+        """Each column's dtype (read-only), once per dataset: ``frame.dtypes`` builds a Series
+        at every call (tens of microseconds, a dozen calls per evaluation)."""
+        return self.cached(("dtypes",), lambda: MappingProxyType(dict(
+            zip(self._frame.columns, self._frame.dtypes, strict=True))))
+
     def value_kinds(self, columns: Collection[str] | None = None) -> dict[str, str]:
         # a plain numpy numeric or boolean column is told by its dtype, without a Series per
         # column (a wide file has thousands); an object column by a scan, so only when read
         return {c: _DTYPE_KINDS[dtype.kind] if isinstance(dtype, np.dtype)
                 and dtype.kind in _DTYPE_KINDS else _kind(self, c)
-                for c, dtype in zip(self._frame.columns, self._frame.dtypes, strict=True)
-                if _within(c, columns)}
+                for c, dtype in self.dtypes.items() if _within(c, columns)}
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
         return {c: self.cached(("value_survey", c),
@@ -231,8 +239,13 @@ class FrameData(Dataset):
         def compute() -> tuple[np.ndarray, pd.Index]:
             self.require([column])
             # the default NA sentinel is much faster on text than use_na_sentinel=False;
-            # missing values then get the next code
-            codes, uniques = pd.factorize(self._frame[column])
+            # missing values then get the next code; text by its distinct objects
+            values = self._frame[column]
+            if values.dtype == object:
+                codes, uniques = factorize_objects(values.to_numpy(),
+                                                   self.distinct_objects(column))
+            else:
+                codes, uniques = pd.factorize(values)
             codes = codes.astype(np.int64, copy=False)
             missing = codes < 0
             if missing.any():
@@ -241,6 +254,33 @@ class FrameData(Dataset):
             return codes, pd.Index(uniques)
 
         return self.cached(("codes", column), compute)
+
+    def distinct_objects(self, column: str) -> np.ndarray | None:
+        """The distinct objects of an object column in order of first appearance, once per
+        dataset (see :mod:`~anoneval.core.data.objects`): its kinds of values, distinct values
+        and codes are read from them. None when the column is not of object dtype or its
+        cells are mostly distinct objects."""
+
+        def compute() -> np.ndarray | None:
+            values = self._frame[column]
+            return distinct_objects(values.to_numpy()) if values.dtype == object else None
+
+        return self.cached(("distinct_objects", column), compute)
+
+    def distinct(self, column: str) -> Any:
+        """The distinct present values of a column in order of first appearance (missing
+        values dropped; a numpy or pandas array, as ``pd.unique`` gives them), once per
+        dataset."""
+
+        def compute() -> Any:
+            self.require([column])
+            objects = self.distinct_objects(column)
+            values = self._frame[column]
+            unique = pd.unique(values.to_numpy() if objects is None and values.dtype == object
+                               else values if objects is None else objects)
+            return unique[~pd.isna(unique)] if len(unique) else unique
+
+        return self.cached(("distinct", column), compute)
 
     def group_ids(self, columns: Sequence[str]) -> tuple[np.ndarray, int]:
         """Dense group index of each row over ``columns`` (equal tuples share an id).
@@ -1182,7 +1222,8 @@ def _scalar_cells(data: FrameData, side: str, columns: Collection[str] | None) -
     """:func:`require_scalar_cells`, run once per dataset and columns (success is cached); the
     column's scan is the one its kind of values is told from (:func:`_inferred`)."""
     frame = data.frame
-    for position in np.flatnonzero([dtype == np.dtype(object) for dtype in frame.dtypes]):
+    for position in np.flatnonzero([dtype == np.dtype(object)
+                                    for dtype in data.dtypes.values()]):
         column = frame.columns[position]
         if not _within(column, columns) or _inferred(data, column) in _SCALARS:
             continue
@@ -1198,10 +1239,17 @@ def _scalar_cells(data: FrameData, side: str, columns: Collection[str] | None) -
 
 
 def _inferred(data: FrameData, column: Any) -> str:
-    """pandas' inferred type of a column's values, once per dataset: the scalar-cell check and
-    the column's kind of values share this one scan."""
-    return data.cached(("inferred", column),
-                       lambda: pd.api.types.infer_dtype(data.frame[column], skipna=True))
+    """pandas' inferred type of an object column's values, once per dataset: the scalar-cell
+    check and the column's kind of values share it. Told from the column's distinct objects
+    when it repeats them (the same answer, see :mod:`~anoneval.core.data.objects`), which the
+    column's codes then reuse; otherwise by a scan of every cell."""
+
+    def compute() -> str:
+        objects = data.distinct_objects(column)
+        return pd.api.types.infer_dtype(data.frame[column] if objects is None else objects,
+                                        skipna=True)
+
+    return data.cached(("inferred", column), compute)
 
 
 def _value_kind(values: pd.Series, inferred: str | None = None) -> str:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from anoneval.core.data.kinds import Dataset, FrameData
+from anoneval.core.data.objects import factorize_objects
 from anoneval.core.errors import DataError
 
 Side = Literal["original", "anonymized"]
@@ -80,13 +81,29 @@ def _compact(codes: np.ndarray, bound: int) -> np.ndarray:
     return codes.astype(dtype, copy=False)
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def _factorize(values: pd.Series, objects: np.ndarray | None, sort: bool
+               ) -> tuple[np.ndarray, Any]:
+    """``pd.factorize(values, sort=sort)``; an object column through its distinct objects
+    (:func:`~anoneval.core.data.objects.factorize_objects`), sorted as pandas sorts the
+    uniques it found."""
+    if values.dtype != object:
+        return pd.factorize(values, sort=sort)
+    codes, uniques = factorize_objects(values.to_numpy(), objects)
+    if not sort:
+        return codes, uniques
+    rank, ordered = pd.factorize(uniques, sort=True)  # uniques are distinct: a ranking
+    return np.append(rank, -1).take(codes), ordered  # code -1 (missing) takes the last
+
+
+def _codes(values: pd.Series, objects: np.ndarray | None = None
+           ) -> tuple[np.ndarray, pd.Index]:
     """Codes of the sorted distinct values, missing values last (code ``len(uniques)``);
-    int32 when the values allow (:func:`_compact`)."""
+    int32 when the values allow (:func:`_compact`). ``objects``: an object column's
+    distinct objects, when known."""
     try:
-        codes, uniques = pd.factorize(values, sort=True)
+        codes, uniques = _factorize(values, objects, sort=True)
     except TypeError:  # values that do not compare (numbers and text): by type, then text
-        codes, uniques = pd.factorize(values)
+        codes, uniques = _factorize(values, objects, sort=False)
         order = np.argsort(np.array([f"{type(v).__name__}:{v}" for v in uniques]),
                            kind="stable")
         rank = np.empty(len(order), dtype=np.int64)
@@ -201,7 +218,9 @@ def column_codes(data: FrameData, column: str) -> tuple[np.ndarray, pd.Index]:
     dataset: every grouping over the column, and the dataset's content hash, share them."""
 
     def compute() -> tuple[np.ndarray, pd.Index]:
-        codes, values = _codes(_plain(data.frame[column]))
+        values = data.frame[column]
+        codes, values = _codes(_plain(values), data.distinct_objects(column)
+                               if values.dtype == object else None)
         codes.flags.writeable = False
         return codes, values
 

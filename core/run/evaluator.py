@@ -80,6 +80,21 @@ def _mode(measure: Measure) -> Mode:
         return "gathered"
 
 
+class _NoBar:
+    """The progress bar of an evaluation that shows none."""
+
+    disable = True
+
+    def set_postfix_str(self, text: str, refresh: bool = True) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+_NO_BAR = _NoBar()
+
+
 class MeasureTimeout(Exception):
     """A measure ran longer than its ``timeout``."""
 
@@ -175,10 +190,9 @@ def _may_be_numbers(values: pd.Series) -> bool:
 
 def _numbers_of(data: FrameData) -> frozenset[str]:
     """The columns of ``data`` that are or may be read as numbers (:func:`_may_be_numbers`)."""
-    frame = data.frame
-    return frozenset(str(c) for i, (c, dtype) in enumerate(zip(frame.columns, frame.dtypes,
-                                                               strict=True))
-                     if dtype != np.dtype(object) or _may_be_numbers(frame.iloc[:, i]))
+    frame = data.frame  # column names are unique strings (FrameData)
+    return frozenset(c for c, dtype in data.dtypes.items()
+                     if dtype != np.dtype(object) or _may_be_numbers(frame[c]))
 
 
 def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None
@@ -457,9 +471,13 @@ class Evaluator:
     @contextlib.contextmanager
     def _progress(self, steps: int) -> Iterator[Any]:
         """The run's progress bar (variants × measures, drawn after a few seconds), or a bar of
-        ``steps`` measures when none is open."""
+        ``steps`` measures when none is open (none made when no bar is shown: a tqdm object
+        costs about 0.1 ms of every call)."""
         if self._bar is not None:
             yield self._bar
+            return
+        if not self.show_progress:
+            yield _NO_BAR
             return
         with progress_bar(steps, "measures", enabled=self.show_progress) as bar:
             self._bar = bar

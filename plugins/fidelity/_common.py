@@ -50,9 +50,7 @@ def choose(original: Microdata, anonymized: Microdata, columns: Sequence[str] | 
     """The given columns (present on both sides) or every column of the original whose dtype
     ``fits``."""
     if columns is None:  # told by the dtypes (``fits`` takes a dtype): no Series per column
-        frame = original.frame
-        chosen = [str(c) for c, dtype in zip(frame.columns, frame.dtypes, strict=True)
-                  if fits(dtype)]
+        chosen = [c for c, dtype in original.dtypes.items() if fits(dtype)]
         if not chosen:
             raise DataError(f"{name}: the original has no {what} columns; its columns are: "
                             f"{', '.join(map(str, original.columns))}")
@@ -66,10 +64,9 @@ def choose(original: Microdata, anonymized: Microdata, columns: Sequence[str] | 
     return chosen
 
 
-def dtypes_of(data: Microdata) -> dict[Any, Any]:
-    """Each column's dtype, without a Series per column."""
-    frame = data.frame
-    return dict(zip(frame.columns, frame.dtypes, strict=True))
+def dtypes_of(data: Microdata) -> Mapping[str, Any]:
+    """Each column's dtype, without a Series per column (kept on the dataset)."""
+    return data.dtypes
 
 
 def numeric_only(original: Microdata, anonymized: Microdata, columns: Sequence[str],

@@ -28,13 +28,14 @@ class CategoryCoverageLoss(ColumnFidelity):
 
     def score(self, column: str, real: pd.Series, released: pd.Series
               ) -> tuple[dict[str, Any], str | None]:
-        return covered(distinct(real), released)
+        return covered(distinct(real), distinct(released))
 
     def score_column(self, column: str, original: Microdata, released: Microdata
                      ) -> tuple[dict[str, Any], str | None]:
-        values = original.cached(("anoneval.fidelity.categories", column),
-                                 lambda: distinct(original.frame[column]))
-        return covered(values, released.frame[column])
+        # each side's distinct values, kept on the dataset: a text column's come from its
+        # distinct objects, which the survey of its kinds of values found already
+        return covered(frozenset(original.distinct(column).tolist()),
+                       frozenset(released.distinct(column).tolist()))
 
 
 def distinct(values: pd.Series) -> frozenset[Any]:
@@ -44,25 +45,13 @@ def distinct(values: pd.Series) -> frozenset[Any]:
     return frozenset(unique[~pd.isna(unique)].tolist() if len(unique) else [])
 
 
-def covered(values: frozenset[Any], released: pd.Series) -> tuple[dict[str, Any], str | None]:
-    """One column's row of the breakdown: which of the original's ``values`` the release
-    shows."""
+def covered(values: frozenset[Any], released: frozenset[Any]
+            ) -> tuple[dict[str, Any], str | None]:
+    """One column's row of the breakdown: which of the original's distinct ``values`` the
+    release's distinct values show."""
     row = {"score": None, "n_categories": len(values)}
     if not values:
         return row, "the original is all missing: no score"
-    seen = shown(values, released)
+    seen = values & released
     return {**row, "n_covered": len(seen), "missing": sorted(map(str, values - seen))[:20],
             "score": len(seen) / len(values)}, None
-
-
-def shown(values: frozenset[Any], released: pd.Series, first: int = 4_096) -> frozenset[Any]:
-    """Those of ``values`` that ``released`` holds: its rows are read in blocks of doubling
-    size (``first`` rows, then twice as many, ...), stopping once every value was seen. A
-    release that shows every category early (the usual case) is read only in part; one that
-    misses some is read once, as a whole."""
-    seen: set[Any] = set()
-    start, size = 0, first
-    while start < len(released) and len(seen) < len(values):
-        seen |= values & distinct(released.iloc[start:start + size])
-        start, size = start + size, 2 * size
-    return frozenset(seen)

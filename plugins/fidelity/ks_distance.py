@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 from scipy import stats
 
 from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
@@ -14,11 +16,36 @@ from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison
 #: Above this many values on a side scipy's ``ks_2samp`` (mode "auto") uses the asymptotic
 #: p-value, which :func:`ks_two_sample` computes from one sort of each sample.
 EXACT_UP_TO = 10_000
+#: From this effective sample size mn/(m + n) on, :func:`smirnov_pvalue` replaces scipy's
+#: sum of about n terms in the tail (see there).
+ASYMPTOTIC_FROM = 10_000
+#: scipy's ``kstwo.sf(d, n)`` is 2 × the exact one-sided tail from n·d² ≥ 2.2 on (Miller's
+#: doubling), a sum of about n terms there; below, it is cheap (Pelz–Good, Durbin).
+TAIL_FROM = 2.2
+PValue = Literal["auto", "scipy"]
 
 
-def ks_two_sample(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+def smirnov_pvalue(d: float, n: float, how: PValue = "auto") -> float:
+    """The two-sided p-value of a Kolmogorov–Smirnov distance ``d`` at (effective) size
+    ``n``: scipy's ``kstwo.sf(d, n)``, except, with ``how="auto"``, where that costs a sum of
+    about n terms (n·d² ≥ :data:`TAIL_FROM`, n ≥ :data:`ASYMPTOTIC_FROM`): there, twice
+    Maag & Dicaire's (1971, Biometrika 58, 653–656) approximation of the one-sided tail,
+    2·exp(−(6nd + 1)² / (18n)), as scipy doubles the exact one-sided tail (Miller 1956).
+
+    Its error against ``kstwo.sf`` (tested on a grid of (d, n), n from 10⁴ to 5 × 10⁵): it
+    lies above (a slightly conservative p-value) by a relative error below 0.5·n·d⁴ while
+    n·d⁴ ≤ 0.5 — at n ≥ 10⁴ below 0.03 % where p ≥ 0.005 and below 2 % down to p ≈ 10⁻¹⁷;
+    beyond n·d⁴ = 0.5, p < 10⁻⁶⁰. It costs a microsecond where ``kstwo.sf`` takes 0.45 s at
+    n = 5 × 10⁵. ``how="scipy"`` keeps scipy's value everywhere."""
+    if how == "auto" and n >= ASYMPTOTIC_FROM and n * d * d >= TAIL_FROM:
+        return min(1.0, 2.0 * math.exp(-((6.0 * n * d + 1.0) ** 2) / (18.0 * n)))
+    return float(np.clip(stats.kstwo.sf(d, n), 0, 1))
+
+
+def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict[str, float]:
     """``scipy.stats.ks_2samp(x, y)`` (two-sided, mode "auto"): statistic, p-value and
-    location, equal to scipy's, each sample sorted once.
+    location, equal to scipy's, each sample sorted once (the p-value of large samples far in
+    the tail by :func:`smirnov_pvalue`, unless ``pvalue="scipy"``).
 
     scipy evaluates F_n − G_m at every value of both samples (x's values, then y's) by
     searching them in each sorted sample. The differences only change at distinct values, so
@@ -28,7 +55,8 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     the same floating-point differences, and the first of the largest in scipy's order (x's
     values ascending, then y's) gives the same location. Samples of at most
     :data:`EXACT_UP_TO` values go to scipy (its exact p-value). Large samples get Smirnov's
-    asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does.
+    asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does
+    (:func:`smirnov_pvalue`).
     """
     if max(len(x), len(y)) <= EXACT_UP_TO:
         r = stats.ks_2samp(x, y)
@@ -46,8 +74,8 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     d, at = (min_s, low) if min_s > max_s else (max_s, high)
     location = at_a[at] if at < len(at_a) else at_b[at - len(at_a)]
     m, n = sorted([float(n1), float(n2)], reverse=True)
-    pvalue = float(np.clip(stats.kstwo.sf(d, np.round(m * n / (m + n))), 0, 1))
-    return {"statistic": d, "pvalue": pvalue, "location": float(location)}
+    p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
+    return {"statistic": d, "pvalue": p, "location": float(location)}
 
 
 def run_ends(ordered: np.ndarray) -> np.ndarray:
@@ -58,14 +86,16 @@ def run_ends(ordered: np.ndarray) -> np.ndarray:
     return np.flatnonzero(last)
 
 
-def per_column(X: np.ndarray, Y: np.ndarray) -> list[dict[str, float]]:
+def per_column(X: np.ndarray, Y: np.ndarray, pvalue: PValue = "auto"
+               ) -> list[dict[str, float]]:
     """:func:`ks_two_sample` of each column pair, on both cores when the columns are large
     (numpy's sorts and searches let go of the GIL)."""
     threads = min(task_threads(), X.shape[1]) if len(X) + len(Y) > 4 * EXACT_UP_TO else 1
     if threads <= 1:
-        return [ks_two_sample(X[:, j], Y[:, j]) for j in range(X.shape[1])]
+        return [ks_two_sample(X[:, j], Y[:, j], pvalue) for j in range(X.shape[1])]
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda j: ks_two_sample(X[:, j], Y[:, j]), range(X.shape[1])))
+        return list(pool.map(lambda j: ks_two_sample(X[:, j], Y[:, j], pvalue),
+                             range(X.shape[1])))
 
 
 class KSDistance(ReplicaComparison, LossMeasure):
@@ -73,9 +103,12 @@ class KSDistance(ReplicaComparison, LossMeasure):
 
     Empirical CDFs are right-continuous (F_n(t) = share of values ≤ t), so ties between the
     samples are handled exactly. The p-value is ``scipy.stats.ks_2samp``'s (exact for samples
-    of at most 10,000 values, Smirnov's asymptotic form otherwise; two-sided); SDMetrics'
-    KSComplement is 1 − D. D is invariant under the monotone transforms, which therefore only
-    matter for the domain checks. The value is the largest D.
+    of at most 10,000 values, Smirnov's asymptotic form otherwise; two-sided), except far in
+    the tail of large samples, where scipy sums about n terms (0.45 s a column at 10⁶ values a
+    side) and Maag & Dicaire's approximation takes its place (error bound:
+    :func:`smirnov_pvalue`) unless ``pvalue`` is "scipy". SDMetrics' KSComplement is 1 − D. D
+    is invariant under the monotone transforms, which therefore only matter for the domain
+    checks. The value is the largest D.
     """
 
     name = "KSDistance"
@@ -84,11 +117,19 @@ class KSDistance(ReplicaComparison, LossMeasure):
     order = "F"  # column by column
 
     class Params(ColumnsParams):
-        pass
+        pvalue: PValue = Field(
+            default="auto",
+            description=(
+                "auto: scipy's p-value, except far in the tail of large samples (effective "
+                "size ≥ 10⁴, n·D² ≥ 2.2), where Maag & Dicaire's approximation replaces "
+                "scipy's sum of n terms (relative error < 0.5·n·D⁴); scipy: scipy's "
+                "ks_2samp p-value everywhere (0.45 s a column at 10⁶ values a side)."),
+        )
 
     def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
                      ctx: Context) -> MeasureResult:
-        per: dict[str, dict[str, Any]] = dict(zip(columns, per_column(X, Y), strict=True))
+        per: dict[str, dict[str, Any]] = dict(zip(columns, per_column(X, Y, self.params.pvalue),
+                                                  strict=True))
         worst = max(per, key=lambda c: per[c]["statistic"])
         return MeasureResult(value=per[worst]["statistic"],
                              details={"columns": per, "worst_column": worst,

@@ -194,6 +194,14 @@ def test_only_the_columns_the_measures_read_are_surveyed(monkeypatch) -> None:
         return real(values, skipna=skipna)
 
     monkeypatch.setattr(pd.api.types, "infer_dtype", counted)
+    # a column that repeats its objects is surveyed from its distinct objects (no name)
+    objects = kinds.FrameData.distinct_objects
+
+    def found(self: kinds.FrameData, column: str) -> Any:
+        surveyed.append(column)
+        return objects(self, column)
+
+    monkeypatch.setattr(kinds.FrameData, "distinct_objects", found)
     original, release = frame(), frame(seed=1)
     mixed = original.assign(m=[1, "1"] * 500, bad=[[1]] * 1_000)
     ks = [{"name": "KSDistance", "params": {"columns": ["x"]}}]

@@ -474,9 +474,9 @@ def test_each_column_is_coded_once_per_dataset(monkeypatch) -> None:
     coded: list[int] = []
     codes = summary._codes
 
-    def counting(values):
+    def counting(values, objects=None):
         coded.append(len(values))
-        return codes(values)
+        return codes(values, objects)
 
     monkeypatch.setattr(summary, "_codes", counting)
     rng = np.random.default_rng(2)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from anoneval.core import evaluate
-from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample
+from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample, smirnov_pvalue
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -24,9 +24,44 @@ def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) 
     for a, b in ((x, y), (y, x)):  # either sign of the largest gap
         r = stats.ks_2samp(a, b)
         # equal to rounding: scipy's own arithmetic changed between 1.15 and 1.18
-        assert ks_two_sample(a, b) == {"statistic": pytest.approx(float(r.statistic), rel=1e-12),
-                                       "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
-                                       "location": float(r.statistic_location)}
+        assert ks_two_sample(a, b, "scipy") == {
+            "statistic": pytest.approx(float(r.statistic), rel=1e-12),
+            "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
+            "location": float(r.statistic_location)}
+        fast = ks_two_sample(a, b)  # the default: scipy's, or within the bound in the tail
+        d, n = fast["statistic"], round(len(a) * len(b) / (len(a) + len(b)))
+        assert -1e-9 <= fast["pvalue"] / float(r.pvalue) - 1 <= 0.5 * n * d**4 + 1e-9
+
+
+@pytest.mark.parametrize("n", [10_000, 30_000, 100_000, 500_000])
+def test_the_tail_p_value_is_within_its_bound_of_scipys(n: int) -> None:
+    """Maag & Dicaire's tail (n·d² ≥ 2.2) against scipy's kstwo.sf on a grid: above it by a
+    relative error below 0.5·n·d⁴ (while n·d⁴ ≤ 0.5); below the tail, scipy's own value."""
+    grid = [2.2, 2.5, 3, 5, 10, 20, 40, 70] if n <= 100_000 else [2.2, 10]
+    for nd2 in grid:
+        d = float(np.sqrt(nd2 / n))
+        assert n * d**4 <= 0.5
+        exact = float(stats.kstwo.sf(d, n))
+        assert smirnov_pvalue(d, n, "scipy") == exact
+        assert 0 < smirnov_pvalue(d, n) / exact - 1 <= 0.5 * n * d**4
+    body = float(np.sqrt(2.0 / n))  # below the tail: scipy's value
+    assert smirnov_pvalue(body, n) == float(stats.kstwo.sf(body, n))
+    small = 9_999  # below ASYMPTOTIC_FROM: scipy's value
+    assert smirnov_pvalue(0.05, small) == float(stats.kstwo.sf(0.05, small))
+
+
+def test_ks_distance_keeps_scipys_p_value_on_request() -> None:
+    rng = np.random.default_rng(2)
+    a = pd.DataFrame({"u": rng.normal(size=40_000)})
+    b = pd.DataFrame({"u": rng.normal(0.05, 1, 40_000)})
+    r = stats.ks_2samp(a["u"], b["u"])
+    exact = evaluate(a, b, [{"name": "KSDistance", "params": {"pvalue": "scipy"}}]).measures[0]
+    fast = evaluate(a, b, ["KSDistance"]).measures[0]
+    assert exact.details["columns"]["u"]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-9)
+    assert 20_000 * r.statistic**2 >= 2.2  # in the tail: the approximation
+    assert fast.details["columns"]["u"]["pvalue"] != exact.details["columns"]["u"]["pvalue"]
+    assert fast.details["columns"]["u"]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-3)
+    assert fast.value == exact.value
 
 
 def test_ks_distance_through_evaluate_equals_scipy_per_column() -> None:
@@ -91,14 +126,18 @@ def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
     assert per_column(X, Y) == [ks_two_sample(X[:, j], Y[:, j]) for j in range(3)]
 
 
-@given(st.lists(st.sampled_from(["a", "b", "c", "d", None, 1, 1.5]), min_size=1, max_size=60),
-       st.lists(st.sampled_from(["a", "b", "c", "d", "e", None, 1, 1.5]), min_size=1,
+@given(st.lists(st.sampled_from(["aa", "bb", "cc", "dd", None, 1, 1.5, np.nan]), min_size=1,
                 max_size=60),
-       st.integers(1, 8))
+       st.booleans())
 @settings(max_examples=150, deadline=None)
-def test_categories_shown_in_blocks_equal_one_pass(ori, rel, first) -> None:
-    """The early stop (blocks of doubling size) finds the same categories as one whole pass."""
-    from anoneval.plugins.fidelity.category_coverage import distinct, shown
+def test_categories_of_a_dataset_equal_one_pass_over_its_column(values, copies) -> None:
+    """The dataset's distinct values (read from the column's distinct objects) are those of a
+    pass over every cell, whether the cells share their objects or each holds its own."""
+    from anoneval.core.api import Microdata
+    from anoneval.plugins.fidelity.category_coverage import distinct
 
-    values, released = distinct(pd.Series(ori, dtype=object)), pd.Series(rel, dtype=object)
-    assert shown(values, released, first) == values & distinct(released)
+    cells = [("".join(list(v)) if copies and isinstance(v, str) else v) for v in values]
+    column = pd.Series(np.array(cells, dtype=object))
+    got = Microdata(pd.DataFrame({"c": column})).distinct("c")
+    assert frozenset(got.tolist()) == distinct(column)
+    assert len(got) == len(frozenset(got.tolist()))
