@@ -17,6 +17,7 @@ every worker is paused.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -228,11 +229,158 @@ for _name in ("keys", "counts", "weights", "histograms"):
     setattr(ShardedSummary, _name, _assembled_attribute(_name))
 
 
+# -- joins and regroupings of summaries: a second hash partitioning, by other keys ------------
+
+
+def _pieces(summary: ClassSummary) -> list[Any]:
+    """The parts of ``summary``: a sharded summary's parts, else the summary itself."""
+    return list(summary.parts) if isinstance(summary, ShardedSummary) else [summary]
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    """Each value as text, the same for equal values of any type (``39``, ``39.0`` and
+    ``np.int8(39)`` give ``"39"``; missing values ``"\x00NA"``): where a row goes must not
+    depend on how a part types its column (a part with a missing value holds its integers as
+    floats)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    texts = np.array(["\x00NA" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                      else str(int(v)) if isinstance(v, (float, np.floating)) and float(
+                          v).is_integer() else str(v) for v in uniques], dtype=object)
+    return texts[codes] if len(codes) else texts[:0]
+
+
+def _keyed(part: Any, rows: Callable[[Any], pd.DataFrame], on: Sequence[str]) -> pd.DataFrame:
+    """``rows(part)`` with the hash of its ``on`` values (as :func:`_text`) in ``_key``."""
+    frame = rows(part)
+    texts = pd.DataFrame({c: _text(frame[c]) for c in on}, index=frame.index)
+    return frame.assign(_key=pd.util.hash_pandas_object(texts, index=False).to_numpy())
+
+
+def _shuffled(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.DataFrame]]],
+              on: Sequence[str], meta: pd.DataFrame, finish: Callable[[pd.DataFrame], T],
+              method: str | None) -> tuple[list[Any], Any]:
+    """``finish`` of each partition of the rows of every part of every source (``rows(part)``,
+    made where the part lies), hash-partitioned together on the ``on`` values with Dask's
+    shuffle: the futures of the results on the cluster and the client; without a sharded
+    source on a cluster, the one result of all the rows, made here, and None."""
+    client = next((s.client for s, _ in sources
+                   if isinstance(s, ShardedSummary) and s.client is not None), None)
+    if client is None:
+        frames = [rows(part) for summary, rows in sources for part in _pieces(summary)]
+        frame = pd.concat(frames, ignore_index=True) if frames else meta
+        return [finish(frame.reset_index(drop=True))], None
+    import dask
+    import dask.dataframe as dd
+    from dask import delayed
+
+    futures = [client.submit(_keyed, part, rows, list(on), pure=False)
+               for summary, rows in sources for part in _pieces(summary)]
+    npartitions = max(len(_pieces(s)) for s, _ in sources)
+    with dask.config.set({"dataframe.convert-string": False}):  # values as the rows hold them
+        frame = dd.from_delayed(futures, meta=meta.assign(_key=np.zeros(0, dtype=np.uint64)),
+                                verify_meta=False)
+        shuffled = frame.shuffle(on=["_key"], npartitions=npartitions,
+                                 **({"shuffle_method": method} if method else {}))
+        out = client.compute([delayed(_finished)(p, finish) for p in shuffled.to_delayed()])
+    return out, client
+
+
+def _finished(frame: pd.DataFrame, finish: Callable[[pd.DataFrame], T]) -> T:
+    return finish(frame.drop(columns="_key").reset_index(drop=True))
+
+
+def cogrouped(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.DataFrame]]],
+              on: Sequence[str], meta: pd.DataFrame, partial: Callable[[pd.DataFrame], T],
+              combine: Callable[[list[T]], T]) -> T:
+    """``combine`` of ``partial`` of each group of rows: a join of class tables by other keys.
+
+    Each part of each source summary becomes rows (``rows(part)``, the columns of ``meta``)
+    where it lies; the rows of every source are hash-partitioned together on the ``on``
+    columns with Dask's shuffle (``DataFrame.shuffle``), so rows of equal ``on`` values, of
+    any source and any part, meet in one partition, where ``partial`` runs; only its results
+    reach this process. ``rows`` and ``partial`` must pickle. With no source sharded on a
+    cluster the rows are made and joined here (one partition)."""
+    futures, client = _shuffled(sources, on, meta, partial, None)
+    return combine(futures if client is None else gathered(client, futures))
+
+
+def _summary_rows(part: ClassSummary, keyer: Callable[[pd.DataFrame], pd.DataFrame]
+                  ) -> pd.DataFrame:
+    """A part as rows to regroup: each class (``_table`` 0: its count and weight sum) and each
+    (class, value) pair of each sensitive column (``_table`` 1, 2, …: its count), keyed by
+    ``keyer`` of the class's keys."""
+    spec = part.spec
+    keys = keyer(part.keys).reset_index(drop=True).astype(object)
+    n = len(keys)
+    weights = part.weights if part.weights is not None else np.zeros(n)
+    frames = [keys.assign(_table=np.zeros(n, dtype=np.int64), _count=part.counts.astype(
+        np.int64), _weight=np.asarray(weights, dtype=np.float64),
+        _value=pd.Series([None] * n, dtype=object))]
+    for j, s in enumerate(spec.sensitive, start=1):
+        hist = part.histograms[s]
+        m = len(hist)
+        frames.append(keys.take(hist["class"].to_numpy()).reset_index(drop=True).assign(
+            _table=np.full(m, j, dtype=np.int64), _count=hist["count"].to_numpy(np.int64),
+            _weight=np.zeros(m), _value=hist["value"].astype(object).to_numpy()))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _regrouped_part(frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
+    """The summary of the rows of :func:`_summary_rows` of one partition: classes of equal keys
+    merged (counts and weights added, histograms merged)."""
+    from anoneval.core.data.summary import _histogram, class_codes
+
+    table = frame["_table"].to_numpy()
+    rows = class_codes(frame[list(spec.keys)], spec.keys)
+    classes = table == 0
+    ids, n = rows.ids.astype(np.int64), len(rows.counts)
+    counts = np.bincount(ids[classes], weights=frame["_count"].to_numpy()[classes],
+                         minlength=n).astype(np.int64)
+    weights = None
+    if spec.weights is not None:
+        weights = np.bincount(ids[classes], weights=frame["_weight"].to_numpy()[classes],
+                              minlength=n)
+    hists = {}
+    for j, s in enumerate(spec.sensitive, start=1):
+        mine = table == j
+        hists[s] = _histogram(ids[mine], frame["_value"][mine].reset_index(drop=True),
+                              frame["_count"].to_numpy()[mine])
+    low = (np.inf, 0) if spec.weights is not None else None
+    return ClassSummary(spec, rows.keys, counts, weights, hists, low)
+
+
+def regrouped(summary: ClassSummary,
+              keyer: Callable[[pd.DataFrame], pd.DataFrame]) -> ClassSummary:
+    """The summary of the same records with each class's keys mapped by ``keyer`` (a keys
+    frame to one of new key values, same columns, row for row; picklable): classes whose new
+    keys are equal merge. A sharded summary's classes are hash-partitioned again, on the new
+    keys, with Dask's (task) shuffle, which keeps every value as it is, and stay on the workers
+    as the parts of a new sharded summary; an in-memory summary is regrouped here. The
+    weights' ``low_weights`` are the summary's."""
+    spec = summary.spec
+    meta = pd.DataFrame({**{k: pd.Series(dtype=object) for k in spec.keys},
+                         "_table": np.zeros(0, dtype=np.int64),
+                         "_count": np.zeros(0, dtype=np.int64), "_weight": np.zeros(0),
+                         "_value": pd.Series(dtype=object)})
+    finish = functools.partial(_regrouped_part, spec=spec)
+    rows = functools.partial(_summary_rows, keyer=keyer)
+    futures, client = _shuffled([(summary, rows)], spec.keys, meta, finish, "tasks")
+    if client is None:
+        out = futures[0]
+        out.low_weights = summary.low_weights
+        return out
+    found = ShardedSummary(spec, futures, client)
+    found.low_weights = summary.low_weights
+    return found
+
+
 __all__ = [
     "ShardedSummary",
     "all_paused",
     "canonical_keys",
+    "cogrouped",
     "gathered",
+    "regrouped",
     "shuffled_summaries",
     "wait_unpaused",
 ]
