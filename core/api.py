@@ -592,8 +592,8 @@ __all__ = [
     "read_json",  # helper: a plugin's own JSON file, read strictly (no repeated keys)
     "read_text",  # helper: a plugin's own text file (regular files only, UTF-8, no BOM)
     "refuse_infinite",  # helper: the error for ±inf in a column that needs finite numbers
-    "regular_file",  # helper: refuse a FIFO, a device or a folder where a file is expected
     "regrouped",  # helper: a class summary with classes merged by mapped keys (Dask's shuffle)
+    "regular_file",  # helper: refuse a FIFO, a device or a folder where a file is expected
     "released",
     "repeated",  # helper: values listed twice
     "row_count_error",  # helper: the error for sides of different lengths paired by order

@@ -307,10 +307,13 @@ def cogrouped(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.
 def _summary_rows(part: ClassSummary, keyer: Callable[[pd.DataFrame], pd.DataFrame]
                   ) -> pd.DataFrame:
     """A part as rows to regroup: each class (``_table`` 0: its count and weight sum) and each
-    (class, value) pair of each sensitive column (``_table`` 1, 2, …: its count), keyed by
-    ``keyer`` of the class's keys."""
+    (class, value) pair of each sensitive column (``_table`` 1, 2, …: its count), with the
+    class's keys and ``keyer`` of them (``_m0``, ``_m1``, …)."""
     spec = part.spec
-    keys = keyer(part.keys).reset_index(drop=True).astype(object)
+    keys = part.keys[list(spec.keys)].reset_index(drop=True).astype(object)
+    mapped = keyer(part.keys).reset_index(drop=True)
+    keys = keys.assign(**{f"_m{j}": mapped[k].astype(object).to_numpy()
+                          for j, k in enumerate(spec.keys)})
     n = len(keys)
     weights = part.weights if part.weights is not None else np.zeros(n)
     frames = [keys.assign(_table=np.zeros(n, dtype=np.int64), _count=part.counts.astype(
@@ -326,14 +329,27 @@ def _summary_rows(part: ClassSummary, keyer: Callable[[pd.DataFrame], pd.DataFra
 
 
 def _regrouped_part(frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
-    """The summary of the rows of :func:`_summary_rows` of one partition: classes of equal keys
-    merged (counts and weights added, histograms merged)."""
+    """The summary of the rows of :func:`_summary_rows` of one partition: classes of equal
+    mapped keys merged (counts and weights added, histograms merged), each keeping the first
+    of its keys in the summary's order, classes sorted by those."""
     from anoneval.core.data.summary import _histogram, class_codes
 
+    keys = list(spec.keys)
     table = frame["_table"].to_numpy()
-    rows = class_codes(frame[list(spec.keys)], spec.keys)
-    classes = table == 0
-    ids, n = rows.ids.astype(np.int64), len(rows.counts)
+    merged = class_codes(frame[[f"_m{j}" for j in range(len(keys))]],
+                         [f"_m{j}" for j in range(len(keys))]).ids.astype(np.int64)
+    n = int(merged.max()) + 1 if len(merged) else 0
+    classes = np.flatnonzero(table == 0)
+    rank = class_codes(frame[keys].iloc[classes], keys).ids.astype(np.int64)  # key order
+    first = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(first, merged[classes], rank)
+    order = np.argsort(first, kind="stable")
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    ids = position[merged]
+    by_rank = classes[np.argsort(rank, kind="stable")][::-1]
+    lead = np.empty(n, dtype=np.int64)  # the class row holding each merged class's first key
+    lead[ids[by_rank]] = by_rank
     counts = np.bincount(ids[classes], weights=frame["_count"].to_numpy()[classes],
                          minlength=n).astype(np.int64)
     weights = None
@@ -345,26 +361,32 @@ def _regrouped_part(frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
         mine = table == j
         hists[s] = _histogram(ids[mine], frame["_value"][mine].reset_index(drop=True),
                               frame["_count"].to_numpy()[mine])
+    key_frame = frame[keys].iloc[lead].reset_index(drop=True)
     low = (np.inf, 0) if spec.weights is not None else None
-    return ClassSummary(spec, rows.keys, counts, weights, hists, low)
+    return ClassSummary(spec, key_frame, counts, weights, hists, low)
 
 
 def regrouped(summary: ClassSummary,
               keyer: Callable[[pd.DataFrame], pd.DataFrame]) -> ClassSummary:
-    """The summary of the same records with each class's keys mapped by ``keyer`` (a keys
-    frame to one of new key values, same columns, row for row; picklable): classes whose new
-    keys are equal merge. A sharded summary's classes are hash-partitioned again, on the new
-    keys, with Dask's (task) shuffle, which keeps every value as it is, and stay on the workers
-    as the parts of a new sharded summary; an in-memory summary is regrouped here. The
-    weights' ``low_weights`` are the summary's."""
+    """The summary of the same records with classes merged where ``keyer`` (a keys frame to
+    one of mapped key values, same columns, row for row; picklable) maps their keys alike;
+    each merged class keeps the first of its keys (classes are sorted by key, each column
+    ascending, missing values last), and the classes are sorted by those.
+
+    A sharded summary's classes are hash-partitioned again, on the mapped keys, with Dask's
+    (task) shuffle, which keeps every value as it is, and stay on the workers as the parts of
+    a new sharded summary; an in-memory summary is regrouped here. ``low_weights`` are the
+    summary's."""
     spec = summary.spec
     meta = pd.DataFrame({**{k: pd.Series(dtype=object) for k in spec.keys},
+                         **{f"_m{j}": pd.Series(dtype=object) for j in range(len(spec.keys))},
                          "_table": np.zeros(0, dtype=np.int64),
                          "_count": np.zeros(0, dtype=np.int64), "_weight": np.zeros(0),
                          "_value": pd.Series(dtype=object)})
     finish = functools.partial(_regrouped_part, spec=spec)
     rows = functools.partial(_summary_rows, keyer=keyer)
-    futures, client = _shuffled([(summary, rows)], spec.keys, meta, finish, "tasks")
+    on = [f"_m{j}" for j in range(len(spec.keys))]
+    futures, client = _shuffled([(summary, rows)], on, meta, finish, "tasks")
     if client is None:
         out = futures[0]
         out.low_weights = summary.low_weights
@@ -372,7 +394,6 @@ def regrouped(summary: ClassSummary,
     found = ShardedSummary(spec, futures, client)
     found.low_weights = summary.low_weights
     return found
-
 
 __all__ = [
     "ShardedSummary",
