@@ -13,6 +13,12 @@ summary's per-class arrays get the canonical table assembled from the parts in t
 runs them (:meth:`ShardedSummary.assembled`), equal to the local engine's summary.
 Every wait on the cluster goes through :func:`gathered`, which fails instead of hanging when
 every worker is paused.
+
+A second hash partitioning, by other keys, joins or merges classes that the first put in
+different parts, again with Dask's shuffle: :func:`cogrouped` turns the parts of several
+summaries into rows keyed alike (e.g. a population generalized to a release's levels and the
+release's classes) and reduces each group of rows where it meets; :func:`regrouped` merges the
+classes whose keys a function maps alike into a new sharded summary.
 """
 
 from __future__ import annotations
@@ -394,6 +400,7 @@ def regrouped(summary: ClassSummary,
     found = ShardedSummary(spec, futures, client)
     found.low_weights = summary.low_weights
     return found
+
 
 __all__ = [
     "ShardedSummary",

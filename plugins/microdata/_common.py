@@ -257,8 +257,8 @@ def key_classes(keys: Sequence[tuple[np.ndarray, pd.Index]], counts: np.ndarray,
         gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(counts))
         # merged groups in the order of their first group: classes in key order, each by its
         # first key (as a summary regrouped on a cluster orders them, see suppressed_merged)
-        first = np.full(ng, len(gids), dtype=np.int64)
-        np.minimum.at(first, gids, np.arange(len(gids)))
+        first = np.empty(ng, dtype=np.int64)
+        first[gids[::-1]] = np.arange(len(gids) - 1, -1, -1)
         rank = np.empty(ng, dtype=np.int64)
         rank[np.argsort(first, kind="stable")] = np.arange(ng)
         gids = rank[gids]

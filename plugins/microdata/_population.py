@@ -5,6 +5,12 @@ each equivalence class of a release (its size f) with the number F of population
 fall into it once the population is generalized to the release's levels (ARX: the data set a
 research subset was drawn from, suppressed records included). The population's rows need not
 align with the release's; each released column's level comes from :func:`release_levels`.
+
+:func:`population_counts` counts from the records (the ``per_record`` path); the class-summary
+path works on both sides' summaries, part by part: :func:`release_facts` (counts, missing cells,
+the texts of hierarchy columns), :func:`release_rows` and :func:`population_rows` (each class as
+a row keyed by its tuple as text, the population's generalized), joined by tuple wherever the
+rows meet (:func:`presence`, whose :class:`Presence` figures add up over disjoint tuples).
 """
 
 from __future__ import annotations

@@ -60,11 +60,16 @@ class DeltaPresence(ClassRiskMeasure):
     ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest δ: the tightest
     bounds that hold); ``per_record`` adds each released row's δ.
 
-    It reads the records of both sides (on Dask, gathered under ``engine.gather_limit``): F_E
-    joins the population, generalized value by value to the release's levels, with the
-    release's classes, and the population's class summary is grouped (and on a cluster
-    hash-partitioned) by the raw values, so one release class's population lies in many
-    parts; counting it there would take a second shuffle by the generalized tuple.
+    It reads the class summaries of the release and the population (the original's, or the
+    ``population`` file's, read into this process) on every engine, so it runs on data an
+    engine never gathers: a release class's key and each population class's key generalized
+    to the release's levels become rows keyed by the tuple as text, hash-partitioned together
+    on it (on Dask, a second shuffle of the parts where they lie:
+    :func:`~anoneval.core.api.cogrouped`), and each group of rows gives F_E and its classes'
+    figures. Values are matched as text (``39`` and ``"39"`` read alike); release classes that
+    differ only by such a type (a column mixing numbers and text) are an error. Only
+    ``per_record`` (a table of the rows) reads the records (gathered on Dask under
+    ``engine.gather_limit``, else an error saying so).
     """
 
     name = "DeltaPresence"
