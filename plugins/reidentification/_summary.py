@@ -67,8 +67,9 @@ def merged(summary: ClassSummary, p: QIParams, missing: str,
     its parts (under ``missing="suppressed"`` a missing cell is the token, and keys differing
     only by a missing vs a token cell were hashed to different parts; see
     :func:`~anoneval.plugins.microdata._common.suppressed_merged`, which the class measures of
-    the microdata family use); None when the parts' reductions stand. Its parts hold no
-    missing value: the caller keeps the ``n_missing`` it found for its warning."""
+    the microdata family use); None when the parts' reductions stand. Each merged class keeps
+    one of its keys, so its missing cells no longer count the records: the caller warns with
+    the ``n_missing`` it found before."""
     if summary.sharded and missing == "suppressed" and any(n_missing):
         return regrouped(summary, functools.partial(
             token_keys, qi=tuple(p.quasi_identifiers), token=p.suppression_token))
