@@ -231,6 +231,7 @@ def census_measures() -> list[dict[str, object]]:
             {"name": "LDiversity", "params": {**qi, "sensitive": "income_band", "l": 2}},
             {"name": "DM", "params": qi}, {"name": "DMStar", "params": qi},
             {"name": "AECS", "params": qi}, {"name": "NonUniformEntropy", "params": qi},
+            {"name": "DeltaPresence", "params": qi},  # the population: the census itself
             {"name": "EntropyRisk", "params": {"cells": ["region", "age_band", "education"]}},
             {"name": "SensitivityRules", "params": {
                 "cells": ["region", "age_band"], "magnitude": "income_band",

@@ -47,6 +47,7 @@ from anoneval.core.data.kinds import (
 from anoneval.core.data.pairs import DELETED, align_ids, pair_datasets, row_count_error
 from anoneval.core.data.parampaths import ParamPath
 from anoneval.core.data.progress import progress_bar
+from anoneval.core.data.sharded import cogrouped, regrouped
 from anoneval.core.data.summary import (
     ClassSummary,
     RowClasses,
@@ -578,6 +579,7 @@ __all__ = [
     "align_ids",  # helper: row of the anonymized data for each original record, by a key
     "bootstrap_indices",  # helper: bootstrap row indices, one replicate per row
     "clopper_pearson",  # helper: exact binomial interval
+    "cogrouped",  # helper: a join of class summaries' parts by other keys (Dask's shuffle)
     "data_row",  # helper: how a message names a record (1-based)
     "dataset_classes",  # helper: a dataset's rows grouped into classes, once per run
     "dataset_summarizer",  # helper: Context.summarize over in-memory datasets
@@ -590,6 +592,7 @@ __all__ = [
     "read_json",  # helper: a plugin's own JSON file, read strictly (no repeated keys)
     "read_text",  # helper: a plugin's own text file (regular files only, UTF-8, no BOM)
     "refuse_infinite",  # helper: the error for ±inf in a column that needs finite numbers
+    "regrouped",  # helper: a class summary with classes merged by mapped keys (Dask's shuffle)
     "regular_file",  # helper: refuse a FIFO, a device or a folder where a file is expected
     "released",
     "repeated",  # helper: values listed twice

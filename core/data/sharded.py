@@ -13,10 +13,17 @@ summary's per-class arrays get the canonical table assembled from the parts in t
 runs them (:meth:`ShardedSummary.assembled`), equal to the local engine's summary.
 Every wait on the cluster goes through :func:`gathered`, which fails instead of hanging when
 every worker is paused.
+
+A second hash partitioning, by other keys, joins or merges classes that the first put in
+different parts, again with Dask's shuffle: :func:`cogrouped` turns the parts of several
+summaries into rows keyed alike (e.g. a population generalized to a release's levels and the
+release's classes) and reduces each group of rows where it meets; :func:`regrouped` merges the
+classes whose keys a function maps alike into a new sharded summary.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -228,11 +235,180 @@ for _name in ("keys", "counts", "weights", "histograms"):
     setattr(ShardedSummary, _name, _assembled_attribute(_name))
 
 
+# -- joins and regroupings of summaries: a second hash partitioning, by other keys ------------
+
+
+def _pieces(summary: ClassSummary) -> list[Any]:
+    """The parts of ``summary``: a sharded summary's parts, else the summary itself."""
+    return list(summary.parts) if isinstance(summary, ShardedSummary) else [summary]
+
+
+def _text(values: pd.Series) -> np.ndarray:
+    """Each value as text, the same for equal values of any type (``39``, ``39.0`` and
+    ``np.int8(39)`` give ``"39"``; missing values ``"\x00NA"``): where a row goes must not
+    depend on how a part types its column (a part with a missing value holds its integers as
+    floats)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    texts = np.array(["\x00NA" if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                      else str(int(v)) if isinstance(v, (float, np.floating)) and float(
+                          v).is_integer() else str(v) for v in uniques], dtype=object)
+    return texts[codes] if len(codes) else texts[:0]
+
+
+def _keyed(part: Any, rows: Callable[[Any], pd.DataFrame], on: Sequence[str]) -> pd.DataFrame:
+    """``rows(part)`` with the hash of its ``on`` values (as :func:`_text`) in ``_key``."""
+    frame = rows(part)
+    texts = pd.DataFrame({c: _text(frame[c]) for c in on}, index=frame.index)
+    return frame.assign(_key=pd.util.hash_pandas_object(texts, index=False).to_numpy())
+
+
+def _shuffled(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.DataFrame]]],
+              on: Sequence[str], meta: pd.DataFrame, finish: Callable[[pd.DataFrame], T],
+              method: str | None) -> tuple[list[Any], Any]:
+    """``finish`` of each partition of the rows of every part of every source (``rows(part)``,
+    made where the part lies), hash-partitioned together on the ``on`` values with Dask's
+    shuffle: the futures of the results on the cluster and the client; without a sharded
+    source on a cluster, the one result of all the rows, made here, and None."""
+    client = next((s.client for s, _ in sources
+                   if isinstance(s, ShardedSummary) and s.client is not None), None)
+    if client is None:
+        frames = [rows(part) for summary, rows in sources for part in _pieces(summary)]
+        frame = pd.concat(frames, ignore_index=True) if frames else meta
+        return [finish(frame.reset_index(drop=True))], None
+    import dask
+    import dask.dataframe as dd
+    from dask import delayed
+
+    futures = [client.submit(_keyed, part, rows, list(on), pure=False)
+               for summary, rows in sources for part in _pieces(summary)]
+    npartitions = max(len(_pieces(s)) for s, _ in sources)
+    with dask.config.set({"dataframe.convert-string": False}):  # values as the rows hold them
+        frame = dd.from_delayed(futures, meta=meta.assign(_key=np.zeros(0, dtype=np.uint64)),
+                                verify_meta=False)
+        shuffled = frame.shuffle(on=["_key"], npartitions=npartitions,
+                                 **({"shuffle_method": method} if method else {}))
+        out = client.compute([delayed(_finished)(p, finish) for p in shuffled.to_delayed()])
+    return out, client
+
+
+def _finished(frame: pd.DataFrame, finish: Callable[[pd.DataFrame], T]) -> T:
+    return finish(frame.drop(columns="_key").reset_index(drop=True))
+
+
+def cogrouped(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.DataFrame]]],
+              on: Sequence[str], meta: pd.DataFrame, partial: Callable[[pd.DataFrame], T],
+              combine: Callable[[list[T]], T]) -> T:
+    """``combine`` of ``partial`` of each group of rows: a join of class tables by other keys.
+
+    Each part of each source summary becomes rows (``rows(part)``, the columns of ``meta``)
+    where it lies; the rows of every source are hash-partitioned together on the ``on``
+    columns with Dask's shuffle (``DataFrame.shuffle``), so rows of equal ``on`` values, of
+    any source and any part, meet in one partition, where ``partial`` runs; only its results
+    reach this process. ``rows`` and ``partial`` must pickle. With no source sharded on a
+    cluster the rows are made and joined here (one partition)."""
+    futures, client = _shuffled(sources, on, meta, partial, None)
+    return combine(futures if client is None else gathered(client, futures))
+
+
+def _summary_rows(part: ClassSummary, keyer: Callable[[pd.DataFrame], pd.DataFrame]
+                  ) -> pd.DataFrame:
+    """A part as rows to regroup: each class (``_table`` 0: its count and weight sum) and each
+    (class, value) pair of each sensitive column (``_table`` 1, 2, …: its count), with the
+    class's keys and ``keyer`` of them (``_m0``, ``_m1``, …)."""
+    spec = part.spec
+    keys = part.keys[list(spec.keys)].reset_index(drop=True).astype(object)
+    mapped = keyer(part.keys).reset_index(drop=True)
+    keys = keys.assign(**{f"_m{j}": mapped[k].astype(object).to_numpy()
+                          for j, k in enumerate(spec.keys)})
+    n = len(keys)
+    weights = part.weights if part.weights is not None else np.zeros(n)
+    frames = [keys.assign(_table=np.zeros(n, dtype=np.int64), _count=part.counts.astype(
+        np.int64), _weight=np.asarray(weights, dtype=np.float64),
+        _value=pd.Series([None] * n, dtype=object))]
+    for j, s in enumerate(spec.sensitive, start=1):
+        hist = part.histograms[s]
+        m = len(hist)
+        frames.append(keys.take(hist["class"].to_numpy()).reset_index(drop=True).assign(
+            _table=np.full(m, j, dtype=np.int64), _count=hist["count"].to_numpy(np.int64),
+            _weight=np.zeros(m), _value=hist["value"].astype(object).to_numpy()))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _regrouped_part(frame: pd.DataFrame, spec: SummarySpec) -> ClassSummary:
+    """The summary of the rows of :func:`_summary_rows` of one partition: classes of equal
+    mapped keys merged (counts and weights added, histograms merged), each keeping the first
+    of its keys in the summary's order, classes sorted by those."""
+    from anoneval.core.data.summary import _histogram, class_codes
+
+    keys = list(spec.keys)
+    table = frame["_table"].to_numpy()
+    merged = class_codes(frame[[f"_m{j}" for j in range(len(keys))]],
+                         [f"_m{j}" for j in range(len(keys))]).ids.astype(np.int64)
+    n = int(merged.max()) + 1 if len(merged) else 0
+    classes = np.flatnonzero(table == 0)
+    rank = class_codes(frame[keys].iloc[classes], keys).ids.astype(np.int64)  # key order
+    first = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(first, merged[classes], rank)
+    order = np.argsort(first, kind="stable")
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    ids = position[merged]
+    by_rank = classes[np.argsort(rank, kind="stable")][::-1]
+    lead = np.empty(n, dtype=np.int64)  # the class row holding each merged class's first key
+    lead[ids[by_rank]] = by_rank
+    counts = np.bincount(ids[classes], weights=frame["_count"].to_numpy()[classes],
+                         minlength=n).astype(np.int64)
+    weights = None
+    if spec.weights is not None:
+        weights = np.bincount(ids[classes], weights=frame["_weight"].to_numpy()[classes],
+                              minlength=n)
+    hists = {}
+    for j, s in enumerate(spec.sensitive, start=1):
+        mine = table == j
+        hists[s] = _histogram(ids[mine], frame["_value"][mine].reset_index(drop=True),
+                              frame["_count"].to_numpy()[mine])
+    key_frame = frame[keys].iloc[lead].reset_index(drop=True)
+    low = (np.inf, 0) if spec.weights is not None else None
+    return ClassSummary(spec, key_frame, counts, weights, hists, low)
+
+
+def regrouped(summary: ClassSummary,
+              keyer: Callable[[pd.DataFrame], pd.DataFrame]) -> ClassSummary:
+    """The summary of the same records with classes merged where ``keyer`` (a keys frame to
+    one of mapped key values, same columns, row for row; picklable) maps their keys alike;
+    each merged class keeps the first of its keys (classes are sorted by key, each column
+    ascending, missing values last), and the classes are sorted by those.
+
+    A sharded summary's classes are hash-partitioned again, on the mapped keys, with Dask's
+    (task) shuffle, which keeps every value as it is, and stay on the workers as the parts of
+    a new sharded summary; an in-memory summary is regrouped here. ``low_weights`` are the
+    summary's."""
+    spec = summary.spec
+    meta = pd.DataFrame({**{k: pd.Series(dtype=object) for k in spec.keys},
+                         **{f"_m{j}": pd.Series(dtype=object) for j in range(len(spec.keys))},
+                         "_table": np.zeros(0, dtype=np.int64),
+                         "_count": np.zeros(0, dtype=np.int64), "_weight": np.zeros(0),
+                         "_value": pd.Series(dtype=object)})
+    finish = functools.partial(_regrouped_part, spec=spec)
+    rows = functools.partial(_summary_rows, keyer=keyer)
+    on = [f"_m{j}" for j in range(len(spec.keys))]
+    futures, client = _shuffled([(summary, rows)], on, meta, finish, "tasks")
+    if client is None:
+        out = futures[0]
+        out.low_weights = summary.low_weights
+        return out
+    found = ShardedSummary(spec, futures, client)
+    found.low_weights = summary.low_weights
+    return found
+
+
 __all__ = [
     "ShardedSummary",
     "all_paused",
     "canonical_keys",
+    "cogrouped",
     "gathered",
+    "regrouped",
     "shuffled_summaries",
     "wait_unpaused",
 ]

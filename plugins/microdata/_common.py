@@ -52,6 +52,7 @@ from anoneval.core.api import (
     dataset_classes,
     distinct,
     read_text,
+    regrouped,
     regular_file,
     released,
     row_count_error,
@@ -254,6 +255,13 @@ def key_classes(keys: Sequence[tuple[np.ndarray, pd.Index]], counts: np.ndarray,
         gids, ng, sizes = np.arange(len(counts)), len(counts), counts
     else:
         gids, ng = _combine([c.codes for c in cols], [len(c.texts) for c in cols], len(counts))
+        # merged groups in the order of their first group: classes in key order, each by its
+        # first key (as a summary regrouped on a cluster orders them, see suppressed_merged)
+        first = np.empty(ng, dtype=np.int64)
+        first[gids[::-1]] = np.arange(len(gids) - 1, -1, -1)
+        rank = np.empty(ng, dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(ng)
+        gids = rank[gids]
         sizes = np.bincount(gids, weights=counts, minlength=ng).astype(np.int64)
     return cols, gids, group_classes(cols, gids, ng), sizes
 
@@ -430,23 +438,67 @@ def reduce_classes(original: Dataset | None, anonymized: Dataset | None, p: QIPa
     number of classes (sums, maxima, counts); ``combine`` merges the figures of disjoint sets of
     classes. In memory it runs once, on the whole summary; on a sharded summary it runs on each
     part on the worker holding it (:meth:`~anoneval.core.api.ClassSummary.reduce`), so the same
-    code gives both engines' results and nothing per class comes to this process. One case
-    reads the whole table, assembled here: ``missing="suppressed"`` with missing
-    quasi-identifier values, where groups that differ by a missing vs a token cell merge across
-    parts. ``partial`` (and what it holds) must pickle: it travels to the workers.
+    code gives both engines' results and nothing per class comes to this process. Under
+    ``missing="suppressed"`` with missing quasi-identifier values, groups that differ by a
+    missing vs a token cell merge, across parts: the parts are first regrouped on the merged
+    keys on the workers (:func:`suppressed_merged`). ``partial`` (and what it holds) must
+    pickle: it travels to the workers.
     """
     summary, side = released_summary(original, anonymized, p, ctx, weights, sensitive)
     qi = tuple(p.quasi_identifiers)
+    summary, counted = suppressed_merged(summary, qi, p.suppression_token, p.missing)
     part = functools.partial(_reduce_part, qi=qi, token=p.suppression_token, missing=p.missing,
                              partial=partial)
     found = summary.reduce(part, list)
-    n_missing = [sum(f[0][j] for f in found) for j in range(len(qi))]
-    if p.missing == "suppressed" and any(n_missing) and len(found) > 1:
-        found = summary.assembled().reduce(part, list)
+    n_missing = counted or [sum(f[0][j] for f in found) for j in range(len(qi))]
     empty = np.zeros(0, dtype=np.int64)
     warn_missing(ctx, qi, [Column(empty, np.zeros(0, dtype=object), -1, m) for m in n_missing],
                  p.missing, side)
     return (ClassSizes.combine([f[1] for f in found]), combine([f[2] for f in found]))
+
+
+def token_keys(keys: pd.DataFrame, qi: Sequence[str], token: str) -> pd.DataFrame:
+    """``keys`` with every missing cell of ``qi``, and every cell reading as ``token``, the
+    token: the classes' keys as ``missing="suppressed"`` groups them (:func:`token_column`)."""
+    out = {}
+    for c in qi:
+        codes, uniques = pd.factorize(keys[c], use_na_sentinel=False)
+        texts = as_text(uniques)
+        merge = (texts == token) | np.asarray(pd.isna(uniques), dtype=bool)
+        values = np.asarray(uniques, dtype=object).copy()
+        values[merge] = token
+        out[c] = values[codes] if len(codes) else values[:0]
+    return keys.assign(**out)
+
+
+def missing_cells(part: ClassSummary, qi: Sequence[str]) -> tuple[int, ...]:
+    """The records of ``part`` with a missing value, per column of ``qi``."""
+    return tuple(int(part.counts[part.keys[c].isna().to_numpy()].sum()) for c in qi)
+
+
+def _added(parts: list[tuple[int, ...]]) -> tuple[int, ...]:
+    return tuple(int(sum(col)) for col in zip(*parts, strict=True))
+
+
+def suppressed_merged(summary: ClassSummary, qi: Sequence[str], token: str,
+                      missing: str) -> tuple[ClassSummary, tuple[int, ...] | None]:
+    """``summary`` with its classes merged as ``missing="suppressed"`` merges them, and the
+    missing cells per quasi-identifier (None when not counted here).
+
+    Under ``missing="suppressed"`` a missing cell is the token, so keys that differ only by a
+    missing vs a token cell are one group; a summary sharded on a cluster hashed them to
+    different parts. When it has missing values, its classes are regrouped on the merged keys
+    (:func:`token_keys`) with a second hash partitioning on the workers
+    (:func:`~anoneval.core.api.regrouped`: Dask's shuffle), so every part reduction that
+    follows sees whole groups and nothing per class comes here. An in-memory summary (one
+    part) is returned as it is."""
+    if missing != "suppressed" or not summary.sharded:
+        return summary, None
+    qi = tuple(qi)
+    counted = summary.reduce(functools.partial(missing_cells, qi=qi), _added)
+    if any(counted):
+        summary = regrouped(summary, functools.partial(token_keys, qi=qi, token=token))
+    return summary, counted
 
 
 def _reduce_part(part: ClassSummary, qi: Sequence[str], token: str, missing: str,

@@ -53,6 +53,7 @@ __all__ = [
     "read_hierarchy",
     "release_codes",
     "release_levels",
+    "text_levels",
 ]
 
 
@@ -211,7 +212,21 @@ def detect_level(h: Hierarchy, texts: np.ndarray, col: str, token: str = "*") ->
 def release_levels(data: Microdata, columns: list[str], hierarchies: Mapping[str, Hierarchy],
                    levels: Mapping[str, int] | None = None, token: str = "*",
                    missing: str = "value") -> dict[str, int]:
-    """The level of each of ``columns`` in the released ``data``.
+    """The level of each of ``columns`` in the released ``data`` (see :func:`text_levels`)."""
+    texts = {}
+    for col in columns:
+        if col in hierarchies:
+            c = column(data, col, token, missing)
+            used = np.flatnonzero(np.bincount(c.codes, minlength=len(c.texts)))  # no sort
+            texts[col] = c.texts[used]
+    return text_levels(texts, columns, hierarchies, levels, token)
+
+
+def text_levels(texts: Mapping[str, np.ndarray], columns: list[str],
+                hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int] | None = None,
+                token: str = "*") -> dict[str, int]:
+    """The level of each of ``columns`` of a release whose hierarchy columns hold the distinct
+    ``texts`` (suppressed cells as ``token``).
 
     A column without a hierarchy is at level 0 (compared as is). A level given in ``levels``
     must lie in ``0..height`` and every non-suppressed value of the column must be at that
@@ -224,19 +239,17 @@ def release_levels(data: Microdata, columns: list[str], hierarchies: Mapping[str
         if h is None:
             out[col] = 0
             continue
-        c = column(data, col, token, missing)
-        used = np.flatnonzero(np.bincount(c.codes, minlength=len(c.texts)))  # no sort
-        texts = c.texts[used]
+        used = np.asarray(texts[col], dtype=object)
         if col not in levels:
-            out[col] = detect_level(h, texts, col, token)
+            out[col] = detect_level(h, used, col, token)
             continue
         lev = levels[col]
         if not 0 <= lev <= h.height:
             raise DataError(f"column {col!r}: level {lev} outside 0..{h.height} of hierarchy "
                             f"{h.path}")
-        texts = texts[texts != token]
+        used = used[used != token]
         at = pd.Index(h.values[np.unique(h.codes[:, lev])])
-        bad = texts[at.get_indexer(texts) < 0]
+        bad = used[at.get_indexer(used) < 0]
         if len(bad):
             raise DataError(f"column {col!r}: released value {bad[0]!r} is not at level {lev} "
                             f"of hierarchy {h.path}")

@@ -5,6 +5,12 @@ each equivalence class of a release (its size f) with the number F of population
 fall into it once the population is generalized to the release's levels (ARX: the data set a
 research subset was drawn from, suppressed records included). The population's rows need not
 align with the release's; each released column's level comes from :func:`release_levels`.
+
+:func:`population_counts` counts from the records (the ``per_record`` path); the class-summary
+path works on both sides' summaries, part by part: :func:`release_facts` (counts, missing cells,
+the texts of hierarchy columns), :func:`release_rows` and :func:`population_rows` (each class as
+a row keyed by its tuple as text, the population's generalized), joined by tuple wherever the
+rows meet (:func:`presence`, whose :class:`Presence` figures add up over disjoint tuples).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import pandas as pd
 from pydantic import Field
 
 from anoneval.core.api import (
+    ClassSummary,
     Context,
     DataError,
     Dataset,
@@ -25,9 +32,18 @@ from anoneval.core.api import (
     load,
     released,
 )
-from anoneval.plugins.microdata._common import Classes, column, released_classes
+from anoneval.plugins.microdata._common import (
+    Classes,
+    Hierarchy,
+    column,
+    key_classes,
+    key_codes,
+    released_classes,
+    token_column,
+)
 from anoneval.plugins.microdata._hierarchy import (
     HierarchyParams,
+    generalize,
     generalize_column,
     read_hierarchies,
     release_codes,
@@ -160,3 +176,158 @@ def _tuple_key(codes: list[np.ndarray], cards: list[int]) -> np.ndarray:
             key = key * max(card, 1) + c
         return key
     return pd.MultiIndex.from_arrays(codes).to_flat_index().astype(str).to_numpy()
+
+
+# -- from class summaries: the join by the generalized tuple on any engine --------------------
+
+#: Kind of a key value, so that values equal as text but of different types (``39`` and
+#: ``"39"``) are told apart: suppressed, text, number, missing, other.
+_TOKEN, _TEXT, _NUMBER, _MISSING, _OTHER = range(5)
+
+
+def _kinds(values: pd.Index) -> np.ndarray:
+    """The kind (see :data:`_TEXT`…) of each of ``values``."""
+    return np.array([_MISSING if v is None or v is pd.NA or (isinstance(v, float) and v != v)
+                     else _TEXT if isinstance(v, str)
+                     else _NUMBER if isinstance(v, (bool, int, float, np.number))
+                     else _OTHER for v in values], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class ReleaseFacts:
+    """Of the release's class summary: records, suppressed records, missing cells per
+    quasi-identifier and, per hierarchy column, its distinct texts (its domain, to detect its
+    level)."""
+
+    records: int
+    suppressed: int
+    missing: tuple[int, ...]
+    texts: dict[str, np.ndarray]
+
+    @classmethod
+    def combine(cls, parts: list[ReleaseFacts]) -> ReleaseFacts:
+        return cls(sum(f.records for f in parts), sum(f.suppressed for f in parts),
+                   tuple(int(sum(m)) for m in zip(*(f.missing for f in parts), strict=True)),
+                   {c: np.unique(np.concatenate([f.texts[c] for f in parts]).astype(str))
+                    for c in parts[0].texts})
+
+
+def release_facts(part: ClassSummary, qi: tuple[str, ...], token: str, missing: str,
+                  leveled: tuple[str, ...]) -> ReleaseFacts:
+    """:class:`ReleaseFacts` of one part (``leveled``: the columns with a hierarchy)."""
+    cols, _, class_of_group, sizes = key_classes(key_codes(part.keys, qi), part.counts, token,
+                                                 missing)
+    texts = {c: col.texts[np.unique(col.codes)] for c, col in zip(qi, cols, strict=True)
+             if c in leveled}
+    return ReleaseFacts(part.n_records, int(sizes[class_of_group < 0].sum()),
+                        tuple(c.n_missing for c in cols), texts)
+
+
+def _frame(texts: list[np.ndarray], f: np.ndarray, F: np.ndarray,
+           kind: np.ndarray) -> pd.DataFrame:
+    out = pd.DataFrame({f"k{j}": t for j, t in enumerate(texts)})
+    return out.assign(f=f.astype(np.int64), F=F.astype(np.int64), kind=kind.astype(np.uint64))
+
+
+def release_rows(part: ClassSummary, qi: tuple[str, ...], token: str,
+                 missing: str) -> pd.DataFrame:
+    """One row per class of a part of the release's summary: its quasi-identifiers as text
+    (``k0``, ``k1``…), its records ``f`` and the kinds of its values (``kind``, a hash)."""
+    keys = key_codes(part.keys, qi)
+    cols, gids, class_of_group, sizes = key_classes(keys, part.counts, token, missing)
+    first = np.zeros(len(sizes), dtype=np.int64)
+    first[gids[::-1]] = np.arange(len(gids) - 1, -1, -1)
+    kept = np.flatnonzero(class_of_group >= 0)
+    rows = first[kept]
+    texts, kinds = [], []
+    for (_, uniques), col in zip(keys, cols, strict=True):
+        codes = col.codes[rows]
+        texts.append(col.texts[codes])
+        kind = _kinds(uniques)
+        if col.token >= 0:
+            kind[col.token] = _TOKEN
+        kinds.append(kind[codes] if len(kind) else codes)
+    kind = pd.util.hash_pandas_object(pd.DataFrame({j: k for j, k in enumerate(kinds)}),
+                                      index=False).to_numpy()
+    return _frame(texts, sizes[kept], np.zeros(len(kept)), kind)
+
+
+def population_rows(part: ClassSummary, qi: tuple[str, ...], token: str, missing: str,
+                    hierarchies: dict[str, Hierarchy], levels: dict[str, int]) -> pd.DataFrame:
+    """A part of the population's summary generalized to the release's levels: one row per
+    generalized tuple (``k0``, ``k1``… as text) with its records ``F``. Suppressed cells stay
+    the token; quasi-identifiers without a hierarchy keep their values as text."""
+    texts = []
+    for (codes, uniques), c in zip(key_codes(part.keys, qi), qi, strict=True):
+        col = token_column(codes, uniques, np.bincount(codes, weights=part.counts,
+                                                       minlength=len(uniques)), token, missing)
+        gen = col.texts.copy()
+        h = hierarchies.get(c)
+        if h is not None:
+            idx = np.setdiff1d(np.unique(col.codes), [col.token])
+            gen[idx] = generalize(h, col.texts[idx], levels[c], c)
+        texts.append(gen[col.codes])
+    n = len(part.counts)
+    frame = _frame(texts, np.zeros(n), part.counts, np.zeros(n))
+    names = [f"k{j}" for j in range(len(qi))]
+    if not n:
+        return frame
+    return frame.groupby(names, sort=False, as_index=False).agg(
+        f=("f", "sum"), F=("F", "sum"), kind=("kind", "first"))
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What the join of release classes and population tuples gives over some tuples:
+    classes, their δ extremes, violating classes and records, population records outside the
+    release, and (at most one of each) a class with fewer population than released records
+    and a tuple shared by release classes whose values differ but read alike."""
+
+    classes: int
+    violating: int
+    in_violating: int
+    lowest: float | None
+    highest: float | None
+    outside: int
+    short: tuple[tuple[str, ...], int, int] | None
+    clash: tuple[str, ...] | None
+
+    @classmethod
+    def combine(cls, parts: list[Presence]) -> Presence:
+        lows = [p.lowest for p in parts if p.lowest is not None]
+        highs = [p.highest for p in parts if p.highest is not None]
+        shorts = [p.short for p in parts if p.short is not None]
+        clashes = [p.clash for p in parts if p.clash is not None]
+        return cls(sum(p.classes for p in parts), sum(p.violating for p in parts),
+                   sum(p.in_violating for p in parts), min(lows) if lows else None,
+                   max(highs) if highs else None, sum(p.outside for p in parts),
+                   min(shorts) if shorts else None, min(clashes) if clashes else None)
+
+
+def presence(frame: pd.DataFrame, q: int, delta_min: float, delta_max: float) -> Presence:
+    """The :class:`Presence` of the rows of both sides whose tuples (``k0``…``k{q-1}``) meet
+    here: a release class's F is the population records of its tuple (Nergiz et al. 2007)."""
+    names = [f"k{j}" for j in range(q)]
+    groups = frame.groupby(names, sort=False)
+    f, F = groups["f"].sum(), groups["F"].sum()
+    released = f.to_numpy() > 0
+    rel = frame[frame["f"].to_numpy() > 0]
+    kinds = rel.groupby(names, sort=False)["kind"].nunique()
+    clash = None
+    if (kinds > 1).any():
+        clash = min(tuple(map(str, k if isinstance(k, tuple) else (k,)))
+                    for k in kinds.index[kinds.to_numpy() > 1])
+    fc, Fc = f.to_numpy()[released], F.to_numpy()[released]
+    short = None
+    bad = np.flatnonzero(fc > Fc)
+    if len(bad):
+        index = f.index[released]
+        key = min((tuple(map(str, index[i] if isinstance(index[i], tuple) else (index[i],))),
+                   int(fc[i]), int(Fc[i])) for i in bad)
+        short = key
+    delta = fc / np.maximum(Fc, 1)
+    violates = (delta < delta_min) | (delta > delta_max)
+    has = len(delta) > 0
+    return Presence(int(released.sum()), int(violates.sum()), int(fc[violates].sum()),
+                    float(delta.min()) if has else None, float(delta.max()) if has else None,
+                    int(F.to_numpy()[~released].sum()), short, clash)

@@ -39,6 +39,7 @@ from anoneval.core.api import (
     Microdata,
     PluginError,
     SummarySpec,
+    regrouped,
     row_count_error,
 )
 from anoneval.plugins.microdata._common import (
@@ -51,6 +52,7 @@ from anoneval.plugins.microdata._common import (
     pair_counts,
     released_classes,
     summary_specs,
+    token_keys,
     warn_missing,
 )
 from anoneval.plugins.microdata._records import RecordTable
@@ -144,8 +146,9 @@ class SensitiveRisk(ClassRiskMeasure):
             total = counts[sa].to_numpy(np.float64)
             probs[sa] = total / total.sum() if total.sum() else total
         if summary.sharded and p.missing == "suppressed" and any(missing_qi):
-            # groups differing by a missing vs a token cell merge, across parts: one part
-            summary = summary.assembled()  # type: ignore[attr-defined]
+            # groups differing by a missing vs a token cell merge, across parts: regrouped
+            summary = regrouped(summary, functools.partial(
+                token_keys, qi=tuple(p.quasi_identifiers), token=p.suppression_token))
         tally = summary.reduce(functools.partial(
             _part_tally, judge=self.judge, qi=tuple(p.quasi_identifiers),
             token=p.suppression_token, missing=p.missing, values=values, probs=probs,

@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import Context, Dataset, MeasureResult
-from anoneval.plugins.microdata._common import ClassRiskMeasure
-from anoneval.plugins.microdata._population import PopulationParams, release_population
+from anoneval.core.api import (
+    ClassSummary,
+    Context,
+    DataError,
+    Dataset,
+    MeasureResult,
+    Microdata,
+    SummarySpec,
+    cogrouped,
+)
+from anoneval.plugins.microdata._common import (
+    ClassRiskMeasure,
+    Column,
+    released_summary,
+    warn_missing,
+)
+from anoneval.plugins.microdata._hierarchy import read_hierarchies, text_levels
+from anoneval.plugins.microdata._population import (
+    PopulationParams,
+    Presence,
+    ReleaseFacts,
+    population_dataset,
+    population_rows,
+    presence,
+    release_facts,
+    release_population,
+    release_rows,
+)
 from anoneval.plugins.microdata._sensitive import result
 
 
@@ -32,11 +60,16 @@ class DeltaPresence(ClassRiskMeasure):
     ``achieved_delta_min`` / ``achieved_delta_max`` (the smallest and largest δ: the tightest
     bounds that hold); ``per_record`` adds each released row's δ.
 
-    It reads the records of both sides (on Dask, gathered under ``engine.gather_limit``): F_E
-    joins the population, generalized value by value to the release's levels, with the
-    release's classes, and the population's class summary is grouped (and on a cluster
-    hash-partitioned) by the raw values, so one release class's population lies in many
-    parts; counting it there would take a second shuffle by the generalized tuple.
+    It reads the class summaries of the release and the population (the original's, or the
+    ``population`` file's, read into this process) on every engine, so it runs on data an
+    engine never gathers: a release class's key and each population class's key generalized
+    to the release's levels become rows keyed by the tuple as text, hash-partitioned together
+    on it (on Dask, a second shuffle of the parts where they lie:
+    :func:`~anoneval.core.api.cogrouped`), and each group of rows gives F_E and its classes'
+    figures. Values are matched as text (``39`` and ``"39"`` read alike); release classes that
+    differ only by such a type (a column mixing numbers and text) are an error. Only
+    ``per_record`` (a table of the rows) reads the records (gathered on Dask under
+    ``engine.gather_limit``, else an error saying so).
     """
 
     name = "DeltaPresence"
@@ -54,16 +87,27 @@ class DeltaPresence(ClassRiskMeasure):
                                  f"{self.delta_max}")
             return self
 
-    def records_reason(self) -> str:
-        """Why the measure reads the records (said when they exceed the gather limit)."""
-        return ("DeltaPresence generalizes every population record to the release's levels and "
-                "counts them per release class, a join of both sides' records that the class "
-                "summaries (grouped by the raw values) do not give; raise engine.gather_limit "
-                "or run it on the local engine")
+    def summaries(self) -> list[SummarySpec] | None:
+        """Both sides' summaries over the quasi-identifiers (the release's and, without a
+        ``population`` file, the population's), or None for ``per_record`` (a row table)."""
+        if self.params.per_record:
+            return None
+        qi = tuple(self.params.quasi_identifiers)
+        return [SummarySpec("anonymized", qi), SummarySpec("original", qi)]
+
+    def records_reason(self) -> str | None:
+        """Why this instance reads the records (said when they exceed the gather limit)."""
+        if not self.params.per_record:
+            return None
+        return ("per_record lists every released row, so DeltaPresence reads the records; drop "
+                "per_record (or raise engine.gather_limit) to compute from the class summaries "
+                "on the workers")
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:
         p = self.params
+        if self.summaries() is not None:
+            return self._from_summaries(original, anonymized, ctx)
         data, cl, counts = release_population(original, anonymized, p, ctx, "DeltaPresence")
         delta = cl.sizes / np.maximum(counts.F, 1)
         violates = (delta < p.delta_min) | (delta > p.delta_max)
@@ -72,8 +116,7 @@ class DeltaPresence(ClassRiskMeasure):
         if counts.outside:
             lowest = 0.0
             if p.delta_min > 0:
-                ctx.warn(f"{counts.outside} population records are in classes without released "
-                         f"records (delta = 0 < delta_min {p.delta_min})")
+                ctx.warn(_outside_warning(counts.outside, p.delta_min))
         return result(data, cl, violates, delta, "delta", p.per_record, p.id, {
             "delta_min": p.delta_min, "delta_max": p.delta_max,
             "achieved_delta_min": lowest,
@@ -82,3 +125,91 @@ class DeltaPresence(ClassRiskMeasure):
             "population_outside_release": counts.outside,
             "levels": counts.levels,
         })
+
+    def _from_summaries(self, original: Dataset | None, anonymized: Dataset | None,
+                        ctx: Context) -> MeasureResult:
+        """The record path's result from the class summaries of the release and the
+        population, joined by the generalized tuple where their parts lie."""
+        p = self.params
+        qi = tuple(p.quasi_identifiers)
+        if anonymized is None and p.population is None:
+            raise DataError("DeltaPresence needs a population besides the release: give the "
+                            "original and the anonymized data, or 'population'")
+        summary, side = released_summary(original, anonymized, p, ctx, check_rows=False)
+        ctx = ctx.with_summaries(original, anonymized)
+        if p.population is not None:
+            pop = population_dataset(None, p, ctx, "DeltaPresence")
+            pop.require(qi, "quasi-identifier")
+            population = ClassSummary.of_frame(pop, SummarySpec("original", qi))
+        elif original is None:
+            raise DataError("DeltaPresence needs a population: give the original dataset or "
+                            "the 'population' param (a file of raw records)")
+        else:
+            if isinstance(original, Microdata):
+                original.require(qi, "quasi-identifier")
+            population = ctx.class_summary(SummarySpec("original", qi))
+        hs = read_hierarchies({c: v for c, v in p.hierarchies.items() if c in qi}, ctx,
+                              p.suppression_token)
+        facts = summary.reduce(functools.partial(
+            release_facts, qi=qi, token=p.suppression_token, missing=p.missing,
+            leveled=tuple(hs)), ReleaseFacts.combine)
+        empty = np.zeros(0, dtype=np.int64)
+        warn_missing(ctx, qi, [Column(empty, empty.astype(object), -1, m)
+                               for m in facts.missing], p.missing, side)
+        if population.n_records < facts.records:
+            raise DataError(f"the population has {population.n_records} records, fewer than "
+                            f"the {facts.records} released records (population smaller than "
+                            "the sample)")
+        levels = text_levels(facts.texts, list(qi), hs, p.levels, p.suppression_token)
+        meta = pd.DataFrame({**{f"k{j}": pd.Series(dtype=object) for j in range(len(qi))},
+                             "f": np.zeros(0, dtype=np.int64), "F": np.zeros(0, dtype=np.int64),
+                             "kind": np.zeros(0, dtype=np.uint64)})
+        rules = {"qi": qi, "token": p.suppression_token, "missing": p.missing}
+        found = cogrouped(
+            [(summary, functools.partial(release_rows, **rules)),
+             (population, functools.partial(population_rows, **rules, hierarchies=hs,
+                                            levels=levels))],
+            [f"k{j}" for j in range(len(qi))], meta,
+            functools.partial(presence, q=len(qi), delta_min=p.delta_min,
+                              delta_max=p.delta_max), Presence.combine)
+        if found.clash is not None:
+            raise DataError(
+                f"release classes {dict(zip(qi, found.clash, strict=True))} differ by the type "
+                "of a value that reads alike as text (e.g. 39 and '39'); the population is "
+                "matched to the release's classes by text, so it cannot tell them apart: "
+                "give the column one type")
+        if found.short is not None:
+            values, f, F = found.short
+            shown = dict(zip(qi, values, strict=True))
+            if F == 0:
+                plain = [q for q in qi if q not in hs]
+                raise DataError(
+                    f"no population record falls into release class {shown}: the population "
+                    "is generalized to the release's levels with 'hierarchies', and "
+                    "quasi-identifiers without one "
+                    f"({', '.join(plain) or 'none'}) are compared as text, so a generalized "
+                    "value never meets a raw one. Give 'hierarchies' for the generalized "
+                    "quasi-identifiers, or a 'population' file at the release's levels")
+            raise DataError(f"release class {shown} has {f} records but the population only "
+                            f"{F} (population smaller than the sample; levels used: {levels})")
+        lowest = found.lowest
+        if found.outside:
+            lowest = 0.0
+            if p.delta_min > 0:
+                ctx.warn(_outside_warning(found.outside, p.delta_min))
+        n = facts.records
+        return MeasureResult(value=found.in_violating / n if n else 0.0, details={
+            "records": n, "suppressed_records": facts.suppressed, "classes": found.classes,
+            "violating_classes": found.violating,
+            "records_in_violating_classes": found.in_violating,
+            "delta_min": p.delta_min, "delta_max": p.delta_max,
+            "achieved_delta_min": lowest, "achieved_delta_max": found.highest,
+            "population_records": population.n_records,
+            "population_outside_release": found.outside,
+            "levels": levels,
+        })
+
+
+def _outside_warning(outside: int, delta_min: float) -> str:
+    return (f"{outside} population records are in classes without released records "
+            f"(delta = 0 < delta_min {delta_min})")

@@ -24,12 +24,14 @@ import numpy as np
 from anoneval.core.api import (
     ClassSummary,
     Context,
+    regrouped,
 )
 from anoneval.plugins.microdata._common import (
     Column,
     QIParams,
     key_classes,
     key_codes,
+    token_keys,
     warn_missing,
 )
 
@@ -59,14 +61,18 @@ def part_groups(part: ClassSummary, qi: Sequence[str], token: str, missing: str)
                   int(sizes[~kept].sum()), tuple(c.n_missing for c in cols))
 
 
-def merged(summary: ClassSummary, missing: str,
+def merged(summary: ClassSummary, p: QIParams, missing: str,
            n_missing: Sequence[int]) -> ClassSummary | None:
-    """The whole table, assembled here, when the classes of a sharded summary merge across
+    """The summary regrouped on the workers when the classes of a sharded summary merge across
     its parts (under ``missing="suppressed"`` a missing cell is the token, and keys differing
-    only by a missing vs a token cell were hashed to different parts; the class measures of
-    the microdata family do the same); None when the parts' reductions stand."""
+    only by a missing vs a token cell were hashed to different parts; see
+    :func:`~anoneval.plugins.microdata._common.suppressed_merged`, which the class measures of
+    the microdata family use); None when the parts' reductions stand. Each merged class keeps
+    one of its keys, so its missing cells no longer count the records: the caller warns with
+    the ``n_missing`` it found before."""
     if summary.sharded and missing == "suppressed" and any(n_missing):
-        return summary.assembled()
+        return regrouped(summary, functools.partial(
+            token_keys, qi=tuple(p.quasi_identifiers), token=p.suppression_token))
     return None
 
 

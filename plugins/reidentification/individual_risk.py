@@ -230,12 +230,13 @@ class IndividualRisk(ClassRiskMeasure):
                            p.weights is not None, p.method, p.compat)
         facts = summary.reduce(functools.partial(_risk_facts, risks=risks,
                                                  threshold=p.risk_threshold), RiskFacts.add)
-        whole = merged(summary, missing, facts.missing)
+        n_missing = facts.missing
+        whole = merged(summary, p, missing, n_missing)
         if whole is not None:
             summary = whole
             facts = summary.reduce(functools.partial(_risk_facts, risks=risks,
                                                      threshold=p.risk_threshold), RiskFacts.add)
-        warn_groups(ctx, p.quasi_identifiers, facts.missing, missing,
+        warn_groups(ctx, p.quasi_identifiers, n_missing, missing,
                     "anonymized" if anonymized is not None else "original")
         if facts.over:
             ctx.warn(f"{facts.over} keys have a weighted frequency Fk below their sample "

@@ -145,10 +145,11 @@ class PopulationUniqueness(ClassRiskMeasure):
         if self.summaries() is not None:
             summary = released_summary(original, anonymized, p, ctx)[0]
             found = size_counts(summary, p, p.missing)
-            whole = merged(summary, p.missing, found.missing)
+            n_missing = found.missing
+            whole = merged(summary, p, p.missing, n_missing)
             if whole is not None:
                 found = size_counts(whole, p, p.missing)
-            warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing,
+            warn_groups(ctx, p.quasi_identifiers, n_missing, p.missing,
                         "anonymized" if anonymized is not None else "original")
             records, deleted, sizes, counts = found.records, 0, found.sizes, found.counts
         else:

@@ -200,10 +200,11 @@ class ReidentificationRisk(ClassRiskMeasure):
         p = self.params
         summary = released_summary(original, anonymized, p, ctx, check_rows=False)[0]
         found = size_counts(summary, p, p.missing)
-        whole = merged(summary, p.missing, found.missing)
+        n_missing = found.missing
+        whole = merged(summary, p, p.missing, n_missing)
         if whole is not None:
             found = size_counts(whole, p, p.missing)
-        warn_groups(ctx, p.quasi_identifiers, found.missing, p.missing, "anonymized")
+        warn_groups(ctx, p.quasi_identifiers, n_missing, p.missing, "anonymized")
         f, counts = found.sizes, found.counts
         n = found.released
         details: dict[str, object] = {

@@ -244,7 +244,8 @@ def every_group_by_measure() -> list[dict[str, Any]]:
             {"name": "IndividualRisk", "params": {**qi, "weights": "weight"}},
             {"name": "PopulationUniqueness", "params": {**qi, "sampling_fraction": 0.5}},
             {"name": "ReidentificationRisk", "params": qi},
-            {"name": "SUDA", "params": qi}]
+            {"name": "SUDA", "params": qi},
+            {"name": "DeltaPresence", "params": qi}]
 
 
 def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):

@@ -171,16 +171,17 @@ def test_classes_grow_the_reductions_do_not(tmp_path, cluster, traffic, monkeypa
 
 def test_missing_suppressed_merges_groups_across_parts(tmp_path, cluster, traffic):
     """missing="suppressed": without missing QI values the parts are reduced where they lie;
-    with them, groups that differ by a missing vs a token cell merge across parts, so the
-    reduction reads the table assembled here (the one case that does)."""
-    engine = {"name": "dask", "address": cluster.scheduler_address}
+    with them, groups that differ by a missing vs a token cell merge across parts: the parts
+    are regrouped on the merged keys on the workers, and no table is assembled here."""
+    engine = {"name": "dask", "address": cluster.scheduler_address, "gather_limit": "1KB"}
     config = [{**m, "params": {**m["params"], "missing": "suppressed"}} for m in measures()]
     for missing in (False, True):
         frame = census(12_000, seed=3, missing=missing)
         data = _write(tmp_path / str(missing), frame)
         remote = evaluate(None, data, config, engine=engine)
         _same_reports(evaluate(None, frame, config), remote)
-        assert any(s._assembled is not None for s in _sharded(data)) is missing
+        assert _sharded(data) and all(s._assembled is None for s in _sharded(data))
+        assert not [w for m in remote.measures for w in m.warnings if "gathered" in w]
 
 
 # -- the reductions themselves: any split of the classes into parts ------------------------

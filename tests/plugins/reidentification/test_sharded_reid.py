@@ -254,10 +254,12 @@ def test_on_dask_sharded_and_not_gathered_equal_to_the_local_engine(
     assert weighted["sdcmicro_high_risk_records"] > 0
 
 
-def test_classes_merged_across_parts_assemble_the_table(tmp_path, scheduler, monkeypatch):
+def test_classes_merged_across_parts_are_regrouped_on_the_workers(tmp_path, scheduler,
+                                                                  monkeypatch):
     """missing='suppressed' with missing values merges classes that the hash partitioning put
-    in different parts: the table is assembled in the client (as the class measures of the
-    microdata family do) and every measure equals the local engine."""
+    in different parts: the parts are regrouped on the merged keys on the workers (as the
+    class measures of the microdata family do), no table is assembled in the client, and
+    every measure equals the local engine."""
     from anoneval.core.data import partitioned
     from anoneval.core.data.sharded import ShardedSummary
 
@@ -279,7 +281,7 @@ def test_classes_merged_across_parts_assemble_the_table(tmp_path, scheduler, mon
                       {k: there[k] for k in ("value", "ci", "details", "warnings")}), \
             here["label"]
     sharded = [s for s in released._cache.values() if isinstance(s, ShardedSummary)]
-    assert sharded and all(s._assembled is not None for s in sharded)
+    assert sharded and all(s._assembled is None for s in sharded)
 
 
 def test_summary_measures_declare_summaries_and_record_params_do_not():
