@@ -83,16 +83,20 @@ class RemotePeer:
         self._lines.put(None)
 
     def _fail(self, why: str) -> PeerError:
-        self._stderr.seek(0)
-        tail = self._stderr.read().decode(errors="replace").strip()[-2000:]
+        """The error to raise: ``why`` and the tail of the peer's stderr."""
+        tail = ""
+        if not self._stderr.closed:
+            self._stderr.seek(0)
+            tail = self._stderr.read().decode(errors="replace").strip()[-2000:]
         return PeerError(f"{self.name}: {why}" + (f"\n{tail}" if tail else ""))
 
     def _answer(self, timeout: float | None, expect: str) -> list:
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
+            error = self._fail(f"no answer within {timeout:g} s")
             self.close(kill=True)
-            raise self._fail(f"no answer within {timeout:g} s") from None
+            raise error from None
         if line is None:
             code = self._proc.wait()
             raise self._fail(f"the process ended (exit status {code})")
