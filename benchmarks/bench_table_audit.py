@@ -205,8 +205,9 @@ def main() -> None:
                 c = interleaved(lambda w=w: audit(frame, dims, w),
                                 peer.op("attack", w, timeout=args.peer_timeout), rounds,
                                 name=f"ours {w} / attack() {used} worker(s)", warm_up=False)
+                same = n == len(ours) and diff <= 1e-6
                 show(c, "sdcTable", note=f"  {n} cells compared, largest difference "
-                                         f"{diff:.2e}")
+                                         f"{diff:.2e}: agree {'yes' if same else 'NO'}")
 
 
 def _has_highspy() -> bool:
