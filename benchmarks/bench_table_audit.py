@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from _common import header, interleaved, show, timed_rounds
-from _remote import RemotePeer, start_r_peer
+from _remote import PeerError, RemotePeer, start_r_peer
 
 import anoneval
 from anoneval.core.api import Table
@@ -198,7 +198,11 @@ def main() -> None:
             header("SuppressionAudit against sdcTable's attack() (GLPK; timed inside R)",
                    rounds)
             for w in workers:
-                used = peer.run("attack", w, timeout=args.peer_timeout).value  # warm-up
+                try:
+                    used = peer.run("attack", w, timeout=args.peer_timeout).value  # warm-up
+                except PeerError as e:
+                    print(f"sdcTable attack() on {w} worker(s): {str(e).splitlines()[0]}")
+                    return
                 peer.run("save", Path(tmp) / "attack.csv")
                 n, diff = largest_difference(ours, Path(tmp) / "attack.csv")
                 audit(frame, dims, w)  # warm-up
