@@ -15,9 +15,9 @@ each itself (``benchmarks/_remote.py``). Each side makes one untimed call whose 
 compared (the global risk, mean of the individual risks, to 1e-9 relative; the mean DIS-SUDA
 score to 1e-6, as the tests do: sdcMicro's DIS goes through float32), then ``--rounds``
 interleaved rounds; the per-round ratio ours/sdcMicro is printed as min / median / max with the
-CPU ratio (docs/scaling.md, "How benchmarks measure"). sdcMicro's
-suda2 on 10⁶ rows takes far longer than this benchmark should: there ours runs alone. Without R
-or sdcMicro the script says so and prints our times alone. Run:
+CPU ratio (docs/scaling.md, "How benchmarks measure"). sdcMicro's suda2 on 10⁶ rows takes far
+longer than this benchmark should: there ours runs alone. Without R or sdcMicro the script says
+so and prints our times alone. Run:
 ``python benchmarks/bench_sdc_risk.py [--quick]`` (``--quick`` skips the 10⁶-row case;
 ``--no-r`` skips sdcMicro; ``--rounds N``).
 """
