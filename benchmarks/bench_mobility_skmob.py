@@ -303,10 +303,13 @@ def start_skmob(python: str, points: Trajectories, visits: Trajectories, rel: Tr
 
 
 def skmob_python(given: str | None) -> str | None:
-    """The skmob Python: ``given``, else the default install when it exists."""
-    if given:
-        return given
-    return DEFAULT_SKMOB if Path(DEFAULT_SKMOB).exists() else None
+    """The skmob Python: ``given``, else the default install; None (with a note when ``given``
+    is not a file) when there is none."""
+    if given and not Path(given).is_file():
+        print(f"peer: {given} (the scikit-mobility Python given) is not a file")
+        return None
+    path = given or DEFAULT_SKMOB
+    return path if Path(path).is_file() else None
 
 
 def main() -> None:
