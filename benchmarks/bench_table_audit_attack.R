@@ -25,8 +25,8 @@ stopifnot(!anyNA(status))
 sdc <- setInfo(sdc, type = "sdcStatus", index = seq_along(status), input = status)
 sup <- which(status %in% c("u", "x"))
 
-# attack(n_workers > 1) calls with(future::plan(multisession), local = TRUE), which needs
-# future >= 1.32 (a with() method for the old plan that restores it when the caller returns).
+# attack(n_workers > 1) calls with(future::plan(multisession), local = TRUE), which needs a
+# newer future than Debian's 1.31 (a with() method for the old plan that restores it when the caller returns).
 # On an older future, the same method is registered here: without it attack() would fail.
 if (is.null(getS3method("with", "FutureStrategyList", optional = TRUE,
                         envir = asNamespace("future")))) {
