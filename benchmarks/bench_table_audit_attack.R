@@ -26,8 +26,9 @@ sdc <- setInfo(sdc, type = "sdcStatus", index = seq_along(status), input = statu
 sup <- which(status %in% c("u", "x"))
 
 # attack(n_workers > 1) calls with(future::plan(multisession), local = TRUE), which needs a
-# newer future than Debian's 1.31 (a with() method for the old plan that restores it when the caller returns).
-# On an older future, the same method is registered here: without it attack() would fail.
+# newer future than Debian's 1.31 (a with() method for the old plan that restores it when the
+# caller returns). On an older future, the same method is registered here: without it attack()
+# would fail.
 if (is.null(getS3method("with", "FutureStrategyList", optional = TRUE,
                         envir = asNamespace("future")))) {
   registerS3method("with", "FutureStrategyList", function(data, expr, ..., local = FALSE,
