@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _remote import Measured
 
 import anoneval
 
@@ -103,11 +104,15 @@ def _cpu() -> float:
 
 def _call(fn: Callable[..., object], fresh: Callable[[], tuple[Any, ...]] | None
           ) -> tuple[float, float]:
-    """Wall and CPU seconds of one call of ``fn`` (on ``fresh()``'s inputs, made untimed)."""
+    """Wall and CPU seconds of one call of ``fn`` (on ``fresh()``'s inputs, made untimed), or
+    the seconds it returns as a :class:`_remote.Measured` (a peer process timing itself)."""
     args = fresh() if fresh is not None else ()
     c0, t0 = _cpu(), time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t0, _cpu() - c0
+    got = fn(*args)
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    if isinstance(got, Measured):  # a peer in another process timed itself
+        return got.wall, got.cpu
+    return wall, cpu
 
 
 @dataclass

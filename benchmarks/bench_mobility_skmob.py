@@ -1,118 +1,130 @@
-"""Benchmark: the mobility layer against scikit-mobility itself, on the same data.
+"""Benchmark: the mobility layer against scikit-mobility itself, on the same data, interleaved.
 
-    python benchmarks/bench_mobility_skmob.py [--quick] [--skmob-python PATH]
+    python benchmarks/bench_mobility_skmob.py [--quick] [--rounds N] [--long S]
+        [--skmob-python PATH]
 
 Peer: scikit-mobility 1.3.1, which needs Python 3.9 and numpy < 1.24 and is never an anoneval
 dependency. Give the Python of an environment where it is installed (``--skmob-python`` or
-``ANONEVAL_SKMOB_PYTHON``), e.g. a pyenv 3.9.18 venv with ``scikit-mobility==1.3.1
-pandas==1.5.3 "numpy<1.24" "shapely<2" geopandas==0.10.2``. The script writes the data to a
-temporary folder, runs skmob in a child process of that Python, which times each operation
-itself (wall and CPU time around the skmob call only, the CSV read excluded), and reads its
-timings and results back. The CPU-time ratio is the robust one on a shared machine. Without
-a skmob Python it says so and runs anoneval's side alone.
+``ANONEVAL_SKMOB_PYTHON``, default ``/work/oracles/skmob39/bin/python`` when present; install
+steps in docs/scaling.md, "Peers in other processes"). The script writes the data to a
+temporary folder and starts skmob once in a child process of that Python, which reads it and
+builds its TrajDataFrames (untimed), then runs one operation per request and times it itself
+(wall and CPU seconds around the skmob call only; ``benchmarks/_remote.py``). Without a skmob
+Python it says so and times anoneval's side alone.
 
-Operations (same input on both sides; anoneval timed in this process, JIT compilation and the
-tile mapping outside the timing):
+Operations (same input on both sides):
 
 * stay points: skmob ``detection.stay_locations`` (0.2 km, 20 min, per trajectory) vs
-  ``visits: "stays"`` detection, on a synthetic trace with pauses;
+  anoneval's stay detection (``visits: "stays"``), on a synthetic trace with pauses;
 * individual measures on the visit table (tile centres given to skmob as lat/lng): radius of
   gyration, uncorrelated entropy, real entropy, jump lengths, max distance from home;
 * collective: visits per location, homes per location;
 * attacks: LocationAttack, LocationSequenceAttack (k = 2) and HomeWorkAttack on a small
   release (skmob takes ~0.3 s per knowledge instance).
 
-Each row prints both times, the ratio skmob / anoneval, and whether the results agree (stay
-counts and times, per-user values to 1e-9 relative, per-user risks exactly). ``--quick`` runs
-small sizes in a few seconds (the skmob side, if given, in well under a minute).
+The attacks are timed through the public API, ``Evaluator(None, [attack]).evaluate(release)``
+on a fresh copy of the loaded release. No public call computes one side's per-user values or
+stays alone (the measures compare two datasets), so for stays, individual and collective
+operations ours is the function those measures run (``detect_stays``, ``per_user``, the visit
+and home counts) on the loaded visit table, JIT-compiled before the clock. Each side makes one
+untimed call whose results are compared (stay counts and times, per-user values to 1e-9
+relative, per-user risks), then ``--rounds`` interleaved rounds (one round where skmob's first
+call took over ``--long`` seconds); printed per operation: both medians, the per-round ratio
+anoneval/skmob min / median / max and the CPU ratio (docs/scaling.md, "How benchmarks
+measure"), and whether the results agree. ``--quick`` runs small sizes in a few seconds (the
+skmob side, if given, in about a minute).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import header, interleaved, show, timed_rounds
+from _remote import HERE, RemotePeer
 
-from anoneval.core.api import Context, Trajectories
+import anoneval
+from anoneval.core.api import Trajectories
 from anoneval.plugins.mobility._collective import home_tiles
 from anoneval.plugins.mobility._stays import StaySpec, detect_stays
 from anoneval.plugins.mobility._tiles import TileSpec, make_grid, visit_table
 from anoneval.plugins.mobility.individual_mobility import lz_entropies, per_user
-from anoneval.registry import default_registry
 
 BBOX = [2.20, 48.80, 2.45, 48.92]
 T0 = 1_300_000_000
+#: The skmob Python used when neither --skmob-python nor ANONEVAL_SKMOB_PYTHON is given.
+DEFAULT_SKMOB = "/work/oracles/skmob39/bin/python"
+INDIVIDUAL = ("radius_of_gyration", "uncorrelated_entropy", "real_entropy", "jump_lengths",
+              "max_distance_from_home")
+ATTACKS = ("LocationAttack", "LocationSequenceAttack", "HomeWorkAttack")
 
+#: The peer: skmob in its own Python, serving one operation per request (``_remote.serve``).
 CHILD = r'''
-import json, sys, time
+import sys
+sys.path.insert(0, sys.argv[1])
+from _remote import serve
 import pandas as pd
 import skmob
 from skmob.measures import collective, individual
 from skmob.preprocessing import detection
 from skmob.privacy import attacks
 
-folder = sys.argv[1]
-out = {"version": skmob.__version__}
+folder = sys.argv[2]
 
-def timed(fn):
-    start, cpu = time.perf_counter(), time.process_time()
-    value = fn()
-    return (time.perf_counter() - start, time.process_time() - cpu), value
 
-pts = pd.read_csv(folder + "/points.csv", parse_dates=["datetime"])
-tdf = skmob.TrajDataFrame(pts, latitude="lat", longitude="lng", datetime="datetime",
-                          user_id="uid")
-s, st = timed(lambda: detection.stay_locations(tdf, spatial_radius_km=0.2,
-                                              minutes_for_a_stop=20.0, leaving_time=True))
-out["stays"] = {"seconds": s[0], "cpu": s[1], "count": len(st),
-                "arrive": sorted((st["datetime"].astype("int64") // 10**9).tolist())}
+def tdf(name):
+    frame = pd.read_csv(folder + "/" + name + ".csv", parse_dates=["datetime"])
+    return skmob.TrajDataFrame(frame, latitude="lat", longitude="lng", datetime="datetime",
+                               user_id="uid")
 
-vis = pd.read_csv(folder + "/visits.csv", parse_dates=["datetime"])
-vdf = skmob.TrajDataFrame(vis, latitude="lat", longitude="lng", datetime="datetime",
-                          user_id="uid")
-for name, fn in [
-        ("radius_of_gyration", lambda: individual.radius_of_gyration(vdf, show_progress=False)),
-        ("uncorrelated_entropy",
-         lambda: individual.uncorrelated_entropy(vdf, show_progress=False)),
-        ("real_entropy", lambda: individual.real_entropy(vdf, show_progress=False)),
-        ("jump_lengths", lambda: individual.jump_lengths(vdf, show_progress=False)),
-        ("max_distance_from_home",
-         lambda: individual.max_distance_from_home(vdf, show_progress=False))]:
-    s, df = timed(fn)
-    col = [c for c in df.columns if c != "uid"][0]
-    vals = df[col].tolist()
-    if name == "jump_lengths":
-        vals = [float(sum(v)) for v in vals]
-    out[name] = {"seconds": s[0], "cpu": s[1], "uid": df["uid"].astype(str).tolist(),
-                 "value": vals}
-s, df = timed(lambda: collective.visits_per_location(vdf))
-out["visits_per_location"] = {"seconds": s[0], "cpu": s[1],
-                              "count": sorted(df["n_visits"].tolist())}
-s, df = timed(lambda: collective.homes_per_location(vdf))
-out["homes_per_location"] = {"seconds": s[0], "cpu": s[1],
-                             "count": sorted(df["n_homes"].tolist())}
 
-rel = pd.read_csv(folder + "/release.csv", parse_dates=["datetime"])
-rdf = skmob.TrajDataFrame(rel, latitude="lat", longitude="lng", datetime="datetime",
-                          user_id="uid")
-for name, attack in [("LocationAttack", attacks.LocationAttack(knowledge_length=2)),
-                     ("LocationSequenceAttack",
-                      attacks.LocationSequenceAttack(knowledge_length=2)),
-                     ("HomeWorkAttack", attacks.HomeWorkAttack())]:
-    s, df = timed(lambda: attack.assess_risk(rdf))
-    out[name] = {"seconds": s[0], "cpu": s[1], "uid": df["uid"].astype(str).tolist(),
-                 "risk": df["risk"].tolist()}
-json.dump(out, open(folder + "/out.json", "w"))
+pts, vdf, rdf = tdf("points"), tdf("visits"), tdf("release")
+
+
+def stays():
+    st = detection.stay_locations(pts, spatial_radius_km=0.2, minutes_for_a_stop=20.0,
+                                  leaving_time=True)
+    return {"count": len(st), "arrive": sorted((st["datetime"].astype("int64") // 10**9).tolist())}
+
+
+def per_user(fn):
+    def run():
+        df = fn(vdf, show_progress=False)
+        col = [c for c in df.columns if c != "uid"][0]
+        vals = df[col].tolist()
+        if fn is individual.jump_lengths:
+            vals = [float(sum(v)) for v in vals]
+        return {"uid": df["uid"].astype(str).tolist(), "value": vals}
+    return run
+
+
+def attack(make):
+    def run():
+        df = make().assess_risk(rdf)
+        return {"uid": df["uid"].astype(str).tolist(), "risk": df["risk"].tolist()}
+    return run
+
+
+ops = {"version": lambda: skmob.__version__, "stays": stays,
+       "visits_per_location": lambda: {"count": sorted(
+           collective.visits_per_location(vdf)["n_visits"].tolist())},
+       "homes_per_location": lambda: {"count": sorted(
+           collective.homes_per_location(vdf)["n_homes"].tolist())},
+       "LocationAttack": attack(lambda: attacks.LocationAttack(knowledge_length=2)),
+       "LocationSequenceAttack": attack(
+           lambda: attacks.LocationSequenceAttack(knowledge_length=2)),
+       "HomeWorkAttack": attack(attacks.HomeWorkAttack)}
+for name in ("radius_of_gyration", "uncorrelated_entropy", "real_entropy", "jump_lengths",
+             "max_distance_from_home"):
+    ops[name] = per_user(getattr(individual, name))
+serve(ops)
 '''
 
 
@@ -169,51 +181,59 @@ def visit_frame(data: Trajectories, visits: str) -> pd.DataFrame:
                          "uid": table.users[table.uid]})
 
 
-def timed(fn: Any) -> tuple[float, float, Any]:
-    """(wall seconds, CPU seconds of this process, result) of ``fn()``."""
-    start, cpu = time.perf_counter(), time.process_time()
-    value = fn()
-    return time.perf_counter() - start, time.process_time() - cpu, value
+def copy(data: Trajectories) -> Trajectories:
+    """A new object over the same arrays: no cache of an earlier call (a visit table) is kept."""
+    return Trajectories(data.trajectory_id, data.user_id, data.offsets, data.lon, data.lat,
+                        data.t)
 
 
-def ours(points: Trajectories, visits: Trajectories, rel: Trajectories) -> dict[str, Any]:
-    """anoneval's side: each operation timed alone, on prepared tables."""
-    out: dict[str, Any] = {}
+def attack_risks(name: str, release: Trajectories) -> dict[str, Any]:
+    """What a user calls: ``Evaluator(None, [attack]).evaluate(release)``; per-user risks."""
+    params: dict[str, Any] = {"knowledge_length": 2, "visits": "points", "tiles": {"bbox": BBOX}}
+    if name == "HomeWorkAttack":
+        params["compat"] = "skmob"
+    entry = anoneval.Evaluator(None, [{"name": name, "params": params}]).evaluate(
+        release).measures[0]
+    if entry.error:
+        raise RuntimeError(f"{name}: {entry.error}")
+    per = entry.details["per_user"]
+    return {"uid": list(per), "risk": list(per.values())}
+
+
+def our_ops(points: Trajectories, visits: Trajectories, rel: Trajectories
+            ) -> tuple[dict[str, Callable[[], dict[str, Any]]], list[str]]:
+    """anoneval's side of each operation (inputs loaded, JIT compiled), and the users with tied
+    homes."""
     spec = StaySpec()
     detect_stays(points.subset(np.arange(min(3, len(points)))), spec)  # JIT outside timing
     lz_entropies(np.array([0, 1, 0]), np.array([0, 3]))
-    wall, cpu, st = timed(lambda: detect_stays(points, spec))
-    out["stays"] = {"seconds": wall, "cpu": cpu, "count": len(st),
-                    "arrive": sorted(st.arrive.tolist())}
     grid = make_grid(TileSpec(bbox=BBOX))
     table = visit_table(visits, grid, "points")
-    for name in ("radius_of_gyration", "uncorrelated_entropy", "real_entropy", "jump_lengths",
-                 "max_distance_from_home"):
-        wall, cpu, vals = timed(lambda name=name: per_user(name, table, grid, 2))
-        if name == "jump_lengths":
-            vals = [float(sum(v)) for v in vals]
-        out[name] = {"seconds": wall, "cpu": cpu, "uid": [str(u) for u in table.users],
-                     "value": vals, "name": name}
-    wall, cpu, (_, counts) = timed(lambda: np.unique(table.tile, return_counts=True))
-    out["visits_per_location"] = {"seconds": wall, "cpu": cpu,
-                                  "count": sorted(counts.tolist())}
-    out["tied_homes"] = tied_homes(table)
-    wall, cpu, (_, counts) = timed(lambda: np.unique(home_tiles(table, grid)[1],
-                                                     return_counts=True))
-    out["homes_per_location"] = {"seconds": wall, "cpu": cpu, "count": sorted(counts.tolist())}
-    for name in ("LocationAttack", "LocationSequenceAttack", "HomeWorkAttack"):
-        cls = default_registry().get("risk_measure", name)
-        params: dict[str, Any] = {"knowledge_length": 2, "visits": "points",
-                                  "tiles": {"bbox": BBOX}}
-        if name == "HomeWorkAttack":
-            params["compat"] = "skmob"
-        measure = cls(cls.Params(**params))
-        fresh = Trajectories(rel.trajectory_id, rel.user_id, rel.offsets, rel.lon, rel.lat,
-                             rel.t)
-        wall, cpu, res = timed(lambda m=measure, d=fresh: m.compute(None, d, Context(seed=1)))
-        per = res.details["per_user"]
-        out[name] = {"seconds": wall, "cpu": cpu, "uid": list(per), "risk": list(per.values())}
-    return out
+
+    def stays() -> dict[str, Any]:
+        st = detect_stays(copy(points), spec)
+        return {"count": len(st), "arrive": sorted(st.arrive.tolist())}
+
+    def individual(name: str) -> Callable[[], dict[str, Any]]:
+        def run() -> dict[str, Any]:
+            vals = per_user(name, table, grid, 2)
+            if name == "jump_lengths":
+                vals = [float(sum(v)) for v in vals]
+            return {"uid": [str(u) for u in table.users], "value": vals, "name": name}
+        return run
+
+    def visits_per_location() -> dict[str, Any]:
+        return {"count": sorted(np.unique(table.tile, return_counts=True)[1].tolist())}
+
+    def homes_per_location() -> dict[str, Any]:
+        homes = home_tiles(table, grid)[1]
+        return {"count": sorted(np.unique(homes, return_counts=True)[1].tolist())}
+    ops: dict[str, Callable[[], dict[str, Any]]] = {"stays": stays}
+    ops.update({name: individual(name) for name in INDIVIDUAL})
+    ops["visits_per_location"] = visits_per_location
+    ops["homes_per_location"] = homes_per_location
+    ops.update({name: (lambda name=name: attack_risks(name, copy(rel))) for name in ATTACKS})
+    return ops, tied_homes(table)
 
 
 def tied_homes(table: Any) -> list[str]:
@@ -268,30 +288,41 @@ def _values_agree(x: dict[str, float], y: dict[str, float], key: str) -> bool:
     return bool(np.allclose(xa, ya, rtol=1e-9, atol=1e-12, equal_nan=True))
 
 
-def run_skmob(python: str, points: Trajectories, visits: Trajectories,
-              rel: Trajectories) -> dict[str, Any]:
-    """skmob's side in a child process of ``python``; its own timings."""
-    with tempfile.TemporaryDirectory(prefix="anoneval-skmob-") as folder:
-        f = points.to_frame(timestamp_format=None)
-        pd.DataFrame({"lat": f.lat, "lng": f.lon,
-                      "datetime": pd.to_datetime(f.timestamp, unit="s"),
-                      "uid": f.user_id, "tid": f.trajectory_id}).to_csv(
-            Path(folder) / "points.csv", index=False)
-        visit_frame(visits, "points").to_csv(Path(folder) / "visits.csv", index=False)
-        visit_frame(rel, "points").to_csv(Path(folder) / "release.csv", index=False)
-        script = Path(folder) / "child.py"
-        script.write_text(CHILD)
-        subprocess.run([python, str(script), folder], check=True)
-        return json.loads((Path(folder) / "out.json").read_text())
+def start_skmob(python: str, points: Trajectories, visits: Trajectories, rel: Trajectories,
+                folder: str) -> RemotePeer:
+    """skmob in a child process of ``python``, with the data written to ``folder`` and loaded."""
+    f = points.to_frame(timestamp_format=None)
+    pd.DataFrame({"lat": f.lat, "lng": f.lon, "datetime": pd.to_datetime(f.timestamp, unit="s"),
+                  "uid": f.user_id, "tid": f.trajectory_id}).to_csv(
+        Path(folder) / "points.csv", index=False)
+    visit_frame(visits, "points").to_csv(Path(folder) / "visits.csv", index=False)
+    visit_frame(rel, "points").to_csv(Path(folder) / "release.csv", index=False)
+    script = Path(folder) / "skmob_peer.py"
+    script.write_text(CHILD)
+    return RemotePeer([python, str(script), str(HERE), folder], timeout=600, name="skmob")
+
+
+def skmob_python(given: str | None) -> str | None:
+    """The skmob Python: ``given``, else the default install; None (with a note when ``given``
+    is not a file) when there is none."""
+    if given and not Path(given).is_file():
+        print(f"peer: {given} (the scikit-mobility Python given) is not a file")
+        return None
+    path = given or DEFAULT_SKMOB
+    return path if Path(path).is_file() else None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, --quick 1)")
+    parser.add_argument("--long", type=float, default=60.0,
+                        help="one round where skmob's first call took longer (s; default 60)")
     parser.add_argument("--skmob-python", default=os.environ.get("ANONEVAL_SKMOB_PYTHON"),
                         help="Python of a scikit-mobility 1.3.1 environment "
-                             "(default: $ANONEVAL_SKMOB_PYTHON)")
+                             f"(default: $ANONEVAL_SKMOB_PYTHON, else {DEFAULT_SKMOB})")
     args = parser.parse_args()
+    rounds = args.rounds or (1 if args.quick else 3)
     if args.quick:
         points, visits, rel = trace(5, 2), trace(20, 3, seed=1), release(8, 5)
     else:
@@ -299,28 +330,29 @@ def main() -> None:
     print(f"stays on {points.n_points:,} points; individual/collective on "
           f"{visits.n_points:,} visits of {len(np.unique(visits.user_id))} users; attacks on "
           f"{rel.n_points} visits of {len(np.unique(rel.user_id))} users")
-    mine = ours(points, visits, rel)
-    theirs = None
-    if args.skmob_python:
-        theirs = run_skmob(args.skmob_python, points, visits, rel)
-        print(f"peer: scikit-mobility {theirs['version']} ({args.skmob_python})")
-    else:
-        print("peer: no scikit-mobility Python given (--skmob-python or "
-              "ANONEVAL_SKMOB_PYTHON): anoneval's side only")
-    print(f"{'operation':24s} {'anoneval s':>10s} {'skmob s':>9s} {'ratio':>7s} "
-          f"{'cpu: anoneval':>13s} {'skmob':>8s} {'ratio':>7s}  agree")
-    tied = mine.pop("tied_homes")
-    for name, row in mine.items():
-        if theirs is None:
-            print(f"{name:24s} {row['seconds']:10.4f} {'-':>9s} {'-':>7s} {row['cpu']:13.4f}")
-            continue
-        peer = theirs[name]
-        ratio = peer["seconds"] / max(row["seconds"], 1e-9)
-        cpu_ratio = peer["cpu"] / max(row["cpu"], 1e-9)
-        print(f"{name:24s} {row['seconds']:10.4f} {peer['seconds']:9.3f} {ratio:6.0f}× "
-              f"{row['cpu']:13.4f} {peer['cpu']:8.3f} {cpu_ratio:6.0f}×  "
-              f"{agree(row, peer, tied)}")
-    sys.stdout.flush()
+    ops, tied = our_ops(points, visits, rel)
+    python = skmob_python(args.skmob_python)
+    if python is None:
+        print("peer: no scikit-mobility Python (--skmob-python, ANONEVAL_SKMOB_PYTHON or "
+              f"{DEFAULT_SKMOB}): anoneval's side only")
+        header("anoneval alone", rounds, peers=False)
+        for name, fn in ops.items():
+            wall, cpu = timed_rounds(fn, rounds)
+            print(f"{name:24s} {wall:10.4f} s (cpu {cpu:8.4f})", flush=True)
+        return
+    with tempfile.TemporaryDirectory(prefix="anoneval-skmob-") as folder, \
+            start_skmob(python, points, visits, rel, folder) as peer:
+        print(f"peer: scikit-mobility {peer.run('version').value} ({python})")
+        header("anoneval against scikit-mobility (skmob timed in its own process)", rounds)
+        for name, fn in ops.items():
+            mine = fn()  # the warm-up calls, compared
+            first = peer.run(name)
+            n = 1 if first.wall > args.long else rounds
+            c = interleaved(fn, peer.op(name), n, name=name, warm_up=False)
+            note = f"  agree: {agree(mine, first.value, tied)}" + (
+                f" ({n} round: skmob's first call took {first.wall:.0f} s)" if n < rounds
+                else "")
+            show(c, "skmob", width=24, note=note)
 
 
 if __name__ == "__main__":

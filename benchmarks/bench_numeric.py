@@ -1,39 +1,56 @@
-"""Speed of the numeric risk and loss measures against sdcMicro, measured in the same run.
+"""Speed of the numeric risk and loss measures against sdcMicro, interleaved in the same run.
 
 Cases: four correlated continuous variables and the same with additive noise. Each anoneval
-measure is timed through ``anoneval.evaluate`` at 10⁶ records (``--quick``: 10⁵) and, against
-sdcMicro, at 20,000 records: when ``Rscript`` with sdcMicro is available (``R_LIBS`` pointing
-at its library), the same calls (``dUtility``, ``IL_correl``, ``IL_variables``, ``dRisk``,
-``dRiskRMD``) are timed inside R on the same data (read before the clock) and the ratio
-ours/sdcMicro of the medians is printed (< 1: anoneval is faster). Both sides: one untimed
-warm-up call, then the median of ``--rounds`` calls (R runs in its own process, so the sides
-are not interleaved; see docs/scaling.md, "How benchmarks measure"). (sdcMicro's ``dRiskRMD``
-builds an n × n distance matrix, and its other calls grew to 10 GB at 10⁵ records here, so the
-comparison stays at 20,000.) Run: ``python benchmarks/bench_numeric.py [--quick] [--rounds N]``.
+measure is timed through ``anoneval.evaluate`` at 10⁶ records (``--quick``: 10⁵) against an
+absolute figure, and against sdcMicro at 20,000 records: an R process (``Rscript`` with
+sdcMicro from ``SDCMICRO_LIB``, default ``/work/oracles/sdcmicro/lib``; install steps in
+docs/scaling.md, "Peers in other processes") reads the data once and then runs one call per
+request (``dUtility``, ``IL_correl``, ``IL_variables``, ``dRisk``, ``dRiskRMD``), timing it
+itself (``benchmarks/_remote.py``). Both sides make one untimed call first, whose values are
+compared (equal to 1e-9 relative; ``dRiskRMD`` draws random MCD subsets on both sides, so its
+value is printed, not compared), then ``--rounds`` interleaved rounds; printed per measure:
+both medians, the per-round ratio ours/sdcMicro min / median / max (< 1: anoneval is faster)
+and the CPU ratio (docs/scaling.md, "How benchmarks measure"). Without R or sdcMicro it says so
+and times anoneval alone. (sdcMicro's ``dRiskRMD`` builds an n × n distance matrix, and its
+other calls grew to 10 GB at 10⁵ records here, so the comparison stays at 20,000.)
+Run: ``python benchmarks/bench_numeric.py [--quick] [--rounds N] [--no-r]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
-import subprocess
+import math
 import tempfile
 
 import numpy as np
 import pandas as pd
-from _common import timed_rounds
+from _common import header, interleaved, show, timed_rounds
+from _remote import RemotePeer, start_r_peer
 
 from anoneval.core import evaluate
 
+#: Each measure and sdcMicro's call of it, as an R expression of its value.
 MEASURES = {
-    "IL1": "dUtility(x, xm = xm, method = 'IL1')",
-    "IL1s": "dUtility(x, xm = xm, method = 'IL1s')",
-    "EigenvalueLoss": "dUtility(x, xm = xm, method = 'eigen')",
-    "CorrelationLoss": "IL_correl(x, xm)",
-    "VariableDistanceLoss": "IL_variables(x, xm)",
-    "IntervalDisclosure": "dRisk(x, xm = xm)",
+    "IL1": "as.numeric(dUtility(x, xm = xm, method = 'IL1'))",
+    "IL1s": "as.numeric(dUtility(x, xm = xm, method = 'IL1s'))",
+    "EigenvalueLoss": "as.numeric(dUtility(x, xm = xm, method = 'eigen'))",
+    "CorrelationLoss": "as.numeric(IL_correl(x, xm))",
+    "VariableDistanceLoss": "as.numeric(IL_variables(x, xm))",
+    "IntervalDisclosure": "as.numeric(dRisk(x, xm = xm))",
 }
+#: Measured against sdcMicro at 20,000 records only (its n × n matrix).
+PEER_ONLY = {"RobustIntervalDisclosure": "dRiskRMD(x, xm = xm)$risk1"}
+#: Random on both sides (MCD subsets): values printed, not compared.
+RANDOM = {"RobustIntervalDisclosure"}
+
+R_PEER = """
+args <- commandArgs(TRUE)
+source(args[1])
+suppressPackageStartupMessages(library(sdcMicro))
+x <- read.csv(args[2])
+xm <- read.csv(args[3])
+serve(list({ops}))
+"""
 
 
 def data(n: int, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -43,58 +60,68 @@ def data(n: int, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     return x, x + rng.normal(scale=[1.5, 0.8, 0.5, 6], size=x.shape)
 
 
-def ours(name: str, x: pd.DataFrame, xm: pd.DataFrame, rounds: int) -> tuple[float, float]:
-    """Median wall and CPU seconds of ``evaluate`` after a warm-up call (which checks it)."""
+def value(name: str, x: pd.DataFrame, xm: pd.DataFrame) -> float:
+    """What a user calls: ``evaluate(x, xm, [name])``; its value (an error is raised)."""
     entry = evaluate(x, xm, [name])[name]
-    assert entry.error is None, entry.error
-    return timed_rounds(lambda: evaluate(x.copy(), xm.copy(), [name]), rounds, warm_up=False)
+    if entry.error is not None:
+        raise RuntimeError(f"{name}: {entry.error}")
+    return float(entry.value)
 
 
-def sdcmicro(calls: dict[str, str], x: pd.DataFrame, xm: pd.DataFrame,
-             rounds: int) -> dict[str, float]:
-    """Seconds of each sdcMicro call (median of ``rounds`` after a warm-up call), or {}
-    without Rscript."""
-    if shutil.which("Rscript") is None:
-        return {}
-    with tempfile.TemporaryDirectory() as tmp:
-        x.to_csv(f"{tmp}/x.csv", index=False)
-        xm.to_csv(f"{tmp}/xm.csv", index=False)
-        timed = "\n".join(
-            f"invisible({v}); "
-            f"t['{k}'] <- median(sapply(1:{rounds}, function(i) system.time({v})[['elapsed']]))"
-            for k, v in calls.items())
-        script = (f"suppressMessages(library(sdcMicro)); x <- read.csv('{tmp}/x.csv'); "
-                  f"xm <- read.csv('{tmp}/xm.csv'); t <- list()\n{timed}\n"
-                  "cat(jsonlite::toJSON(t, auto_unbox = TRUE))")
-        proc = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"(sdcMicro not available: {proc.stderr.strip().splitlines()[-1:]})")
-            return {}
-        return json.loads(proc.stdout)
+def sdcmicro(x: pd.DataFrame, xm: pd.DataFrame, folder: str) -> RemotePeer | str:
+    """sdcMicro in R with ``x`` and ``xm`` loaded, one operation per measure (or why not)."""
+    x.to_csv(f"{folder}/x.csv", index=False)
+    xm.to_csv(f"{folder}/xm.csv", index=False)
+    ops = ",\n  ".join(f"{k} = function() {v}" for k, v in {**MEASURES, **PEER_ONLY}.items())
+    return start_r_peer(R_PEER.format(ops=ops), [f"{folder}/x.csv", f"{folder}/xm.csv"],
+                        folder, name="sdcMicro")
+
+
+def agree(name: str, ours: float, theirs: float) -> str:
+    if name in RANDOM:
+        return f"values {ours:.6g} and {theirs:.6g} (random MCD subsets on both sides)"
+    same = math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
+    return f"agree {'yes' if same else 'NO'} ({ours:.10g} vs {theirs:.10g})"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="10⁵ records instead of 10⁶")
     ap.add_argument("--rounds", type=int, help="timed calls per side (default 3, --quick 1)")
+    ap.add_argument("--no-r", action="store_true", help="do not run sdcMicro")
     args = ap.parse_args()
     n = 100_000 if args.quick else 1_000_000
     rounds = args.rounds or (1 if args.quick else 3)
     x, xm = data(n)
-    print(f"{n:,} records × 4 numeric columns, evaluate(), median of {rounds} after a warm-up")
+
+    def fresh() -> tuple[pd.DataFrame, pd.DataFrame]:
+        return x.copy(), xm.copy()
+    header(f"{n:,} records × 4 numeric columns, evaluate()", rounds, peers=False)
     for name in MEASURES:
-        wall, cpu = ours(name, x, xm, rounds)
+        value(name, x, xm)
+        wall, cpu = timed_rounds(lambda a, b, name=name: value(name, a, b), rounds, fresh,
+                                 warm_up=False)
         print(f"  {name:24} {wall:8.3f} s (cpu {cpu:7.3f})", flush=True)
+
     x, xm = data(20_000)
-    calls = {**MEASURES, "RobustIntervalDisclosure": "dRiskRMD(x, xm = xm)"}
-    theirs = sdcmicro(calls, x, xm, rounds)
-    print(f"20,000 records: {'measure':24} {'anoneval s':>11} {'sdcMicro s':>11} "
-          f"{'ours/sdcMicro':>14}")
-    for name in calls:
-        t, _ = ours(name, x, xm, rounds)
-        r = theirs.get(name)
-        ratio = f"{t / r:14.3g}" if r else f"{'n/a':>14}"
-        print(f"                {name:24} {t:11.4f} {r if r else float('nan'):11.4f} {ratio}")
+    names = [*MEASURES, *PEER_ONLY]
+    with tempfile.TemporaryDirectory() as tmp:
+        peer = "not run (--no-r)" if args.no_r else sdcmicro(x, xm, tmp)
+        if isinstance(peer, str):
+            print(f"\nsdcMicro: {peer}; anoneval alone at 20,000 records")
+            for name in names:
+                wall, cpu = timed_rounds(lambda a, b, name=name: value(name, a, b), rounds,
+                                         fresh)
+                print(f"  {name:24} {wall:8.4f} s (cpu {cpu:7.4f})", flush=True)
+            return
+        with peer:
+            header("20,000 records, evaluate() against sdcMicro (R, timed inside R)", rounds)
+            for name in names:
+                ours = value(name, x.copy(), xm.copy())  # the warm-up calls, compared
+                theirs = float(peer.run(name).value)
+                c = interleaved(lambda a, b, name=name: value(name, a, b), peer.op(name),
+                                rounds, fresh, name, warm_up=False)
+                show(c, "sdcMicro", width=26, note="  " + agree(name, ours, theirs))
 
 
 if __name__ == "__main__":

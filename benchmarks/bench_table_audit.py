@@ -1,5 +1,5 @@
 """Speed of SuppressionAudit on a 3-D hierarchical table (issue #27 target: 10,000 cells with
-1,000 suppressed audited in under 60 s), against its scipy fallback and sdcTable's ``attack()``.
+1,000 suppressed audited in under 60 s), against sdcTable's ``attack()``, interleaved.
 
 The table: three hierarchical dimensions (25 × 20 × 20 codes, totals and subtotals included),
 random non-negative inner values, 1,000 suppressed cells: 2 × 2 × 2 boxes of sibling leaves
@@ -7,35 +7,44 @@ random non-negative inner values, 1,000 suppressed cells: 2 × 2 × 2 boxes of s
 overlap) and a tenth at random (mostly exactly disclosed). ``--quick``: 12 × 10 × 10 codes, 100
 suppressed.
 
-Timed in the same run: anoneval with highspy (extra ``lp``: one warm-started model per task of
-100 variables) on two worker processes (started before the clock, as an evaluation starts them
-once for all its measures) and on one, anoneval's scipy fallback (a fresh HiGHS solve per bound,
-one worker), and, when ``Rscript`` with sdcTable is on this machine,
-sdcTable's ``attack()`` (``benchmarks/bench_table_audit_attack.R``) on both cores, or on one
-where its R's ``future`` is too old for ``n_workers``. The grand total stays published, so
-``attack()``'s max(Freq) cap is implied and its intervals must equal ours. Ratios are peer
-time / anoneval time.
-Run: ``python benchmarks/bench_table_audit.py [--quick] [--no-fallback] [--no-sdctable]
-[--peer-timeout SECONDS]``.
+Ours: what a user calls, ``Evaluator(original, [SuppressionAudit]).evaluate_release(table,
+engine={"name": "local", "workers": w})`` (the original: the inner cells as microdata, no
+sensitivity rule set) (the worker processes start inside the timing, as
+sdcTable's ``future`` sessions do), with highspy when installed (extra ``lp``: one warm-started
+model per task of 100 variables). Peer: sdcTable's ``attack()`` in a persistent R process
+(``benchmarks/bench_table_audit_attack.R`` through ``benchmarks/_remote.py``): it reads the
+table and builds the sdcTable problem once, then runs one ``attack()`` per request, timed
+inside R. Compared on 2 workers and on 1 (``--workers``), ``--rounds`` interleaved rounds after
+one untimed call per side, printed as the per-round ratio ours/sdcTable min / median / max with
+the CPU ratio (docs/scaling.md, "How benchmarks measure"; with 2 workers the CPU seconds of
+sdcTable's worker sessions are not counted, read the 1-worker CPU ratio). The grand total stays
+published, so ``attack()``'s max(Freq) cap is implied and its intervals must equal ours: the
+largest difference is printed. Also timed, ours alone: the scipy fallback (a fresh HiGHS solve
+per bound, one worker, one call) against the warm-started solver. sdcTable is installed from
+its GitHub source with a GLPK stand-in for the R package ``highs`` (docs/scaling.md, "Peers in
+other processes"), so its times are ``attack()`` with GLPK. Without R or sdcTable the script
+says so and times ours alone.
+Run: ``python benchmarks/bench_table_audit.py [--quick] [--rounds N] [--workers 2,1]
+[--no-fallback] [--no-sdctable] [--peer-timeout SECONDS]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from _common import header, interleaved, show, timed_rounds
+from _remote import PeerError, RemotePeer, start_r_peer
 
-from anoneval.core.api import Context, Table
-from anoneval.core.run.engine import LocalEngine
-from anoneval.plugins.tabular.suppression_audit import SuppressionAudit
+import anoneval
+from anoneval.core.api import Table
 
 PEER = Path(__file__).with_name("bench_table_audit_attack.R")
 
@@ -86,97 +95,123 @@ def table(sizes: list[tuple[int, int]], n_suppressed: int, seed: int = 0):
     return frame, dims
 
 
-def run_anoneval(frame: pd.DataFrame, dims: dict, workers: int,
-                 fallback: bool = False) -> tuple[float, pd.DataFrame, dict]:
-    """Seconds, suppressed cells and details of one audit; ``fallback`` hides highspy (serial
-    runs only: worker processes import it afresh)."""
+def audit(frame: pd.DataFrame, dims: dict, workers: int) -> dict[str, Any]:
+    """What a user calls: the audit of the table ``frame`` (cells, ``leaf`` marking the inner
+    ones) through the public API on ``workers`` local processes; the measure's details (its
+    error, if any, is raised). The original side is the inner cells as microdata (one
+    contributor each, magnitude ``value``); no sensitivity rule is set, so it does not change
+    the intervals."""
+    original = frame.loc[frame["leaf"], ["a", "b", "c", "value"]].reset_index(drop=True)
+    spec = {"name": "SuppressionAudit", "params": {"dimensions": dims, "magnitude": "value"}}
+    report = anoneval.Evaluator(original, [spec]).evaluate_release(
+        Table(frame.drop(columns="leaf")), engine={"name": "local", "workers": workers})
+    entry = report.measures[0]
+    if entry.error:
+        raise RuntimeError(f"SuppressionAudit: {entry.error}")
+    return entry.details
+
+
+def suppressed(details: dict[str, Any]) -> pd.DataFrame:
+    """The audited cells that are not published, with their intervals."""
+    cells = pd.DataFrame(details["cells"])
+    return cells[cells["status"] != "published"].reset_index(drop=True)
+
+
+def fallback(frame: pd.DataFrame, dims: dict) -> tuple[float, pd.DataFrame]:
+    """Seconds and suppressed cells of one serial audit with highspy hidden (the scipy
+    fallback; serial, since worker processes would import highspy afresh)."""
     saved = sys.modules.get("highspy")
-    if fallback:
-        sys.modules["highspy"] = None  # type: ignore[assignment]  # import -> ImportError
-    engine = LocalEngine(workers)
+    sys.modules["highspy"] = None  # type: ignore[assignment]  # import -> ImportError
     try:
-        if workers > 1:  # started before the clock: an evaluation starts them once for all
-            engine.pool()
-        ctx = Context(block_runner=engine.blocks())
         start = time.perf_counter()
-        res = SuppressionAudit(dimensions=dims).compute(
-            None, Table(frame.drop(columns="leaf")), ctx)
+        details = audit(frame, dims, 1)
         took = time.perf_counter() - start
     finally:
-        engine.close()
-        if fallback:
-            sys.modules.pop("highspy", None)
-            if saved is not None:
-                sys.modules["highspy"] = saved
-    cells = pd.DataFrame(res.details["cells"])
-    return took, cells[cells["status"] != "published"].reset_index(drop=True), res.details
+        sys.modules.pop("highspy", None)
+        if saved is not None:
+            sys.modules["highspy"] = saved
+    return took, suppressed(details)
 
 
-def run_sdctable(frame: pd.DataFrame, dims: dict,
-                 timeout: float) -> tuple[int, float, pd.DataFrame] | str:
-    """sdcTable's attack() on two workers (one where its R lacks what that needs): workers,
-    seconds and intervals, or why it did not run."""
-    rscript = shutil.which("Rscript")
-    if rscript is None:
-        return "no Rscript on this machine"
-    check = subprocess.run([rscript, "-e", "library(sdcTable)"], capture_output=True, text=True)
-    if check.returncode:
-        return "R has no sdcTable"
-    with tempfile.TemporaryDirectory() as tmp:
-        frame.to_csv(Path(tmp) / "cells.csv", index=False)
-        for d, e in dims.items():
-            pd.DataFrame(e, columns=["parent", "child"]).to_csv(Path(tmp) / f"hier_{d}.csv",
-                                                                index=False)
-        try:
-            out = subprocess.run([rscript, str(PEER), tmp, "2"], capture_output=True, text=True,
-                                 timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return f"attack() did not finish within {timeout:g} s"
-        if out.returncode:
-            return f"attack() failed: {out.stderr.strip()[-300:]}"
-        got = pd.read_csv(Path(tmp) / "attack.csv", dtype={"a": str, "b": str, "c": str})
-        workers, secs = out.stdout.strip().splitlines()[-1].split()
-        return int(workers), float(secs), got
+def same_intervals(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    return bool(np.allclose(a["lower"], b["lower"], rtol=0, atol=1e-6) and np.allclose(
+        a["upper"].astype(float), b["upper"].astype(float), rtol=0, atol=1e-6, equal_nan=True))
+
+
+def sdctable(frame: pd.DataFrame, dims: dict, folder: str) -> RemotePeer | str:
+    """sdcTable in R with the table loaded and its problem built (or why not)."""
+    frame.to_csv(Path(folder) / "cells.csv", index=False)
+    for d, e in dims.items():
+        pd.DataFrame(e, columns=["parent", "child"]).to_csv(Path(folder) / f"hier_{d}.csv",
+                                                            index=False)
+    return start_r_peer(PEER.read_text(), [folder], folder, name="sdcTable")
+
+
+def largest_difference(ours: pd.DataFrame, path: Path) -> tuple[int, float]:
+    """Cells compared and the largest difference of sdcTable's intervals (``path``) from ours."""
+    got = pd.read_csv(path, dtype={"a": str, "b": str, "c": str})
+    merged = ours.merge(got, on=["a", "b", "c"])
+    diff = max(float(np.abs(merged["lower"] - merged["low"]).max()),
+               float(np.abs(merged["upper"].astype(float) - merged["up"]).max()))
+    return len(merged), diff
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3, --quick 1)")
+    parser.add_argument("--workers", default="2,1",
+                        help="worker counts compared, comma-separated (default 2,1)")
     parser.add_argument("--no-fallback", action="store_true", help="skip the scipy fallback")
     parser.add_argument("--no-sdctable", action="store_true", help="skip sdcTable's attack()")
     parser.add_argument("--peer-timeout", type=float, default=3600.0,
-                        help="seconds sdcTable's attack() may take (default 3600)")
+                        help="seconds one attack() may take (default 3600)")
     args = parser.parse_args()
     sizes, k = ([(3, 8), (3, 6), (0, 9)], 100) if args.quick else ([(4, 20), (4, 15), (0, 19)],
                                                                      1000)
+    rounds = args.rounds or (1 if args.quick else 3)
+    workers = [int(w) for w in args.workers.split(",")]
     frame, dims = table(sizes, k)
     warm = _has_highspy()
     solver = "highspy, warm-started" if warm else "scipy: highspy (extra 'lp') not installed"
-    took, ours, d = run_anoneval(frame, dims, workers=2)
-    print(f"SuppressionAudit ({solver}, 2 workers): {len(frame)} cells, {d['n_suppressed']} "
-          f"suppressed, {d['n_components']} components, {d['n_exact']} exact, "
-          f"{d['n_unbounded']} unbounded: {took:.2f} s (target < 60 s)")
-    one, _, _ = run_anoneval(frame, dims, workers=1)
-    print(f"  the same on 1 worker: {one:.2f} s, ratio {one / took:.2f}x")
+    start = time.perf_counter()
+    d = audit(frame, dims, workers[0])  # also our side's warm-up
+    took = time.perf_counter() - start
+    ours = suppressed(d)
+    print(f"SuppressionAudit ({solver}): {len(frame)} cells, {d['n_suppressed']} suppressed, "
+          f"{d['n_components']} components, {d['n_exact']} exact, {d['n_unbounded']} "
+          f"unbounded; first call on {workers[0]} worker(s) {took:.2f} s (target < 60 s)")
     if warm and not args.no_fallback:
-        cold, cold_cells, _ = run_anoneval(frame, dims, workers=1, fallback=True)
-        same = np.allclose(cold_cells["lower"], ours["lower"], rtol=0, atol=1e-6) and \
-            np.allclose(cold_cells["upper"].astype(float), ours["upper"].astype(float), rtol=0,
-                        atol=1e-6, equal_nan=True)
-        print(f"  scipy fallback (a fresh solve per bound), 1 worker: {cold:.2f} s, ratio "
-              f"{cold / one:.1f}x the warm-started 1 worker; same intervals: {same}")
-    if args.no_sdctable:
-        return
-    peer = run_sdctable(frame, dims, args.peer_timeout)
-    if isinstance(peer, str):
-        print(f"  sdcTable attack(): not run ({peer})")
-        return
-    workers, secs, got = peer
-    merged = ours.merge(got, on=["a", "b", "c"])
-    diff = max(float(np.abs(merged["lower"] - merged["low"]).max()),
-               float(np.abs(merged["upper"].astype(float) - merged["up"]).max()))
-    print(f"  sdcTable attack() ({workers} worker(s)): {secs:.2f} s, ratio {secs / took:.1f}x, "
-          f"{len(merged)} cells compared, largest difference {diff:.2e}")
+        cold, cold_cells = fallback(frame, dims)
+        print(f"  scipy fallback (a fresh solve per bound), 1 worker, one call: {cold:.2f} s; "
+              f"same intervals: {same_intervals(cold_cells, ours)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        peer = "not run (--no-sdctable)" if args.no_sdctable else sdctable(frame, dims, tmp)
+        if isinstance(peer, str):
+            print(f"sdcTable attack(): {peer}; ours alone")
+            header("SuppressionAudit alone", rounds, peers=False)
+            for w in workers:
+                wall, cpu = timed_rounds(lambda w=w: audit(frame, dims, w), rounds)
+                print(f"  ours on {w} worker(s): {wall:.2f} s (cpu {cpu:.2f})")
+            return
+        with peer:
+            header("SuppressionAudit against sdcTable's attack() (GLPK; timed inside R)",
+                   rounds)
+            for w in workers:
+                try:
+                    used = peer.run("attack", w, timeout=args.peer_timeout).value  # warm-up
+                except PeerError as e:
+                    print(f"sdcTable attack() on {w} worker(s): {str(e).splitlines()[0]}")
+                    return
+                peer.run("save", Path(tmp) / "attack.csv")
+                n, diff = largest_difference(ours, Path(tmp) / "attack.csv")
+                audit(frame, dims, w)  # warm-up
+                c = interleaved(lambda w=w: audit(frame, dims, w),
+                                peer.op("attack", w, timeout=args.peer_timeout), rounds,
+                                name=f"ours {w} / attack() {used} worker(s)", warm_up=False)
+                same = n == len(ours) and diff <= 1e-6
+                show(c, "sdcTable", note=f"  {n} cells compared, largest difference "
+                                         f"{diff:.2e}: agree {'yes' if same else 'NO'}")
 
 
 def _has_highspy() -> bool:

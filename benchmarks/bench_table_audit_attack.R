@@ -1,10 +1,12 @@
-# Peer of benchmarks/bench_table_audit.py: sdcTable's attack() on the same table and pattern.
-# Usage: Rscript bench_table_audit_attack.R DIR N_WORKERS  (DIR holds cells.csv, hier_<d>.csv;
-# writes attack.csv and prints the workers used and the seconds attack() took). Needs R with sdcTable.
-suppressPackageStartupMessages({library(sdcTable); library(sdcHierarchies); library(data.table)})
+# Peer of benchmarks/bench_table_audit.py: sdcTable's attack() on the same table and pattern,
+# served through benchmarks/_remote.R (one attack() per request, timed inside R).
+# Usage: Rscript bench_table_audit_attack.R PATH/_remote.R DIR  (DIR holds cells.csv and
+# hier_<d>.csv). Operations: attack(WORKERS) runs attack() once and answers the workers it used;
+# save(PATH) writes the last attack's intervals (a, b, c, low, up) as CSV. Needs sdcTable.
 args <- commandArgs(trailingOnly = TRUE)
-dir <- args[1]
-workers <- as.integer(args[2])
+source(args[1])
+dir <- args[2]
+suppressPackageStartupMessages({library(sdcTable); library(sdcHierarchies); library(data.table)})
 cells <- fread(file.path(dir, "cells.csv"), colClasses = list(character = c("a", "b", "c")))
 dnames <- c("a", "b", "c")
 dl <- lapply(dnames, function(d) {
@@ -22,21 +24,36 @@ status <- cells$status[match(key(df), key(as.data.frame(cells)))]
 stopifnot(!anyNA(status))
 sdc <- setInfo(sdc, type = "sdcStatus", index = seq_along(status), input = status)
 sup <- which(status %in% c("u", "x"))
-run <- function(w) {
-  t0 <- proc.time()[["elapsed"]]
-  res <- attack(sdc, to_attack = sup, verbose = FALSE, n_workers = w)
-  list(res = res, took = proc.time()[["elapsed"]] - t0, workers = w)
+
+# attack(n_workers > 1) calls with(future::plan(multisession), local = TRUE), which needs a
+# newer future than Debian's 1.31 (a with() method for the old plan that restores it when the
+# caller returns). On an older future, the same method is registered here: without it attack()
+# would fail.
+if (is.null(getS3method("with", "FutureStrategyList", optional = TRUE,
+                        envir = asNamespace("future")))) {
+  registerS3method("with", "FutureStrategyList", function(data, expr, ..., local = FALSE,
+                                                          envir = parent.frame()) {
+    if (local) {
+      do.call(on.exit, list(as.call(list(quote(future::plan), data)), add = TRUE),
+              envir = envir)
+      return(invisible(data))
+    }
+    on.exit(future::plan(data))
+    eval(substitute(expr), envir = envir)
+  }, envir = asNamespace("future"))
 }
-# attack(n_workers > 1) needs future.apply and future's with(plan(...), local = TRUE) (a
-# with() method for FutureStrategyList, which older future lacks): else one worker
-parallel_ok <- requireNamespace("future.apply", quietly = TRUE) &&
-  !is.null(getS3method("with", "FutureStrategyList", optional = TRUE,
-                       envir = asNamespace("future")))
-got <- run(if (parallel_ok) workers else 1L)
-res <- got$res
-took <- got$took
-out <- df[res$id, dnames]
-out$low <- res$low
-out$up <- res$up
-fwrite(out, file.path(dir, "attack.csv"))
-cat(sprintf("%d %.3f\n", got$workers, took))
+parallel_ok <- requireNamespace("future.apply", quietly = TRUE)
+last <- NULL
+serve(list(
+  attack = function(workers) {
+    w <- if (parallel_ok) as.integer(workers) else 1L
+    last <<- attack(sdc, to_attack = sup, verbose = FALSE, n_workers = w)
+    w
+  },
+  save = function(path) {
+    out <- df[last$id, dnames]
+    out$low <- last$low
+    out$up <- last$up
+    fwrite(out, path)
+    NULL
+  }))

@@ -120,3 +120,85 @@ def test_fixed_cost_memory_files_hold_the_same_records_in_both_formats(
         for key, mod in list(sys.modules.items()):
             if (getattr(mod, "__file__", None) or "").startswith(str(BENCHMARKS)):
                 del sys.modules[key]
+
+
+@pytest.fixture
+def remote(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """``benchmarks/_remote.py``, the persistent peer helper, imported as the scripts do."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    try:
+        yield importlib.import_module("_remote")
+    finally:
+        for key, mod in list(sys.modules.items()):
+            if (getattr(mod, "__file__", None) or "").startswith(str(BENCHMARKS)):
+                del sys.modules[key]
+
+
+#: A tiny Python peer: loads its "data" (a number given on the command line) once, then serves.
+CHILD = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from _remote import serve
+base = int(sys.argv[2])
+print("chatter on stdout is ignored")
+
+def spin(n):
+    t = time.process_time()
+    while time.process_time() - t < float(n):
+        pass
+    return {"base": base, "spun": float(n)}
+
+def fail():
+    raise ValueError("no such\\nthing")
+
+serve({"spin": spin, "fail": fail, "sleep": lambda s: time.sleep(float(s)),
+       "crash": lambda: sys.exit(3)})
+"""
+
+
+def test_remote_peer_reports_the_childs_own_times_and_results(remote, common, tmp_path
+                                                              ) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "peer.py"
+    script.write_text(CHILD)
+    argv = [sys.executable, str(script), str(BENCHMARKS), "7"]
+    with remote.RemotePeer(argv, timeout=60, name="tiny") as peer:
+        got = peer.run("spin", 0.2)
+        assert got.value == {"base": 7, "spun": 0.2}  # the JSON result, the data loaded once
+        assert 0.2 <= got.cpu < 1.0 and got.wall >= got.cpu * 0.5
+        # the harness takes the child's own times: this process spends almost no CPU waiting
+        c = common.interleaved(lambda: None, peer.op("spin", 0.1), 2)
+        assert all(0.1 <= cpu < 1.0 for cpu in c.peer_cpu)
+        assert all(cpu < 0.05 for cpu in c.ours_cpu)
+        with pytest.raises(remote.PeerError, match="ValueError: no such thing"):
+            peer.run("fail")
+        with pytest.raises(remote.PeerError, match="unknown operation 'nope'; known: crash"):
+            peer.run("nope")
+        assert peer.run("spin", 0).value["base"] == 7  # still serving after errors
+        with pytest.raises(ValueError, match="tab or newline"):
+            peer.run("spin", "1\t2")
+        with pytest.raises(remote.PeerError, match="ended"):
+            peer.run("crash")
+    with remote.RemotePeer(argv, timeout=60, name="tiny") as peer:
+        with pytest.raises(remote.PeerError, match=r"no answer within 0\.2 s"):
+            peer.run("sleep", 30, timeout=0.2)
+        assert peer._proc.poll() is not None  # killed, not left behind
+
+
+def test_remote_peer_that_cannot_start_says_why(remote, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\nsys.stderr.write('library xyz is missing\\n')\nsys.exit(1)\n")
+    with pytest.raises(remote.PeerError, match=r"(?s)exit status 1.*library xyz is missing"):
+        remote.RemotePeer([sys.executable, str(script)], timeout=60, name="bad")
+
+
+def test_harness_takes_measured_times_from_a_self_timed_side(remote, common) -> None:  # type: ignore[no-untyped-def]
+    c = common.interleaved(lambda: remote.Measured(5.0, 4.0), lambda: remote.Measured(2.0, 1.0),
+                           3)
+    assert c.ours == [5.0] * 3 and c.ours_cpu == [4.0] * 3
+    assert c.peer == [2.0] * 3 and c.peer_cpu == [1.0] * 3 and c.median_ratio == 2.5
+
+
+def test_r_peer_without_rscript_says_so(remote, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(remote.shutil, "which", lambda name: None)
+    assert remote.start_r_peer("serve(list())", [], tmp_path, name="x") == \
+        "no Rscript on this machine"
