@@ -164,6 +164,16 @@ def _keys_combine(combine: Callable[[list[T]], T], parts: list[tuple[T, Any]]) -
     return combine([p for p, _ in parts]), next((s for _, s in parts if s is not None), None)
 
 
+def _empty(data: Dataset, columns: list[str]) -> pd.DataFrame:
+    """The empty frame of a side's blocks as :func:`_pieces` reads them."""
+    from anoneval.core.data.partitioned import Partitioned
+
+    if isinstance(data, Partitioned):
+        return data.frame(columns)._meta
+    assert isinstance(data, FrameData)  # _pieces checked it
+    return data.frame[list(columns)].iloc[:0]
+
+
 def _lazy(data: Dataset, columns: list[str]) -> Any:
     """A side as a ``dask.dataframe`` of ``columns``."""
     import dask.dataframe as dd
@@ -203,8 +213,8 @@ def paired_pieces(original: Dataset, anonymized: Dataset, columns: Mapping[str, 
                                        [(right[j], lo, hi) for j, lo, hi in spans])
                  for block, start, spans in zip(left, starts, _spans(left_rows, right_rows),
                                                 strict=True)]
-        empty = paired_frame(_lazy(original, cols["original"])._meta,
-                             _lazy(anonymized, cols["anonymized"])._meta)
+        empty = paired_frame(_empty(original, cols["original"]),
+                             _empty(anonymized, cols["anonymized"]))
         return parts, compute, empty
     sides = {}
     for side, data, prefix in (("original", original, "o:"), ("anonymized", anonymized, "a:")):
