@@ -315,3 +315,51 @@ def test_map_by_keys_puts_whole_classes_in_each_block(keys, cuts):
 def test_a_map_by_keys_needs_plain_columns_first():
     with pytest.raises(ValueError, match="plain columns"):
         FrameRecords(pd.DataFrame({"k": [1]})).map(_rows, by=["k"])
+
+
+class _Pairs:
+    """A toy paired measure: its finalize counts the records whose value changed, again,
+    through ctx.records (as a second pass would)."""
+
+    @staticmethod
+    def changed(frame: pd.DataFrame) -> int:
+        return int((frame[("original", "k")] != frame[("anonymized", "k")]).sum())
+
+
+def _toy() -> Any:
+    from anoneval.core.api import LossMeasure, MeasureResult
+
+    class Changed(LossMeasure):
+        name = "Changed"
+        description = "records changed, counted twice"
+        paired = True
+
+        def columns(self) -> dict[str, list[str]]:
+            return {"original": ["k"], "anonymized": ["k"]}
+
+        def partial(self, frame: pd.DataFrame, ctx: Context) -> int:
+            return _Pairs.changed(frame)
+
+        def combine(self, parts: list[int]) -> int:
+            return sum(parts)
+
+        def finalize(self, combined: int, ctx: Context) -> MeasureResult:
+            assert ctx.records is not None
+            again = ctx.records.reduce(_Pairs.changed, sum)
+            return MeasureResult(value=combined, details={"again": again})
+
+    return Changed()
+
+
+def test_default_compute_hands_finalize_the_records(tmp_path):
+    """Measure.compute of a paired measure (the local engine) and a partitioned run both give
+    finalize the paired records: its second pass counts what the first did."""
+    orig = pd.DataFrame({"k": [1, 2, 3, 4, 5]})
+    rel = pd.DataFrame({"k": [1, 0, 3, 0, 0]})
+    m = _toy()
+    local = m.compute(Microdata(orig), Microdata(rel), Context())
+    assert local.value == local.details["again"] == 3
+    with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):
+        original, released = _files(tmp_path / "o", orig, [2]), _files(tmp_path / "r", rel, [4])
+        found = _on_files(m, original, released)
+    assert found.value == found.details["again"] == 3
