@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -223,55 +223,107 @@ def squared_sums(cells: Cells, parts: CellParts, numbers: Sequence[Numbers], tok
 # -- record passes: KL divergence ---------------------------------------------------------------
 
 
-def _key_names(k: int) -> tuple[list[str], list[str]]:
-    return [f"o{j}" for j in range(k)], [f"e{j}" for j in range(k)]
+@dataclass(frozen=True)
+class KeyCodes:
+    """Every value of each quasi-identifier (its key, from the cell tables) numbered, so the
+    blocks key records by integers: ``raw[j]``/``rel[j]`` index the original's and the
+    release's keys of column j; ``groups`` split the columns so that each group's codes form
+    one int64 mixed-radix key (``o0…`` and ``e0…``)."""
+
+    raw: list[pd.Index]
+    rel: list[pd.Index]
+    factors: list[np.ndarray]
+    token: list[np.ndarray]
+    raw_groups: list[list[int]]
+    rel_groups: list[list[int]]
+
+    @property
+    def names(self) -> tuple[list[str], list[str]]:
+        return ([f"o{i}" for i in range(len(self.raw_groups))],
+                [f"e{i}" for i in range(len(self.rel_groups))])
+
+
+def _radix_groups(cards: Sequence[int]) -> list[list[int]]:
+    """Runs of consecutive columns whose product of cardinalities stays below 2^62."""
+    groups: list[list[int]] = [[]]
+    size = 1
+    for j, card in enumerate(cards):
+        if groups[-1] and size * card >= 2**62:
+            groups.append([])
+            size = 1
+        groups[-1].append(j)
+        size *= card
+    return groups
+
+
+def _radix(codes: Sequence[np.ndarray], indexes: Sequence[pd.Index],
+           groups: Sequence[Sequence[int]], n: int) -> list[np.ndarray]:
+    out = []
+    for group in groups:
+        key = np.zeros(n, dtype=np.int64)
+        for j in group:
+            key = key * max(len(indexes[j]), 1) + codes[j]
+        out.append(key)
+    return out
+
+
+def _codes(keys: np.ndarray, index: pd.Index, column: str) -> np.ndarray:
+    """Each key's position in ``index`` (the keys of the cell tables)."""
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    uniques = np.asarray(uniques, dtype=object)
+    uniques[np.asarray(pd.isna(uniques), dtype=bool)] = None  # factorize made None NaN
+    at = index.get_indexer(pd.Index(uniques, dtype=object))
+    if (at < 0).any():
+        raise DataError(f"column {column!r}: a value of the records is not in its cell table "
+                        "(did the data change between the two passes?)")
+    return at[codes]
 
 
 def kl_block(frame: pd.DataFrame, qi: Sequence[str], token: str, missing: str,
-             factors: Sequence[dict[Any, float]]) -> pd.DataFrame:
+             coded: KeyCodes) -> pd.DataFrame:
     """A block of paired records as its distinct (original tuple, released tuple) keys
-    (``o0…``, ``e0…``), with their records ``n``, the released tuple's area (Π_j of its
-    values' ``factors``, share·D, in column order as the local engine multiplies them) and
-    whether it is suppressed (every cell the token)."""
+    (``o…``, ``e…``: int64), with their records ``n``, the released tuple's area (Π_j of its
+    values' share·D, in column order as the local engine multiplies them) and whether it is
+    suppressed (every cell the token)."""
     deleted = frame[DELETED].to_numpy(dtype=bool)
-    o_names, e_names = _key_names(len(qi))
-    keys: dict[str, np.ndarray] = {}
     area = np.ones(len(frame))
     sup = np.ones(len(frame), dtype=bool)
+    raw, rel = [], []
     for j, c in enumerate(qi):
-        keys[o_names[j]] = value_keys(frame[("original", c)])
-        e = released_keys(frame[("anonymized", c)], token, missing, deleted)
-        codes, uniques = pd.factorize(e, use_na_sentinel=False)
-        lookup = factors[j]
-        area *= np.array([lookup[None if pd.isna(u) else u] for u in uniques],
-                         dtype=float)[codes]
-        sup &= np.asarray(uniques == token, dtype=bool)[codes]
-        keys[e_names[j]] = e
+        raw.append(_codes(value_keys(frame[("original", c)]), coded.raw[j], c))
+        e = _codes(released_keys(frame[("anonymized", c)], token, missing, deleted),
+                   coded.rel[j], c)
+        area *= coded.factors[j][e]
+        sup &= coded.token[j][e]
+        rel.append(e)
+    o_names, e_names = coded.names
+    keys = dict(zip([*o_names, *e_names],
+                    [*_radix(raw, coded.raw, coded.raw_groups, len(frame)),
+                     *_radix(rel, coded.rel, coded.rel_groups, len(frame))], strict=True))
     grouped = pd.DataFrame({**keys, "area": area, "sup": sup}).groupby(
-        [*o_names, *e_names], dropna=False, sort=False)
+        [*o_names, *e_names], sort=False)
     out = grouped.agg(n=("area", "size"), area=("area", "first"),
                       sup=("sup", "first")).reset_index()
-    return out.astype({**{c: object for c in [*o_names, *e_names]}, "n": np.int64,
+    return out.astype({**{c: np.int64 for c in [*o_names, *e_names]}, "n": np.int64,
                        "area": float, "sup": bool})
 
 
-def kl_original(frame: pd.DataFrame, k: int) -> pd.DataFrame:
+def kl_original(frame: pd.DataFrame, o_names: Sequence[str], e_names: Sequence[str]
+                ) -> pd.DataFrame:
     """Each (original, released) key's original class size ``f`` (the block holds whole
     original classes), then the entries grouped by released tuple and ``f``."""
-    o_names, e_names = _key_names(k)
-    f = frame.groupby(o_names, dropna=False, sort=False)["n"].transform("sum")
-    out = frame.drop(columns=o_names).assign(f=f.to_numpy(dtype=np.int64))
-    out = out.groupby([*e_names, "f"], dropna=False, sort=False).agg(
+    f = frame.groupby(list(o_names), sort=False)["n"].transform("sum")
+    out = frame.drop(columns=list(o_names)).assign(f=f.to_numpy(dtype=np.int64))
+    out = out.groupby([*e_names, "f"], sort=False).agg(
         n=("n", "sum"), area=("area", "first"), sup=("sup", "first")).reset_index()
-    return out.astype({**{c: object for c in e_names}, "f": np.int64, "n": np.int64,
+    return out.astype({**{c: np.int64 for c in e_names}, "f": np.int64, "n": np.int64,
                        "area": float, "sup": bool})
 
 
-def kl_released(frame: pd.DataFrame, k: int, n: int, suppressed: int,
+def kl_released(frame: pd.DataFrame, e_names: Sequence[str], n: int, suppressed: int,
                 log_domain: float) -> pd.DataFrame:
     """:func:`kl_sums` of a block holding whole released classes (their sizes summed here)."""
-    _, e_names = _key_names(k)
-    f_rel = frame.groupby(e_names, dropna=False, sort=False)["n"].transform("sum")
+    f_rel = frame.groupby(list(e_names), sort=False)["n"].transform("sum")
     kl, upper = kl_sums(frame["f"].to_numpy(dtype=float), f_rel.to_numpy(dtype=float),
                         np.log2(frame["area"].to_numpy(dtype=float)),
                         frame["sup"].to_numpy(dtype=bool), n, suppressed, log_domain,
@@ -284,22 +336,38 @@ def kl_reduce(frame: pd.DataFrame) -> tuple[float, float]:
     return float(frame["kl"].sum()), float(frame["upper"].sum())
 
 
-def kl_divergence(cells: Cells, parts: CellParts, qi: Sequence[str], token: str, missing: str,
-                  records: Records) -> tuple[float, float]:
-    """Σ_rows p·log2(p/q) and the all-suppressed divergence, by two group-bys of the records."""
-    factors = []
-    log_domain = float(sum(np.log2(float(c.side.table.domain)) for c in cells.columns))
+def key_codes(cells: Cells, parts: CellParts, token: str, missing: str) -> KeyCodes:
+    """The :class:`KeyCodes` of the cell tables, with each released key's share·D (a
+    released value outside the hierarchy is an error here, as on the local engine)."""
+    raw_index, rel_index, factors, tokens = [], [], [], []
     for c in cells.columns:
         s = c.side
         per_text = s.share() * s.table.domain
-        _, rel = _pattern_keys(parts, s.name, token, missing)
-        factors.append(dict(zip(rel, per_text[s.rel], strict=True)))
-    o_names, e_names = _key_names(len(qi))
-    k = len(qi)
+        raw, rel = _pattern_keys(parts, s.name, token, missing)
+        raw_index.append(pd.Index(raw, dtype=object).unique())
+        rel_keys = pd.Index(rel, dtype=object)
+        index = rel_keys.unique()
+        factor = np.empty(len(index))
+        factor[index.get_indexer(rel_keys)] = per_text[s.rel]
+        rel_index.append(index)
+        factors.append(factor)
+        tokens.append(np.asarray(index == token, dtype=bool))
+    return KeyCodes(raw_index, rel_index, factors, tokens,
+                    _radix_groups([max(len(i), 1) for i in raw_index]),
+                    _radix_groups([max(len(i), 1) for i in rel_index]))
+
+
+def kl_divergence(cells: Cells, parts: CellParts, qi: Sequence[str], token: str, missing: str,
+                  records: Records) -> tuple[float, float]:
+    """Σ_rows p·log2(p/q) and the all-suppressed divergence, by two group-bys of the records."""
+    log_domain = float(sum(np.log2(float(c.side.table.domain)) for c in cells.columns))
+    coded = key_codes(cells, parts, token, missing)
+    o_names, e_names = coded.names
     passes = records.map(functools.partial(kl_block, qi=list(qi), token=token, missing=missing,
-                                           factors=factors))
-    passes = passes.map(functools.partial(kl_original, k=k), by=o_names)
-    passes = passes.map(functools.partial(kl_released, k=k, n=cells.n,
+                                           coded=coded))
+    passes = passes.map(functools.partial(kl_original, o_names=o_names, e_names=e_names),
+                        by=o_names)
+    passes = passes.map(functools.partial(kl_released, e_names=e_names, n=cells.n,
                                           suppressed=cells.suppressed, log_domain=log_domain),
                         by=e_names)
     return passes.reduce(kl_reduce, add_pairs)

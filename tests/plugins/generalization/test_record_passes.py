@@ -152,7 +152,7 @@ def test_record_models_equal_the_local_engine_and_gather_nothing(tmp_path, clust
         assert _close(here["details"], there["details"]), spec
         assert here["warnings"] == there["warnings"], spec
         assert not any("gathered" in w for w in there["warnings"])
-    o_keys, e_keys = ("o0", "o1", "o2"), ("e0", "e1", "e2")
+    o_keys, e_keys = ("o0",), ("e0",)  # each tuple as one int64 mixed-radix key
     divergence = [[], [(), o_keys, e_keys]]
     assert [steps for steps, _ in passes] == [*divergence, *divergence, [], [], [], []]
     for _, found in passes[1::2]:  # the record passes: two floats each
@@ -363,3 +363,13 @@ def test_default_compute_hands_finalize_the_records(tmp_path):
         original, released = _files(tmp_path / "o", orig, [2]), _files(tmp_path / "r", rel, [4])
         found = _on_files(m, original, released)
     assert found.value == found.details["again"] == 3
+
+
+def test_key_tuples_split_before_int64_overflows():
+    from anoneval.plugins.generalization._records import _radix, _radix_groups
+
+    assert _radix_groups([2**40, 2**21, 2]) == [[0, 1], [2]]
+    assert _radix_groups([3, 4]) == [[0, 1]]
+    codes = [np.array([2, 0, 2]), np.array([1, 3, 1])]
+    keys = _radix(codes, [pd.Index(range(3)), pd.Index(range(4))], [[0, 1]], 3)
+    assert keys[0].tolist() == [2 * 4 + 1, 3, 2 * 4 + 1]
