@@ -17,7 +17,9 @@ Records are keyed across blocks by the text of their values (ARX's view of a val
 every suppressed cell of the release (the token, a missing value under
 ``missing="suppressed"``, the cells of a deleted record) by the token; values of one column
 with the same text (``39`` and ``"39"`` in a column of mixed objects, which no data file holds)
-count as one there. Conventions: :mod:`anoneval.plugins.generalization._quality`.
+count as one there. The divergence's shuffles carry integers: each key's position among the
+values of the cell tables, each tuple as one int64 mixed-radix key (:class:`KeyCodes`).
+Conventions: :mod:`anoneval.plugins.generalization._quality`.
 """
 
 from __future__ import annotations
