@@ -81,6 +81,15 @@ def _pattern_keys(parts: CellParts, column: str, token: str, missing: str
     return value_keys(table["raw"]), released_keys(table["rel"], token, missing)
 
 
+def _factorized(keys: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """Codes of ``keys`` and the distinct keys, a missing one as None (factorize makes it NaN,
+    which an index of keys would not find)."""
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    uniques = np.asarray(uniques, dtype=object)
+    uniques[np.asarray(pd.isna(uniques), dtype=bool)] = None
+    return codes, pd.Index(uniques, dtype=object)
+
+
 def _lookup(index: pd.Index, keys: pd.Index, values: np.ndarray, column: str) -> np.ndarray:
     at = index.get_indexer(keys)
     if (at < 0).any():
@@ -177,12 +186,10 @@ def squared_block(frame: pd.DataFrame, token: str, missing: str,
     for column, pair, far in terms:
         raw = value_keys(frame[("original", column)])
         rel = released_keys(frame[("anonymized", column)], token, missing, deleted)
-        raw_codes, raw_uniques = pd.factorize(raw, use_na_sentinel=False)
-        rel_codes, rel_uniques = pd.factorize(rel, use_na_sentinel=False)
-        width = max(len(rel_uniques), 1)
+        raw_codes, raw_index = _factorized(raw)
+        rel_codes, rel_index = _factorized(rel)
+        width = max(len(rel_index), 1)
         codes, uniques = pd.factorize(raw_codes.astype(np.int64) * width + rel_codes)
-        raw_index = pd.Index(raw_uniques, dtype=object)
-        rel_index = pd.Index(rel_uniques, dtype=object)
         keys = pd.MultiIndex.from_arrays([raw_index.take(uniques // width),
                                           rel_index.take(uniques % width)])
         real += _lookup(pair.index, keys, pair.to_numpy(), column)[codes]
@@ -271,10 +278,8 @@ def _radix(codes: Sequence[np.ndarray], indexes: Sequence[pd.Index],
 
 def _codes(keys: np.ndarray, index: pd.Index, column: str) -> np.ndarray:
     """Each key's position in ``index`` (the keys of the cell tables)."""
-    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
-    uniques = np.asarray(uniques, dtype=object)
-    uniques[np.asarray(pd.isna(uniques), dtype=bool)] = None  # factorize made None NaN
-    at = index.get_indexer(pd.Index(uniques, dtype=object))
+    codes, uniques = _factorized(keys)
+    at = index.get_indexer(uniques)
     if (at < 0).any():
         raise DataError(f"column {column!r}: a value of the records is not in its cell table "
                         "(did the data change between the two passes?)")
