@@ -224,7 +224,8 @@ def census_measures() -> list[dict[str, object]]:
             {"name": "ReidentificationRisk", "params": qi}, {"name": "SUDA", "params": qi}]
     quality = [{"name": name, "params": qi} for name in (
         "Discernibility", "Ambiguity", "Granularity", "SSESST", "Missings",
-        "AttributeSquaredError", "Height", "GeneralizationIntensity")]
+        "AttributeSquaredError", "RecordSquaredError", "HierarchyKLDivergence", "Height",
+        "GeneralizationIntensity")]
     return [*attribute, *reid, *quality, {"name": "AECS", "label": "AECS quality",
                     "params": {**qi, "suppressed": "ignore"}},
             {"name": "KAnonymity", "params": {**qi, "k": 5, "weights": "weight"}},

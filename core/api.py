@@ -47,6 +47,7 @@ from anoneval.core.data.kinds import (
 from anoneval.core.data.pairs import DELETED, align_ids, pair_datasets, row_count_error
 from anoneval.core.data.parampaths import ParamPath
 from anoneval.core.data.progress import progress_bar
+from anoneval.core.data.records import FrameRecords, Records
 from anoneval.core.data.sharded import cogrouped, regrouped
 from anoneval.core.data.summary import (
     ClassSummary,
@@ -187,7 +188,10 @@ class Context:
     ``control`` is the control set (original records not used to make the release), when given.
     ``block_runner`` runs :meth:`map_blocks` (the engine's; serial by default).
     ``summarize`` computes an equivalence-class summary (see :meth:`class_summary`); the
-    evaluator or engine sets it.
+    evaluator or engine sets it. ``records``, in a paired partition-wise measure's
+    :meth:`Measure.finalize`, are the paired records its partials were made of, for further
+    passes where they lie (:class:`Records`: block by block, or class by class after a shuffle
+    on keys); None elsewhere.
     """
 
     seed: int = 0
@@ -200,6 +204,7 @@ class Context:
     extra: dict[str, Any] = field(default_factory=dict)
     summarize: Callable[[SummarySpec], ClassSummary] | None = None
     block_runner: Blocks = SERIAL_BLOCKS
+    records: Records | None = None
 
     def class_summary(self, spec: SummarySpec) -> ClassSummary:
         """The equivalence-class summary of ``spec`` over the whole ``spec.side`` dataset,
@@ -452,7 +457,8 @@ class Measure(Plugin):
         raise NotImplementedError
 
     def finalize(self, combined: Any, ctx: Context) -> MeasureResult:
-        """The result from the combined partial of every block."""
+        """The result from the combined partial of every block; a :attr:`paired` measure may
+        pass over its records again through ``ctx.records``."""
         raise NotImplementedError
 
     def prepare(self, original: Dataset | None, ctx: Context) -> Any:
@@ -474,7 +480,8 @@ class Measure(Plugin):
                 raise DataError(f"{self.name} pairs the records of the original and the "
                                 "anonymized microdata: give both")
             frame = pair_datasets(original, anonymized, self.columns() or {}, self.pair_key())
-            return self.finalize(self.combine([self.partial(frame, ctx)]), ctx)
+            return self.finalize(self.combine([self.partial(frame, ctx)]),
+                                 replace(ctx, records=FrameRecords(frame)))
         data = released(original, anonymized)
         if not isinstance(data, FrameData):
             raise DataError(f"{self.name} runs partition-wise on microdata or a table, not "
@@ -555,6 +562,7 @@ __all__ = [
     "Direction",
     "Distance",
     "FrameData",
+    "FrameRecords",  # records in memory, one block (Context.records of the local engine)
     "Inputs",
     "IntervalParams",  # params mixin: confidence_level and n_boot of a value's interval
     "LossMeasure",
@@ -568,6 +576,7 @@ __all__ = [
     "PluginFactory",  # what Context.registry is: anything that creates plugins by name
     "PluginKind",
     "PluginRef",
+    "Records",  # passes over records where they lie (Context.records)
     "RiskMeasure",
     "RowClasses",
     "SummarySpec",

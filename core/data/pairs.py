@@ -148,16 +148,30 @@ def _keys_piece(partial: Callable[[pd.DataFrame], T], names: dict[str, list[str]
     from the original (None when there is none)."""
     strays = merged["_merge"] == "right_only"
     stray = merged.loc[strays, f"a:{key}"].iloc[0] if strays.any() else None
-    merged = merged[~strays]
+    return partial(_keys_frame(names, merged[~strays])), stray
+
+
+def _keys_frame(names: dict[str, list[str]], merged: pd.DataFrame) -> pd.DataFrame:
+    """The paired frame of a block of the sides merged on the key (no stray key left)."""
     deleted = (merged["_merge"] == "left_only").to_numpy()
     original = merged[[f"o:{c}" for c in names["original"]]]
     anonymized = merged[[f"a:{c}" for c in names["anonymized"]]]
     original.columns, anonymized.columns = names["original"], names["anonymized"]
-    return partial(paired_frame(original, anonymized, deleted)), stray
+    return paired_frame(original, anonymized, deleted)
 
 
 def _keys_combine(combine: Callable[[list[T]], T], parts: list[tuple[T, Any]]) -> tuple[T, Any]:
     return combine([p for p, _ in parts]), next((s for _, s in parts if s is not None), None)
+
+
+def _empty(data: Dataset, columns: list[str]) -> pd.DataFrame:
+    """The empty frame of a side's blocks as :func:`_pieces` reads them."""
+    from anoneval.core.data.partitioned import Partitioned
+
+    if isinstance(data, Partitioned):
+        return data.frame(columns)._meta
+    assert isinstance(data, FrameData)  # _pieces checked it
+    return data.frame[list(columns)].iloc[:0]
 
 
 def _lazy(data: Dataset, columns: list[str]) -> Any:
@@ -174,16 +188,16 @@ def _lazy(data: Dataset, columns: list[str]) -> Any:
     return dd.from_pandas(data.frame[columns], npartitions=1)
 
 
-def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, Any],
-                  key: str | None, partial: Callable[[pd.DataFrame], T],
-                  combine: Callable[[list[T]], T]) -> T:
-    """``combine`` of ``partial`` of every paired block of the two sides (either may be in
-    memory), as a tree on the cluster the partitioned side is attached to."""
-    import functools
-
+def paired_pieces(original: Dataset, anonymized: Dataset, columns: Mapping[str, Any],
+                  key: str | None, piece: Callable[[pd.DataFrame], T]
+                  ) -> tuple[list[Any], Callable[..., Any], Any]:
+    """Delayed ``piece`` of every paired block of the two sides (either may be in memory),
+    the partitioned side's compute, and the empty paired frame (``piece`` of it gives the
+    pieces' meta). By key, each piece is ``(piece(block), stray)``: an anonymized key absent
+    from the original found in that block, or None (see :func:`no_stray`)."""
     from dask import delayed
 
-    from anoneval.core.data.partitioned import Partitioned, _tree
+    from anoneval.core.data.partitioned import Partitioned
 
     lazy_side = next(d for d in (original, anonymized) if isinstance(d, Partitioned))
     compute = lazy_side._compute
@@ -195,11 +209,13 @@ def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, 
         if sum(left_rows) != sum(right_rows):
             raise row_count_error(sum(left_rows), sum(right_rows))
         starts = np.concatenate([[0], np.cumsum(left_rows)[:-1]]).astype(int)
-        parts = [delayed(_order_piece)(partial, int(start), block,
+        parts = [delayed(_order_piece)(piece, int(start), block,
                                        [(right[j], lo, hi) for j, lo, hi in spans])
                  for block, start, spans in zip(left, starts, _spans(left_rows, right_rows),
                                                 strict=True)]
-        return compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
+        empty = paired_frame(_empty(original, cols["original"]),
+                             _empty(anonymized, cols["anonymized"]))
+        return parts, compute, empty
     sides = {}
     for side, data, prefix in (("original", original, "o:"), ("anonymized", anonymized, "a:")):
         frame = _lazy(data, [*cols[side], *([key] if key not in cols[side] else [])])
@@ -213,13 +229,42 @@ def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, 
                             f"{_shown(dup.index[0])!r} ({int(dup.iloc[0])} rows)")
     merged = sides["original"][1].merge(sides["anonymized"][1], on="_key", how="outer",
                                         indicator=True)
-    parts = [delayed(_keys_piece)(partial, cols, key, block) for block in merged.to_delayed()]
+    parts = [delayed(_keys_piece)(piece, cols, key, block) for block in merged.to_delayed()]
+    empty = _keys_frame(cols, merged._meta)
+    return parts, compute, empty
+
+
+def no_stray(found: tuple[T, Any], key: str) -> T:
+    """The result of a piece paired by ``key``; an error when its block held an anonymized key
+    that the original lacks."""
+    result, stray = found
+    if stray is not None:
+        raise _stray_error(stray, key)
+    return result
+
+
+def _stray_error(stray: Any, key: str) -> DataError:
+    return DataError(f"id {_shown(stray)!r} of the anonymized data is not in the original's "
+                     f"column {key!r}")
+
+
+def paired_reduce(original: Dataset, anonymized: Dataset, columns: Mapping[str, Any],
+                  key: str | None, partial: Callable[[pd.DataFrame], T],
+                  combine: Callable[[list[T]], T]) -> T:
+    """``combine`` of ``partial`` of every paired block of the two sides (either may be in
+    memory), as a tree on the cluster the partitioned side is attached to."""
+    import functools
+
+    from anoneval.core.data.partitioned import _tree
+
+    parts, compute, _ = paired_pieces(original, anonymized, columns, key, partial)
+    if key is None:
+        return compute(_tree(parts, combine))[0]  # type: ignore[no-any-return]
     result, stray = compute(_tree(parts, functools.partial(_keys_combine, combine)))[0]
     if stray is not None:
-        raise DataError(f"id {_shown(stray)!r} of the anonymized data is not in the original's "
-                        f"column {key!r}")
+        raise _stray_error(stray, key)
     return result  # type: ignore[no-any-return]
 
 
-__all__ = ["DELETED", "align_ids", "pair_datasets", "paired_frame", "paired_reduce",
-           "row_count_error"]
+__all__ = ["DELETED", "align_ids", "no_stray", "pair_datasets", "paired_frame", "paired_pieces",
+           "paired_reduce", "row_count_error"]

@@ -18,6 +18,7 @@ it supports:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
@@ -26,8 +27,8 @@ import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, released
 from anoneval.core.data.kinds import Dataset
-from anoneval.core.data.pairs import paired_reduce
 from anoneval.core.data.partitioned import Partitioned
+from anoneval.core.data.records import PairedRecords
 from anoneval.core.data.summary import ClassSummary, Side, SummarySpec
 from anoneval.core.errors import DataError
 
@@ -112,7 +113,8 @@ class ScaledRun:
     def partition_wise(self, measure: Measure, original: Dataset | None,
                        anonymized: Dataset | None, ctx: Context) -> MeasureResult:
         """``finalize(combine(partial of each partition))`` of the released data (of the
-        paired records of both sides, for a paired measure)."""
+        paired records of both sides, for a paired measure, whose ``finalize`` may pass over them
+        again through ``ctx.records``)."""
         remote = Context(seed=ctx.seed, base_dir=ctx.base_dir, prepared=ctx.prepared)
         if measure.paired:
             if not any(isinstance(d, Partitioned) for d in (original, anonymized)):
@@ -120,11 +122,11 @@ class ScaledRun:
             if original is None or anonymized is None:
                 raise DataError(f"{measure.name} pairs the records of the original and the "
                                 "anonymized data: give both")
-            combined = paired_reduce(original, anonymized, measure.columns() or {},
-                                     measure.pair_key(),
-                                     functools.partial(_partial, measure, remote),
-                                     measure.combine)
-            return measure.finalize(combined, ctx)
+            records = PairedRecords(original, anonymized, measure.columns() or {},
+                                    measure.pair_key())
+            combined = records.reduce(functools.partial(_partial, measure, remote),
+                                      measure.combine)
+            return measure.finalize(combined, dataclasses.replace(ctx, records=records))
         data = released(original, anonymized)
         if not isinstance(data, Partitioned):
             return measure.compute(original, anonymized, ctx)

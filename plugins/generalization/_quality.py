@@ -31,7 +31,7 @@ al. 2014, 2016), stated once here and referenced by each model's docstring:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -190,14 +190,23 @@ class Inputs:
 
 def quality_inputs(original: Dataset | None, anonymized: Dataset | None, p: QualityParams,
                    ctx: Context) -> Inputs:
-    """The aligned codes, hierarchies and classes of a comparison (cached on the anonymized)."""
+    """The aligned codes, hierarchies and classes of a comparison (cached on the anonymized,
+    with the warnings of making them, which every caller gets)."""
     original, anonymized, same_original = compared(original, anonymized, p,
                                                    "ARX's quality models need")
     key = ("anoneval.generalization.inputs", same_original, tuple(p.quasi_identifiers),
            p.suppression_token, p.missing, p.id, tuple(sorted(p.hierarchies.items())),
            ctx.base_dir)
-    return anonymized.cached(key, lambda: _build(
-        original, anonymized, p, dict(p.hierarchies), ctx))
+
+    def build() -> tuple[Inputs, list[str]]:
+        # the warnings of building them, given again to every model that reads them
+        own = replace(ctx, warnings=[])
+        return _build(original, anonymized, p, dict(p.hierarchies), own), own.warnings
+
+    inputs, warnings = anonymized.cached(key, build)
+    for warning in warnings:
+        ctx.warn(warning)
+    return inputs  # type: ignore[no-any-return]
 
 
 def compared(original: Dataset | None, anonymized: Dataset | None, p: QualityParams,

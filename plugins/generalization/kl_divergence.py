@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._quality import Inputs, QualityModel, group_area
+from anoneval.core.api import Context, MeasureResult, Microdata, Records
+from anoneval.plugins.generalization._cells import CellParts, Cells
+from anoneval.plugins.generalization._quality import Inputs, group_area
+from anoneval.plugins.generalization._records import RecordQualityModel, kl_divergence, kl_sums
 
 
-class HierarchyKLDivergence(QualityModel):
+class HierarchyKLDivergence(RecordQualityModel):
     """KL divergence Σ_rows p_r·log2(p_r/q_r) in bits, ARX's ``MetricSDNMKLDivergence``.
 
     Source: Kifer & Gehrke (2006), "Injecting utility into anonymized datasets" (SIGMOD);
@@ -21,6 +23,11 @@ class HierarchyKLDivergence(QualityModel):
     every record suppressed, Σ_rows p_r·log2(p_r·Π_j D_j), which ARX keeps as its "max" though
     a fine release with small classes over wide areas can exceed it. Conventions as the family's
     (``anoneval.plugins.generalization._quality``).
+
+    On the dask engine the domains and areas come from the paired records' cell tables, and
+    p_r and q_r from two hash-partitioned group-bys of the paired records on the workers (by
+    original tuple, then by released tuple; :mod:`anoneval.plugins.generalization._records`):
+    nothing is gathered.
     """
 
     name = "HierarchyKLDivergence"
@@ -29,14 +36,20 @@ class HierarchyKLDivergence(QualityModel):
     def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
         n = inputs.n
         log_domain = float(sum(np.log2(float(s.table.domain)) for s in inputs.columns))
-        pr = inputs.orig_sizes[inputs.orig_group] / n
-        size = inputs.group_sizes[inputs.group].astype(float)
-        log_area = np.log2(group_area(inputs))[inputs.group]
-        sup = inputs.row_sup
-        s = inputs.suppressed
-        log_q = np.where(sup, np.log2(max(s, 1) / n) - log_domain,
-                         np.log2(size / n) - log_area)
-        kl = float((pr * (np.log2(pr) - log_q)).sum())
-        upper = float((pr * (np.log2(pr) + log_domain)).sum())
+        kl, upper = kl_sums(inputs.orig_sizes[inputs.orig_group].astype(float),
+                            inputs.group_sizes[inputs.group].astype(float),
+                            np.log2(group_area(inputs))[inputs.group], inputs.row_sup, n,
+                            inputs.suppressed, log_domain)
+        return self._result(kl, upper, n, inputs.suppressed)
+
+    def record_loss(self, cells: Cells, parts: CellParts, records: Records,
+                    ctx: Context) -> MeasureResult:
+        p = self.params
+        kl, upper = kl_divergence(cells, parts, p.quasi_identifiers, p.suppression_token,
+                                  p.missing, records)
+        return self._result(kl, upper, cells.n, cells.suppressed)
+
+    @staticmethod
+    def _result(kl: float, upper: float, n: int, suppressed: int) -> MeasureResult:
         return MeasureResult(value=kl, details={
-            "raw": kl, "all_suppressed": upper, "records": n, "suppressed_records": s})
+            "raw": kl, "all_suppressed": upper, "records": n, "suppressed_records": suppressed})

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from anoneval.core.api import Context, MeasureResult, Microdata
-from anoneval.plugins.generalization._numbers import Numbers, typed_columns
-from anoneval.plugins.generalization._quality import Inputs, QualityModel, Side, TypedParams
+from anoneval.core.api import Context, MeasureResult, Microdata, Records
+from anoneval.plugins.generalization._cells import CellParts, Cells
+from anoneval.plugins.generalization._numbers import Numbers, typed_cells, typed_columns
+from anoneval.plugins.generalization._quality import Inputs, Side, TypedParams
+from anoneval.plugins.generalization._records import (
+    RecordQualityModel,
+    squared_sums,
+    squared_terms,
+)
 from anoneval.plugins.generalization._results import row_result
 
 
-class RecordSquaredError(QualityModel):
+class RecordSquaredError(RecordQualityModel):
     """Record-level squared error: mean standardized Euclidean distance to the farther end.
 
     Source: ARX's ``QualityModelRowOrientedSquaredError`` (Prasser et al. 2016). Each
@@ -23,6 +27,11 @@ class RecordSquaredError(QualityModel):
     interval replaced by the attribute's overall [min, max] (original and released); min 0.
     The value is 1 − ARX's ``getRecordLevelSquaredError().getValue()``. Conventions as the
     family's (``anoneval.plugins.generalization._quality``).
+
+    On the dask engine σ_j and the ranges come from the paired records' cell tables, then
+    Σ_r d_r is summed block by block where the records lie
+    (:mod:`anoneval.plugins.generalization._records`): nothing is gathered. By ``id`` there, a
+    column typed ``string`` needs its hierarchy (as :class:`AttributeSquaredError`).
     """
 
     name = "RecordSquaredError"
@@ -37,21 +46,27 @@ class RecordSquaredError(QualityModel):
         worst = np.zeros(inputs.n)
         columns, kinds = typed_columns(inputs, original, p.types)
         for s, num in columns:  # num: per (original, released) value pair
-            x, ylo, yhi = num.x_lo[num.a], num.y_lo[num.b], num.y_hi[num.b]
-            mean = float(num.w @ x) / inputs.n
-            sd = math.sqrt(float(num.w @ (x - mean) ** 2) / inputs.n)  # population
-            if sd == 0:
+            found = squared_terms(num, inputs.n)
+            if found is None:
                 continue
-            m = min(x.min(), num.x_hi[num.a].min(), ylo.min(), yhi.min())
-            big = max(x.max(), num.x_hi[num.a].max(), ylo.max(), yhi.max())
-            pair_term = ((x - np.where(yhi - x > x - ylo, yhi, ylo)) / sd) ** 2
-            real += per_row(s, num, pair_term)
-            xo = num.x_lo
-            worst += (((xo - np.where(big - xo > xo - m, big, m)) / sd) ** 2)[s.orig]
-        scale = len(inputs.columns) * inputs.n
-        return row_result(float(np.sqrt(real).sum()) / scale, 0.0,
-                          float(np.sqrt(worst).sum()) / scale, ctx,
-                          {"records": inputs.n, "types": kinds})
+            pair, far = found
+            real += per_row(s, num, pair)
+            worst += far[s.orig]
+        return self._result(float(np.sqrt(real).sum()), float(np.sqrt(worst).sum()),
+                            inputs.n, kinds, ctx)
+
+    def record_loss(self, cells: Cells, parts: CellParts, records: Records,
+                    ctx: Context) -> MeasureResult:
+        p = self.params
+        columns, kinds = typed_cells(cells, p.types)
+        real, worst = squared_sums(cells, parts, [num for _, num in columns],
+                                   p.suppression_token, p.missing, records)
+        return self._result(real, worst, cells.n, kinds, ctx)
+
+    def _result(self, real: float, worst: float, n: int, kinds: dict[str, str],
+                ctx: Context) -> MeasureResult:
+        scale = len(self.params.quasi_identifiers) * n
+        return row_result(real / scale, 0.0, worst / scale, ctx, {"records": n, "types": kinds})
 
 
 def per_row(s: Side, num: Numbers, pair_value: np.ndarray) -> np.ndarray:

@@ -224,7 +224,8 @@ def every_group_by_measure() -> list[dict[str, Any]]:
     qi = {"quasi_identifiers": RAW_QI}
     sensitive = {**qi, "sensitive": "disease"}
     arx = ["Discernibility", "Ambiguity", "Granularity", "SSESST", "Missings",
-           "AttributeSquaredError", "RecordSquaredError", "Height", "GeneralizationIntensity"]
+           "AttributeSquaredError", "RecordSquaredError", "Height", "GeneralizationIntensity",
+           "HierarchyKLDivergence"]
     return [{"name": "KAnonymity", "params": {**qi, "k": 3}},
             {"name": "KAnonymity", "label": "weighted",
              "params": {**qi, "k": 3, "weights": "weight", "list_violations": 5}},
@@ -312,9 +313,9 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
                  SummarySpec("anonymized", tuple(RAW_QI), None, ("disease",))):
         assert released._cache[("class_summary", spec)]._assembled is None, spec
     # only the measures that read the records gathered them (SUDA: a group-by per subset of
-    # the quasi-identifiers; RecordSquaredError: two passes over the records); every other
-    # one reduced summaries' parts or paired partitions on the workers
-    reads_records = {"SUDA", "RecordSquaredError"}
+    # the quasi-identifiers); every other one reduced summaries' parts or paired partitions
+    # on the workers
+    reads_records = {"SUDA"}
     for spec, there in zip(measures, remote.to_dict()["measures"], strict=True):
         gathered = any("gathered" in w for w in there["warnings"])
         assert gathered == (spec["name"] in reads_records), spec
