@@ -10,6 +10,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
+from _dask_memory import IN_PROCESS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,8 +94,7 @@ def _data(n: int, seed: int = 0) -> pd.DataFrame:
 def limited():
     """A LocalCluster of 2 in-process workers with a memory_limit of 1 GB (its budget for one
     summary is SUMMARY_SHARE of that), so a test can move the switch point."""
-    # in-process workers count this process's memory (the whole suite's): never pause
-    with dask.config.set({"distributed.worker.memory.pause": False}), \
+    with dask.config.set(IN_PROCESS), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                      memory_limit="1GB", dashboard_address="127.0.0.1:0") as cl, \
             distributed.Client(cl, set_as_default=False) as client:
