@@ -268,12 +268,12 @@ _EVALUATORS: dict[str, Any] = {}
 def content_token(recipe: Recipe) -> str:
     """A token naming what ``recipe`` evaluates with, for workers that outlive a run (a running
     Dask cluster): the SHA-256 of the pickled recipe (the original, the control set, the
-    measures and their params, the seed), of the size and modification time of every file the
-    measures' params name (hierarchies, populations) and of the source of the registry files'
-    plugins. Two runs with the same token build the same evaluator, so a worker keeps the one
-    it prepared (the original's codes, kinds and hierarchies) for the next run instead of
-    building it again; a changed input, param or file gives another token. A recipe that does
-    not pickle keeps its own token."""
+    measures and their params, the seed), of the size and modification time of the inputs'
+    files and of every file the measures' params name (hierarchies, populations), and of the
+    source of the registry files' plugins. Two runs with the same token build the same
+    evaluator, so a worker keeps the one it prepared (the original's codes, kinds and
+    hierarchies) for the next run instead of building it again; a changed input, param or file
+    gives another token. A recipe that does not pickle keeps its own token."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -284,7 +284,7 @@ def content_token(recipe: Recipe) -> str:
         return recipe.token
     for name, (path, source) in sorted(_user_modules().items()):
         digest.update(f"\0module {name} {path}\0{source}".encode())
-    for file in sorted(_param_files(recipe)):
+    for file in sorted(_param_files(recipe) | _data_files(recipe)):
         try:
             st = file.stat()
             stamp = f"{st.st_size}:{st.st_mtime_ns}"
@@ -292,6 +292,13 @@ def content_token(recipe: Recipe) -> str:
             stamp = "missing"
         digest.update(f"\0file {file} {stamp}".encode())
     return "content-" + digest.hexdigest()
+
+
+def _data_files(recipe: Recipe) -> set[Path]:
+    """The files of the recipe's inputs kept on disk, which a worker reads (a file rewritten in
+    place pickles as before: its size and time tell the change)."""
+    return {Path(f) for data in (recipe.original, recipe.control)
+            for f in getattr(getattr(data, "located", None), "files", ())}
 
 
 def _param_files(recipe: Recipe) -> set[Path]:

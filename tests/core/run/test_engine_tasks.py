@@ -231,6 +231,28 @@ def test_content_token_names_what_the_evaluator_is_built_from(tmp_path: Path) ->
     assert token(again) != before
 
 
+def test_content_token_changes_when_an_input_file_is_rewritten_in_place(tmp_path: Path) -> None:
+    from anoneval.core import Evaluator
+
+    original, _ = frames()
+    path = tmp_path / "original.csv"
+    original.to_csv(path, index=False)
+    ev = Evaluator(original, MEASURES)
+
+    def token() -> str:
+        return engine_module.content_token(engine_module.new_recipe(
+            Evaluator, FileInput(str(path)), ev.measures, 0, None, tmp_path, True))
+
+    before = token()
+    assert token() == before
+    text = path.read_text()
+    stat = path.stat()
+    path.write_text(text.replace("1", "2", 1))  # same size, another value
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert path.stat().st_size == stat.st_size
+    assert token() != before  # a worker must not keep the evaluator of the old file
+
+
 def test_lasting_workers_keep_their_evaluator_for_the_next_run(cluster) -> None:
     original, variants = frames()
 
