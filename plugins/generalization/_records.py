@@ -35,14 +35,12 @@ from anoneval.core.api import (
     DELETED,
     Context,
     DataError,
-    Dataset,
     MeasureResult,
-    Microdata,
     Records,
 )
 from anoneval.plugins.generalization._cells import CellParts, CellQualityModel, Cells, cells_of
 from anoneval.plugins.generalization._numbers import Numbers
-from anoneval.plugins.generalization._quality import Inputs, quality_inputs
+from anoneval.plugins.generalization._quality import QualityModel
 from anoneval.plugins.microdata._common import as_text
 
 # -- keys of values across blocks ----------------------------------------------------------------
@@ -145,15 +143,9 @@ class RecordQualityModel(CellQualityModel):
     """Base of ARX's record-level models: the shared aligned codes in memory; on the dask engine
     the cell tables (partition-wise, paired), then ``ctx.records`` (:meth:`record_loss`)."""
 
-    def compute(self, original: Dataset | None, anonymized: Dataset | None,
-                ctx: Context) -> MeasureResult:
-        inputs = quality_inputs(original, anonymized, self.params, ctx)
-        assert isinstance(original, Microdata)  # quality_inputs checked it
-        return self.loss(inputs, original, ctx)
-
-    def loss(self, inputs: Inputs, original: Microdata, ctx: Context) -> MeasureResult:
-        """The result from the shared inputs of the comparison (in memory)."""
-        raise NotImplementedError
+    # in memory: the shared inputs of the comparison, as every quality model
+    compute = QualityModel.compute
+    loss = QualityModel.loss
 
     def finalize(self, combined: CellParts, ctx: Context) -> MeasureResult:
         if ctx.records is None:
