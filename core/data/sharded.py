@@ -256,9 +256,11 @@ def _text(values: pd.Series) -> np.ndarray:
 
 
 def _keyed(part: Any, rows: Callable[[Any], pd.DataFrame], on: Sequence[str]) -> pd.DataFrame:
-    """``rows(part)`` with the hash of its ``on`` values (as :func:`_text`) in ``_key``."""
+    """``rows(part)`` with the hash of its ``on`` values (as :func:`_text`, but an unsigned
+    64-bit column, the same type in every part, as it is) in ``_key``."""
     frame = rows(part)
-    texts = pd.DataFrame({c: _text(frame[c]) for c in on}, index=frame.index)
+    texts = pd.DataFrame({c: frame[c].to_numpy() if frame[c].dtype == np.uint64
+                          else _text(frame[c]) for c in on}, index=frame.index)
     return frame.assign(_key=pd.util.hash_pandas_object(texts, index=False).to_numpy())
 
 

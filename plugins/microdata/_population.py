@@ -9,13 +9,15 @@ align with the release's; each released column's level comes from :func:`release
 :func:`population_counts` counts from the records (the ``per_record`` path); the class-summary
 path works on both sides' summaries, part by part: :func:`release_facts` (counts, missing cells,
 the texts of hierarchy columns), :func:`release_rows` and :func:`population_rows` (each class as
-a row keyed by its tuple as text, the population's generalized), joined by tuple wherever the
-rows meet (:func:`presence`, whose :class:`Presence` figures add up over disjoint tuples).
+a row keyed by two hashes of its tuple's texts, the population's generalized), joined by tuple
+wherever the rows meet (:func:`presence`, whose :class:`Presence` figures add up over disjoint
+tuples); an error's class is looked up by its hashes (:func:`release_texts`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -180,6 +182,8 @@ def _tuple_key(codes: list[np.ndarray], cards: list[int]) -> np.ndarray:
 
 # -- from class summaries: the join by the generalized tuple on any engine --------------------
 
+T = TypeVar("T")
+
 #: Kind of a key value, so that values equal as text but of different types (``39`` and
 #: ``"39"``) are told apart: suppressed, text, number, missing, other.
 _TOKEN, _TEXT, _NUMBER, _MISSING, _OTHER = range(5)
@@ -223,40 +227,68 @@ def release_facts(part: ClassSummary, qi: tuple[str, ...], token: str, missing: 
                         tuple(c.n_missing for c in cols), texts)
 
 
-def _frame(texts: list[np.ndarray], f: np.ndarray, F: np.ndarray,
-           kind: np.ndarray) -> pd.DataFrame:
-    out = pd.DataFrame({f"k{j}": t for j, t in enumerate(texts)})
+#: Hash keys of :func:`_hashed`: two independent 64-bit hashes of a tuple's texts, so that two
+#: tuples of a join (at most a few 10⁸) share both only with probability ~n²/2¹²⁹.
+_HASH_KEYS = ("anoneval-tuple-1", "anoneval-tuple-2")
+
+
+def _hashed(texts: list[np.ndarray], f: np.ndarray, F: np.ndarray, kind: np.ndarray,
+            keep: bool = False) -> pd.DataFrame:
+    """Rows of tuples as two hashes of their texts (``h0``, ``h1``: what the join shuffles,
+    eight bytes a row each instead of a text per quasi-identifier) with ``f``, ``F`` and
+    ``kind``; with ``keep`` also the texts (``k0``, ``k1``…)."""
+    named = pd.DataFrame({f"k{j}": t for j, t in enumerate(texts)})
+    out = pd.DataFrame({
+        f"h{i}": pd.util.hash_pandas_object(named, index=False, hash_key=key).to_numpy()
+        for i, key in enumerate(_HASH_KEYS)})
+    if keep:
+        out = pd.concat([named, out], axis=1)
     return out.assign(f=f.astype(np.int64), F=F.astype(np.int64), kind=kind.astype(np.uint64))
 
 
-def release_rows(part: ClassSummary, qi: tuple[str, ...], token: str,
-                 missing: str) -> pd.DataFrame:
-    """One row per class of a part of the release's summary: its quasi-identifiers as text
-    (``k0``, ``k1``…), its records ``f`` and the kinds of its values (``kind``, a hash)."""
+def release_rows(part: ClassSummary, qi: tuple[str, ...], token: str, missing: str,
+                 texts: bool = False) -> pd.DataFrame:
+    """One row per class of a part of the release's summary: its quasi-identifiers' texts
+    hashed (:func:`_hashed`; with ``texts`` the texts too), its records ``f`` and the kinds of
+    its values (``kind``, a hash)."""
     keys = key_codes(part.keys, qi)
     cols, gids, class_of_group, sizes = key_classes(keys, part.counts, token, missing)
     first = np.zeros(len(sizes), dtype=np.int64)
     first[gids[::-1]] = np.arange(len(gids) - 1, -1, -1)
     kept = np.flatnonzero(class_of_group >= 0)
     rows = first[kept]
-    texts, kinds = [], []
+    values, kinds = [], []
     for (_, uniques), col in zip(keys, cols, strict=True):
         codes = col.codes[rows]
-        texts.append(col.texts[codes])
+        values.append(col.texts[codes])
         kind = _kinds(uniques)
         if col.token >= 0:
             kind[col.token] = _TOKEN
         kinds.append(kind[codes] if len(kind) else codes)
     kind = pd.util.hash_pandas_object(pd.DataFrame({j: k for j, k in enumerate(kinds)}),
                                       index=False).to_numpy()
-    return _frame(texts, sizes[kept], np.zeros(len(kept)), kind)
+    return _hashed(values, sizes[kept], np.zeros(len(kept)), kind, texts)
+
+
+def release_texts(part: ClassSummary, key: tuple[int, int], qi: tuple[str, ...], token: str,
+                  missing: str) -> tuple[str, ...] | None:
+    """The texts of the release class of a part whose tuple hashes to ``key``, else None: the
+    class an error names, looked up where the part lies."""
+    rows = release_rows(part, qi, token, missing, texts=True)
+    hit = rows[(rows["h0"].to_numpy() == key[0]) & (rows["h1"].to_numpy() == key[1])]
+    return None if hit.empty else tuple(str(hit[f"k{j}"].iat[0]) for j in range(len(qi)))
+
+
+def first_found(found: list[T | None]) -> T | None:
+    """The first of ``found`` that is not None."""
+    return next((x for x in found if x is not None), None)
 
 
 def population_rows(part: ClassSummary, qi: tuple[str, ...], token: str, missing: str,
                     hierarchies: dict[str, Hierarchy], levels: dict[str, int]) -> pd.DataFrame:
     """A part of the population's summary generalized to the release's levels: one row per
-    generalized tuple (``k0``, ``k1``… as text) with its records ``F``. Suppressed cells stay
-    the token; quasi-identifiers without a hierarchy keep their values as text."""
+    generalized tuple (its texts hashed, :func:`_hashed`) with its records ``F``. Suppressed
+    cells stay the token; quasi-identifiers without a hierarchy keep their values as text."""
     texts = []
     for (codes, uniques), c in zip(key_codes(part.keys, qi), qi, strict=True):
         col = token_column(codes, uniques, np.bincount(codes, weights=part.counts,
@@ -268,11 +300,10 @@ def population_rows(part: ClassSummary, qi: tuple[str, ...], token: str, missing
             gen[idx] = generalize(h, col.texts[idx], levels[c], c)
         texts.append(gen[col.codes])
     n = len(part.counts)
-    frame = _frame(texts, np.zeros(n), part.counts, np.zeros(n))
-    names = [f"k{j}" for j in range(len(qi))]
+    frame = _hashed(texts, np.zeros(n), part.counts, np.zeros(n))
     if not n:
         return frame
-    return frame.groupby(names, sort=False, as_index=False).agg(
+    return frame.groupby(["h0", "h1"], sort=False, as_index=False).agg(
         f=("f", "sum"), F=("F", "sum"), kind=("kind", "first"))
 
 
@@ -280,8 +311,9 @@ def population_rows(part: ClassSummary, qi: tuple[str, ...], token: str, missing
 class Presence:
     """What the join of release classes and population tuples gives over some tuples:
     classes, their δ extremes, violating classes and records, population records outside the
-    release, and (at most one of each) a class with fewer population than released records
-    and a tuple shared by release classes whose values differ but read alike."""
+    release, and (at most one of each, by the hashes of its tuple, :func:`release_texts`) a
+    class with fewer population than released records and a tuple shared by release classes
+    whose values differ but read alike."""
 
     classes: int
     violating: int
@@ -289,8 +321,8 @@ class Presence:
     lowest: float | None
     highest: float | None
     outside: int
-    short: tuple[tuple[str, ...], int, int] | None
-    clash: tuple[str, ...] | None
+    short: tuple[tuple[int, int], int, int] | None
+    clash: tuple[int, int] | None
 
     @classmethod
     def combine(cls, parts: list[Presence]) -> Presence:
@@ -304,27 +336,24 @@ class Presence:
                    min(shorts) if shorts else None, min(clashes) if clashes else None)
 
 
-def presence(frame: pd.DataFrame, q: int, delta_min: float, delta_max: float) -> Presence:
-    """The :class:`Presence` of the rows of both sides whose tuples (``k0``…``k{q-1}``) meet
-    here: a release class's F is the population records of its tuple (Nergiz et al. 2007)."""
-    names = [f"k{j}" for j in range(q)]
-    groups = frame.groupby(names, sort=False)
+def presence(frame: pd.DataFrame, delta_min: float, delta_max: float) -> Presence:
+    """The :class:`Presence` of the rows of both sides whose tuples (hashed: ``h0``, ``h1``)
+    meet here: a release class's F is the population records of its tuple (Nergiz et al.
+    2007)."""
+    groups = frame.groupby(["h0", "h1"], sort=False)
     f, F = groups["f"].sum(), groups["F"].sum()
     released = f.to_numpy() > 0
     rel = frame[frame["f"].to_numpy() > 0]
-    kinds = rel.groupby(names, sort=False)["kind"].nunique()
+    kinds = rel.groupby(["h0", "h1"], sort=False)["kind"].nunique()
     clash = None
     if (kinds > 1).any():
-        clash = min(tuple(map(str, k if isinstance(k, tuple) else (k,)))
-                    for k in kinds.index[kinds.to_numpy() > 1])
+        clash = min(tuple(map(int, k)) for k in kinds.index[kinds.to_numpy() > 1])
     fc, Fc = f.to_numpy()[released], F.to_numpy()[released]
     short = None
     bad = np.flatnonzero(fc > Fc)
     if len(bad):
         index = f.index[released]
-        key = min((tuple(map(str, index[i] if isinstance(index[i], tuple) else (index[i],))),
-                   int(fc[i]), int(Fc[i])) for i in bad)
-        short = key
+        short = min((tuple(map(int, index[i])), int(fc[i]), int(Fc[i])) for i in bad)
     delta = fc / np.maximum(Fc, 1)
     violates = (delta < delta_min) | (delta > delta_max)
     has = len(delta) > 0

@@ -29,12 +29,14 @@ from anoneval.plugins.microdata._population import (
     PopulationParams,
     Presence,
     ReleaseFacts,
+    first_found,
     population_dataset,
     population_rows,
     presence,
     release_facts,
     release_population,
     release_rows,
+    release_texts,
 )
 from anoneval.plugins.microdata._sensitive import result
 
@@ -161,7 +163,8 @@ class DeltaPresence(ClassRiskMeasure):
                             f"the {facts.records} released records (population smaller than "
                             "the sample)")
         levels = text_levels(facts.texts, list(qi), hs, p.levels, p.suppression_token)
-        meta = pd.DataFrame({**{f"k{j}": pd.Series(dtype=object) for j in range(len(qi))},
+        meta = pd.DataFrame({"h0": np.zeros(0, dtype=np.uint64),
+                             "h1": np.zeros(0, dtype=np.uint64),
                              "f": np.zeros(0, dtype=np.int64), "F": np.zeros(0, dtype=np.int64),
                              "kind": np.zeros(0, dtype=np.uint64)})
         rules = {"qi": qi, "token": p.suppression_token, "missing": p.missing}
@@ -169,18 +172,24 @@ class DeltaPresence(ClassRiskMeasure):
             [(summary, functools.partial(release_rows, **rules)),
              (population, functools.partial(population_rows, **rules, hierarchies=hs,
                                             levels=levels))],
-            [f"k{j}" for j in range(len(qi))], meta,
-            functools.partial(presence, q=len(qi), delta_min=p.delta_min,
-                              delta_max=p.delta_max), Presence.combine)
+            ["h0", "h1"], meta,
+            functools.partial(presence, delta_min=p.delta_min, delta_max=p.delta_max),
+            Presence.combine)
+
+        def texts(key: tuple[int, int]) -> dict[str, str]:
+            found = summary.reduce(functools.partial(release_texts, key=key, **rules),
+                                   first_found)
+            return dict(zip(qi, found or ("?",) * len(qi), strict=True))
+
         if found.clash is not None:
             raise DataError(
-                f"release classes {dict(zip(qi, found.clash, strict=True))} differ by the type "
+                f"release classes {texts(found.clash)} differ by the type "
                 "of a value that reads alike as text (e.g. 39 and '39'); the population is "
                 "matched to the release's classes by text, so it cannot tell them apart: "
                 "give the column one type")
         if found.short is not None:
-            values, f, F = found.short
-            shown = dict(zip(qi, values, strict=True))
+            key, f, F = found.short
+            shown = texts(key)
             if F == 0:
                 plain = [q for q in qi if q not in hs]
                 raise DataError(

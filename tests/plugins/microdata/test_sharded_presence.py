@@ -4,6 +4,7 @@ record path, with no records gathered and no class table assembled in the client
 
 from __future__ import annotations
 
+import ast
 import functools
 import pickle
 from pathlib import Path
@@ -25,9 +26,11 @@ from anoneval.core.data.summary import ClassSummary, SummarySpec, class_codes
 from anoneval.plugins.microdata._common import ClassSizes, _reduce_part, no_figures, token_keys
 from anoneval.plugins.microdata._population import (
     Presence,
+    first_found,
     population_rows,
     presence,
     release_rows,
+    release_texts,
 )
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
@@ -199,16 +202,53 @@ def test_delta_presence_errors_name_the_class(tmp_path, cluster, monkeypatch):
     # zip generalized, but no hierarchy for it: its values never meet the population's
     params = {"quasi_identifiers": QI, "hierarchies": {"age": hs["age"]}}
     measures = [{"name": "DeltaPresence", "params": params}]
-    for report in (evaluate(original, released, measures, engine=engine),
-                   evaluate(pop, rel, measures)):
-        error = report.measures[0].error
-        assert "no population record falls into release class" in error and "zip" in error
-    # a population smaller than the release
-    small = _write(tmp_path / "s", pop.iloc[:1000])
-    report = evaluate(small, released, [{"name": "DeltaPresence",
-                                         "params": {"quasi_identifiers": QI, "hierarchies": hs}}],
-                      engine=engine)
-    assert "population smaller than the sample" in report.measures[0].error
+    errors = [evaluate(original, released, measures, engine=engine).measures[0].error,
+              evaluate(pop, rel, measures).measures[0].error]
+    # the join runs on hashes of the tuples; the class named is looked up by them, the same
+    # on both engines, and is one of the release's
+    assert errors[0] == errors[1], errors
+    assert "no population record falls into release class" in errors[0]
+    assert _named(errors[0]) in _classes(rel)
+    # a release class with more records than the population has in its tuple: the population
+    # is the release itself (its levels), less one record of one class, plus records elsewhere
+    drop = rel.index[(rel[QI] != "*").all(axis=1)][0]
+    fewer = pd.concat([rel.drop(index=drop), rel.iloc[:5].assign(zip="elsewhere")],
+                      ignore_index=True)
+    measures = [{"name": "DeltaPresence", "params": {"quasi_identifiers": QI}}]
+    errors = [evaluate(_write(tmp_path / "s", fewer), released, measures,
+                       engine=engine).measures[0].error,
+              evaluate(fewer, rel, measures).measures[0].error]
+    assert errors[0] == errors[1], errors
+    assert "but the population only" in errors[0]
+    assert _named(errors[0]) == tuple(rel.loc[drop, QI].astype(str))
+
+
+def _named(error: str) -> tuple[str, ...]:
+    """The values of the release class an error names (``{'age': '30-39', …}``)."""
+    found = ast.literal_eval(error[error.index("{"):error.index("}") + 1])
+    assert list(found) == QI, error
+    return tuple(found.values())
+
+
+def _classes(frame: pd.DataFrame) -> set[tuple[str, ...]]:
+    return set(frame[QI].astype(str).itertuples(index=False, name=None))
+
+
+def test_a_clash_of_types_across_parts_is_found_and_named():
+    """Release classes that differ only by a value's type (39 and "39"), held by different
+    parts, read alike as text: the join, by hashed texts, cannot tell them apart, so it
+    reports the tuple's hashes, which name the class in the part that holds it."""
+    spec = SummarySpec("anonymized", ("a", "b"))
+    parts = [ClassSummary.of_frame(pd.DataFrame({"a": [39, 40], "b": ["x", "x"]}), spec),
+             ClassSummary.of_frame(pd.DataFrame({"a": ["39", "41"], "b": ["x", "y"]}), spec)]
+    rules = {"qi": ("a", "b"), "token": "*", "missing": "value"}
+    rows = pd.concat([release_rows(p, **rules) for p in parts], ignore_index=True)
+    found = presence(rows, 0.0, 1.0)
+    assert found.classes == 3 and found.clash is not None
+    assert [release_texts(p, found.clash, **rules) for p in parts] == [("39", "x")] * 2
+    assert release_texts(parts[1], (0, 0), **rules) is None
+    assert first_found([None, ("39", "x"), ("41", "y")]) == ("39", "x")
+    assert presence(rows.iloc[1:], 0.0, 1.0).clash is None
 
 
 def test_per_record_says_why_it_reads_the_records(tmp_path, cluster, monkeypatch):
@@ -259,7 +299,7 @@ def frames(seed: int, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     pop = pd.DataFrame({"a": rng.choice(["1", "2", "*", None], n),
                         "b": rng.integers(0, 4, n),
                         "c": rng.choice(["x", "y", "*"], n)})
-    rel = pop.sample(frac=0.5, random_state=seed).reset_index(drop=True)
+    rel = pop.sample(frac=0.5, random_state=seed).reset_index(drop=True).astype({"b": object})
     rel.loc[:2, ["a", "b", "c"]] = "*"
     return pop, rel
 
@@ -298,8 +338,8 @@ def test_any_split_joins_to_the_record_path(seed, n, owner, partitions, missing,
         [release_rows(p, **rules) for p in _parts(rel, spec, np.array(owner))]
         + [population_rows(p, **rules, hierarchies={}, levels={})
            for p in _parts(pop, spec, np.array(owner[::-1]))], ignore_index=True)
-    where = pd.util.hash_pandas_object(table[["k0", "k1", "k2"]], index=False).to_numpy()
-    found = Presence.combine([presence(table[where % partitions == i], 3, *bounds)
+    where = table["h0"].to_numpy()
+    found = Presence.combine([presence(table[where % partitions == i], *bounds)
                               for i in range(partitions)])
     assert found.classes == details["classes"]
     assert found.violating == details["violating_classes"]
