@@ -10,7 +10,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
-from _dask_memory import IN_PROCESS
+from _dask_memory import in_process_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -56,8 +56,6 @@ def test_parts_reduce_to_the_whole_tables_figures(frame, n_in, n_out):
     """Whatever the input and output partitioning, the parts' classes are disjoint, they
     assemble into the summary of the whole frame, and reductions over them give pandas'
     figures of the same group-by."""
-    import dask
-
     with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):
         ddf = dd.from_pandas(frame, npartitions=min(n_in, len(frame)), sort=False)
         parts = dask.compute(*shuffled_summaries(ddf, SPEC, n_out, "tasks"))
@@ -94,10 +92,7 @@ def _data(n: int, seed: int = 0) -> pd.DataFrame:
 def limited():
     """A LocalCluster of 2 in-process workers with a memory_limit of 1 GB (its budget for one
     summary is SUMMARY_SHARE of that), so a test can move the switch point."""
-    with dask.config.set(IN_PROCESS), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     memory_limit="1GB", dashboard_address="127.0.0.1:0") as cl, \
-            distributed.Client(cl, set_as_default=False) as client:
+    with in_process_client() as client:
         yield client
 
 

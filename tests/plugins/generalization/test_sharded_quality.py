@@ -11,11 +11,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import dask
 import numpy as np
 import pandas as pd
 import pytest
-from _dask_memory import IN_PROCESS
+from _dask_memory import in_process_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,10 +100,7 @@ def _measures(hierarchy: str, id_col: str | None = None) -> list[dict[str, Any]]
 @pytest.fixture(scope="module")
 def cluster():
     """Two in-process workers of 1 GB: a summary's budget is SUMMARY_SHARE of that."""
-    with dask.config.set(IN_PROCESS), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     memory_limit="1GB", dashboard_address="127.0.0.1:0") as cl, \
-            distributed.Client(cl, set_as_default=False) as client:
+    with in_process_client() as client:
         yield client
 
 

@@ -8,11 +8,10 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-import dask
 import numpy as np
 import pandas as pd
 import pytest
-from _dask_memory import IN_PROCESS
+from _dask_memory import in_process_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -64,10 +63,7 @@ def measures() -> list[dict[str, Any]]:
 def cluster():
     """Two in-process workers of 1 GB each (their summary budget is SUMMARY_SHARE of that)
     behind a TCP scheduler address, as the engine config takes it."""
-    with dask.config.set(IN_PROCESS), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     protocol="tcp", host="127.0.0.1", memory_limit="1GB",
-                                     dashboard_address="127.0.0.1:0") as cl:
+    with in_process_cluster(tcp=True) as cl:
         yield cl
 
 

@@ -10,11 +10,10 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-import dask
 import numpy as np
 import pandas as pd
 import pytest
-from _dask_memory import IN_PROCESS
+from _dask_memory import in_process_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,10 +79,7 @@ def release(pop: pd.DataFrame, hs: dict[str, str], share: float, seed: int = 6,
 @pytest.fixture(scope="module")
 def cluster():
     """Two in-process workers of 1 GB behind a TCP scheduler address."""
-    with dask.config.set(IN_PROCESS), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     protocol="tcp", host="127.0.0.1", memory_limit="1GB",
-                                     dashboard_address="127.0.0.1:0") as cl:
+    with in_process_cluster(tcp=True) as cl:
         yield cl
 
 

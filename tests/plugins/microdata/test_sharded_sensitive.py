@@ -7,11 +7,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-import dask
 import numpy as np
 import pandas as pd
 import pytest
-from _dask_memory import IN_PROCESS
+from _dask_memory import in_process_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,10 +149,7 @@ def test_both_sides_read_the_released_summary_and_check_row_counts():
 def sharding():
     """A LocalCluster of 2 in-process workers with a memory_limit of 1 GB on loopback TCP (a
     run's engine config connects to it by address, with a gather limit)."""
-    with dask.config.set(IN_PROCESS), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                     protocol="tcp", host="127.0.0.1", memory_limit="1GB",
-                                     dashboard_address="127.0.0.1:0") as cl, \
+    with in_process_cluster(tcp=True) as cl, \
             distributed.Client(cl, set_as_default=False) as client:
         yield client
 
