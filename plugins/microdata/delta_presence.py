@@ -65,12 +65,13 @@ class DeltaPresence(ClassRiskMeasure):
     It reads the class summaries of the release and the population (the original's, or the
     ``population`` file's, read into this process) on every engine, so it runs on data an
     engine never gathers: a release class's key and each population class's key generalized
-    to the release's levels become rows keyed by the tuple as text, hash-partitioned together
-    on it (on Dask, a second shuffle of the parts where they lie:
+    to the release's levels become rows keyed by the tuple's texts (two independent 64-bit
+    hashes of them, so a row is 40 bytes whatever the values), hash-partitioned together on it
+    (on Dask, a second shuffle of the parts where they lie:
     :func:`~anoneval.core.api.cogrouped`), and each group of rows gives F_E and its classes'
     figures. Values are matched as text (``39`` and ``"39"`` read alike); release classes that
-    differ only by such a type (a column mixing numbers and text) are an error. Only
-    ``per_record`` (a table of the rows) reads the records (gathered on Dask under
+    differ only by such a type (a column mixing numbers and text) are an error naming them.
+    Only ``per_record`` (a table of the rows) reads the records (gathered on Dask under
     ``engine.gather_limit``, else an error saying so).
     """
 
