@@ -23,7 +23,8 @@ RELEASE_ONLY = [
     {"name": "DM", "params": {"quasi_identifiers": QI, "k": 2}},
     {"name": "DMStar", "params": {"quasi_identifiers": QI}},
     {"name": "LDiversity", "params": {"quasi_identifiers": QI, "sensitive": ["disease"]}},
-    {"name": "TCloseness", "params": {"quasi_identifiers": QI, "sensitive": ["disease"]}},
+    *({"name": name, "params": {"quasi_identifiers": QI, "sensitive": ["disease"]}}
+      for name in ("TCloseness", "DeltaDisclosure", "BetaLikeness", "AlphaKAnonymity")),
     {"name": "IndividualRisk", "params": {"quasi_identifiers": QI}},
     {"name": "PopulationUniqueness",
      "params": {"quasi_identifiers": QI, "sampling_fraction": 0.5}},
