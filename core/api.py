@@ -410,6 +410,17 @@ class Measure(Plugin):
             cols.extend(c for c in spec.columns if c not in cols)
         return out
 
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        """The columns this instance reads of each side when an anonymized dataset is given
+        (as :meth:`columns`; the default is :meth:`columns`).
+
+        A measure of the released data alone that reads the original only when no release is
+        given (``inputs = "either"``) returns no column of the original here: evaluating a
+        release then neither surveys nor aligns the original's columns, nor does an engine
+        summarize them.
+        """
+        return self.columns()
+
     def records_reason(self) -> str | None:
         """Why this instance reads the records rather than class summaries or partitions (and
         what to do instead), or None: an engine that cannot gather them names it in its error."""

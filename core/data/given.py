@@ -103,7 +103,8 @@ def _fingerprint(frame: pd.DataFrame) -> tuple[tuple[Any, ...], list[Any]]:
         arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
         dtypes = frame.dtypes
     keep: list[Any] = []
-    key = (frame.shape, tuple(frame.columns), tuple(map(str, dtypes)),
+    key = (frame.shape, tuple(frame.columns),
+           tuple(d if isinstance(d, np.dtype) else str(d) for d in dtypes),  # no str per dtype
            tuple(_array_key(a, rows, keep) for a in arrays))
     return key, keep
 

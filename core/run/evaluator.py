@@ -167,13 +167,13 @@ def control_overlap(original: Dataset | None, control: Dataset | None) -> int:
     return int(np.isin(hashes(control), hashes(original)).sum())
 
 
-def _may_be_numbers(values: pd.Series) -> bool:
+def _may_be_numbers(first: Any, values: Callable[[], pd.Series]) -> bool:
     """Whether an object column may be read as numbers (:func:`unify_kinds`: only when every
-    present value is a number or text holding one), told by its first present value: text
-    that is no number, a boolean or bytes there rule it out without a scan of the column."""
-    cells = values.to_numpy()
-    first = cells[0] if len(cells) else None
+    present value is a number or text holding one), told by its first present value (the
+    column's ``first`` cell, else the first present one of its ``values``): text that is no
+    number, a boolean or bytes there rule it out without a scan of the column."""
     if first is None or (pd.api.types.is_scalar(first) and pd.isna(first)):
+        cells = values().to_numpy()
         present = np.flatnonzero(pd.notna(cells))  # a scan only when the first is missing
         if not len(present):
             return True
@@ -191,21 +191,27 @@ def _may_be_numbers(values: pd.Series) -> bool:
 def _numbers_of(data: FrameData) -> frozenset[str]:
     """The columns of ``data`` that are or may be read as numbers (:func:`_may_be_numbers`)."""
     frame = data.frame  # column names are unique strings (FrameData)
-    return frozenset(c for c, dtype in data.dtypes.items()
-                     if dtype != np.dtype(object) or _may_be_numbers(frame[c]))
+    dtypes = data.dtypes
+    if not len(frame) or all(d != np.dtype(object) for d in dtypes.values()):
+        return frozenset(dtypes)
+    first = frame.iloc[0].to_numpy()  # one row of every column, not a Series per column
+    return frozenset(c for i, (c, dtype) in enumerate(dtypes.items())
+                     if dtype != np.dtype(object)
+                     or _may_be_numbers(first[i], lambda c=c: frame[c]))
 
 
-def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None
-                 ) -> frozenset[str] | None:
-    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.columns`; for
-    a measure reading only numbers, :meth:`Measure.numbers_only`, the ``original``'s columns
-    that are or may become numbers: it picks its columns there), or None when one of them may
-    read every column."""
+def read_columns(measures: Sequence[PlannedMeasure], side: str, original: Dataset | None,
+                 release: bool = True) -> frozenset[str] | None:
+    """The columns of ``side`` that some of ``measures`` reads (:meth:`Measure.release_columns`
+    when a release is given, else :meth:`Measure.columns`; for a measure reading only numbers,
+    :meth:`Measure.numbers_only`, the ``original``'s columns that are or may become numbers: it
+    picks its columns there), or None when one of them may read every column."""
     columns: set[str] = set()
     for planned in measures:
         try:
-            reads = planned.measure.columns()
-            numbers = reads is None and planned.measure.numbers_only()
+            measure = planned.measure
+            reads = measure.release_columns() if release else measure.columns()
+            numbers = reads is None and measure.numbers_only()
         except Exception:  # the measure reports its own error when it runs
             return None
         if numbers and isinstance(original, FrameData):
@@ -254,9 +260,12 @@ class Evaluator:
         require_records(given_control, "control")
         # measures planned from a validated config were checked there (inputs, data kinds)
         self.measures = plan_measures(measures, self.registry)
-        #: The columns of each side the measures read (None: maybe every one): only those are
-        #: validated and surveyed, a scan of the others would be a fixed cost of every call.
-        self._reads = {"original": read_columns(self.measures, "original", given)}
+        #: The columns of the original the measures read (None: maybe every one) when a release
+        #: is given, and when it is not ("alone": some read the original only then, surveyed
+        #: at the first such evaluation): only those are validated and surveyed, a scan of the
+        #: others would be a fixed cost of every call.
+        self._reads = {"original": read_columns(self.measures, "original", given),
+                       "alone": read_columns(self.measures, "original", given, release=False)}
         require_scalar_cells(given, "original", self._reads["original"])
         require_scalar_cells(given_control, "control", self._reads["original"])
         self._set_inputs(given, given_control)
@@ -273,6 +282,7 @@ class Evaluator:
         self._prepared: dict[int, tuple[Any, BaseException | None]] = {}
         self._prepare_seconds: dict[int, float] = {}  # reported once, by the first evaluation
         self._aligned: dict[int, Evaluator] = {}  # by id of an original read with other dtypes
+        self._alone: Evaluator | None = None  # see _without_release
         self._version = own_version()
         self._hook = self.registry.pm.hook
         self._overlap: int | None = None
@@ -442,9 +452,13 @@ class Evaluator:
         require_records(given, side)
         require_scalar_cells(given, side, reads)
         anon, notes = unify_kinds(given, side, reads)
-        runner = self
+        runner = self if anon is not None else self._without_release()
         if self.original is not None and anon is not None:
-            original, anon, aligned = align_dtypes(self.original, anon, "anonymized", reads)
+            # only the columns read on both sides need one kind of value on both
+            both = (self._reads["original"] if reads is None
+                    else reads if self._reads["original"] is None
+                    else reads & self._reads["original"])
+            original, anon, aligned = align_dtypes(self.original, anon, "anonymized", both)
             notes += aligned
             if original is not self.original:  # some columns read as text on both sides
                 runner = self._aligned.setdefault(id(original), self._with_original(original))
@@ -526,6 +540,25 @@ class Evaluator:
         if any(isinstance(d, Partitioned) for d in self._given):
             self._set_inputs(*(d.cached(("loaded",), d.load) if isinstance(d, Partitioned) else d
                                for d in self._given))
+
+    def _without_release(self) -> Evaluator:
+        """This evaluator for an evaluation without a release: with the original's columns
+        that measures read only then (:meth:`Measure.release_columns`) checked and surveyed
+        too, once (the same evaluator when there are none)."""
+        if self._alone is None:
+            reads = self._reads["alone"]
+            if reads == self._reads["original"] or not self._unified:
+                self._alone = self  # a partitioned original is surveyed whole
+            else:
+                original, control = self._given
+                require_scalar_cells(original, "original", reads)
+                require_scalar_cells(control, "control", reads)
+                twin = copy.copy(self)
+                twin._prepared, twin._aligned = {}, {}
+                twin._reads = {**self._reads, "original": reads}
+                twin._set_inputs(original, control)
+                twin._alone = self._alone = twin
+        return self._alone
 
     def _with_original(self, original: Dataset) -> Evaluator:
         """This evaluator with some columns of the original read as text (the control set's

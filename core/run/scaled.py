@@ -83,10 +83,15 @@ class ScaledRun:
         for measure in measures:
             try:
                 specs = measure.summaries() or ()
+                # with a release, not the original's columns it reads only when alone
+                reads = measure.release_columns() if anonymized is not None else None
             except Exception:  # reported when the measure runs
                 continue
             for spec in specs:
                 data = sides[spec.side]
+                if (reads is not None and spec.side in reads
+                        and not set(spec.columns) <= set(reads[spec.side])):
+                    continue
                 if isinstance(data, Partitioned) and set(spec.columns) <= set(data.columns):
                     wanted[spec.side].append(spec)
         for side, specs in wanted.items():

@@ -80,13 +80,19 @@ def numeric_only(original: Microdata, anonymized: Microdata, columns: Sequence[s
 def value_range(data: Microdata, column: str) -> tuple[float, float]:
     """The smallest and largest present value of a numeric (or datetime: nanoseconds, as
     :func:`as_number`) column, NaN for none; ±inf when an infinite value is present. Two
-    SIMD passes (four when a value is missing), no copy of a float column; kept on the
-    dataset, so once per input object."""
+    SIMD passes (four when a value is missing), no copy of a float, integer or boolean column
+    (rounding to float is monotone: the float of the integers' minimum is the minimum of
+    their floats); kept on the dataset, so once per input object."""
 
     def compute() -> tuple[float, float]:
         s = data.frame[column]
         if pd.api.types.is_datetime64_any_dtype(s):
             values = as_number(s).to_numpy()
+        elif isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub":
+            values = s.to_numpy()  # no missing value in a numpy integer or boolean column
+            if not len(values):
+                return np.nan, np.nan
+            return float(np.minimum.reduce(values)), float(np.maximum.reduce(values))
         else:
             values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         if not len(values):

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, LossMeasure, SummarySpec
+from anoneval.core.api import Context, Dataset, LossMeasure, Side, SummarySpec
 from anoneval.plugins.microdata._common import (
     ClassSizes,
     QIParams,
     no_figures,
     reduce_classes,
+    release_only_columns,
     released_classes,
     summary_specs,
 )
@@ -34,6 +37,9 @@ class ClassLossMeasure(LossMeasure):
 
     def summaries(self) -> list[SummarySpec] | None:
         return summary_specs(self.params)
+
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        return release_only_columns(self)
 
     def class_sizes(self, original: Dataset | None, anonymized: Dataset | None,
                     ctx: Context) -> ClassSizes:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from typing import Literal
 
 from pydantic import Field
 
-from anoneval.core.api import Context, Dataset, MeasureResult, SummarySpec
+from anoneval.core.api import Context, Dataset, MeasureResult, Side, SummarySpec
 from anoneval.plugins.generalization._classes import ClassLossMeasure, KParams
 
 
@@ -37,6 +38,10 @@ class AECS(ClassLossMeasure):
         suppressed: Literal["one_class", "ignore"] = Field(
             "one_class", description="Suppressed records form one extra class (ARX's AECS "
                                      "metric) or are left out (ARX's quality model).")
+
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        """Both sides' quasi-identifiers: the bounds read the original's mean class size."""
+        return self.columns()
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
+
 import numpy as np
 
 from anoneval.core.api import (
@@ -11,6 +13,7 @@ from anoneval.core.api import (
     Dataset,
     MeasureResult,
     Microdata,
+    Side,
     SummarySpec,
 )
 from anoneval.plugins.generalization._classes import ClassLossMeasure
@@ -43,6 +46,10 @@ class Discernibility(ClassLossMeasure):
 
     class Params(QIParams):
         pass
+
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        """Both sides' quasi-identifiers: the lower bound groups the original's records."""
+        return self.columns()
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal, TypeVar
@@ -43,9 +43,11 @@ from anoneval.core.api import (
     Context,
     DataError,
     Dataset,
+    Measure,
     Microdata,
     Params,
     RiskMeasure,
+    Side,
     SummarySpec,
     align_ids,
     data_row,
@@ -307,6 +309,17 @@ def summary_specs(p: QIParams, weights: str | None = None,
              for side in ("anonymized", "original")]
     specs.append(SummarySpec("original", ()))  # the original's record count
     return specs
+
+
+def release_only_columns(measure: Measure) -> Mapping[Side, Collection[str]] | None:
+    """:meth:`~anoneval.core.api.Measure.release_columns` of a measure whose summaries are
+    :func:`summary_specs`: given a release it reads that release's summaries and, of the
+    original, only the record count (:func:`released_summary`), no column; from the records
+    (``summaries()`` None: ``id``, ``per_record``, ...) it keeps :meth:`columns`."""
+    columns = measure.columns()
+    if measure.summaries() is None or columns is None:
+        return columns
+    return {"original": [], "anonymized": list(columns.get("anonymized", ()))}
 
 
 def released_summary(original: Dataset | None, anonymized: Dataset | None, p: QIParams,

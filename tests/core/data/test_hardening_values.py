@@ -112,7 +112,8 @@ def test_a_cell_that_is_not_a_scalar_is_an_error_naming_side_column_and_row(
     bad = ORIGINAL.assign(c=ORIGINAL["c"].astype(object))
     bad.at[2, "c"] = cell
     frames = {"original": ORIGINAL, "anonymized": ORIGINAL, "control": ORIGINAL} | {side: bad}
-    reads_c = [{"name": "KAnonymity", "params": {"quasi_identifiers": ["s", "c"]}}]
+    # Discernibility reads both sides' (KAnonymity, given a release, only the release's)
+    reads_c = [{"name": "Discernibility", "params": {"quasi_identifiers": ["s", "c"]}}]
     with pytest.raises(DataError, match=rf"^{side}: column 'c' holds a {type(cell).__name__} "
                                         r"at data row 3 .*one scalar per cell"):
         evaluate(frames["original"], frames["anonymized"], reads_c, control=frames["control"])
