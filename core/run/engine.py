@@ -13,9 +13,10 @@ nothing else (no state of a run reaches it), or spawned where there is no fork s
 (Windows). They are kept for the next run of this process with the same ``workers`` and
 environment (an embedder calling ``evaluate`` in a loop starts them once), and end
 :data:`POOL_IDLE` seconds after their last run, at exit, on :func:`close_pool`, or when another
-config or environment needs others; a run sends them its own recipe and shared objects. A main script without an ``if __name__ == "__main__":`` guard is not run again
-in them (:func:`unguarded_main`); plugins of registry files are loaded in them by value.
-While they start, this process evaluates variants and blocks itself; so it does while a
+config or environment needs others; a run sends them its own recipe and shared objects. A
+main script without an ``if __name__ == "__main__":`` guard is not run again in them
+(:func:`unguarded_main`); plugins of registry files are loaded in them by value. While they
+start, this process evaluates variants and blocks itself; so it does while a
 LocalCluster started for a run starts (in a background thread). Variants too small to pay for
 a task of their own are grouped, several to a task (:func:`chunked`), and tasks report each
 finished measure to the caller's progress bar (a queue from the processes, Dask events from
@@ -401,11 +402,13 @@ def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
 
 
 def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]],
-                  progress: Any = None, imports: Sequence[str] = ()) -> None:
+                  progress: Any = None, imports: Sequence[str] = (),
+                  recipe: str | None = None) -> None:
     """A worker process: the caller's environment (a forked process has the fork server's),
     the registry files' plugin modules, the queue its finished measures go to (``progress``),
-    and ``imports`` imported now, while the caller computes, not in the first task (a failure
-    there is the task's to report)."""
+    and, while the caller computes, not in the first task: ``imports`` imported and the
+    evaluator of the recipe written at ``recipe`` (the run that starts the processes) built
+    and prepared (a failure there is the task's to report)."""
     global _PROGRESS
     _PROGRESS = progress
     os.environ.clear()
@@ -416,6 +419,9 @@ def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]
     for name in imports:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
+    if recipe is not None:
+        with contextlib.suppress(Exception), as_task():
+            _evaluator_for(_load_shared(recipe)).prepare()
 
 
 def _put_progress(n: int) -> None:
@@ -649,10 +655,10 @@ def _own(objects: Iterable[Any]) -> list[str]:
 
 
 def _start_pool(workers: int, ctx: BaseContext, progress: Any = None,
-                imports: Sequence[str] = ()) -> ProcessPoolExecutor:
+                imports: Sequence[str] = (), recipe: str | None = None) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
     ``progress``, a queue of ``ctx``, their finished measures reported to it; ``imports``
-    imported)."""
+    imported; the evaluator of the recipe file ``recipe`` prepared)."""
     environ = {**ONE_THREAD, **os.environ, **parent_environ()}
     # a forked process has the fork server's native threads; a spawned one reads them at start
     spawned = ctx.get_start_method() == "spawn"
@@ -662,7 +668,7 @@ def _start_pool(workers: int, ctx: BaseContext, progress: Any = None,
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_init_process,
                                        initargs=(environ, _user_modules(), progress,
-                                                 tuple(imports)))
+                                                 tuple(imports), recipe))
             started = [pool.submit(_identity, None) for _ in range(workers)]
         for f in started:
             f.result()
@@ -673,8 +679,8 @@ def _start_pool(workers: int, ctx: BaseContext, progress: Any = None,
     return pool
 
 
-def _start_in_background(workers: int, modules: Sequence[str] = (),
-                         progress: Any = None) -> Future[ProcessPoolExecutor]:
+def _start_in_background(workers: int, modules: Sequence[str] = (), progress: Any = None,
+                         recipe: str | None = None) -> Future[ProcessPoolExecutor]:
     """:func:`_start_pool` in a daemon thread (the fork server is started here, preloading
     ``modules``, which the processes also import if it runs without them): the pool when it
     has started. A daemon, so that a process ending while its kept pool still starts (a short
@@ -685,7 +691,7 @@ def _start_in_background(workers: int, modules: Sequence[str] = (),
     def start() -> None:
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(_start_pool(workers, ctx, progress, modules))
+                future.set_result(_start_pool(workers, ctx, progress, modules, recipe))
             except BaseException as exc:  # handed to whoever waits
                 future.set_exception(exc)
 
@@ -756,12 +762,13 @@ class _Kept:
     ``queue`` carries ``(run, steps)`` from the workers to the bar of each run (``routes``),
     read by one thread."""
 
-    def __init__(self, key: tuple[Any, ...], size: int, modules: Sequence[str]) -> None:
+    def __init__(self, key: tuple[Any, ...], size: int, modules: Sequence[str],
+                 recipe: str | None = None) -> None:
         ctx = _context(modules)
         self.key = key
         self.size = size
         self.queue = ctx.SimpleQueue()
-        self.starting = _start_in_background(size, modules, self.queue)
+        self.starting = _start_in_background(size, modules, self.queue, recipe)
         self.users = 0  # engines using the processes now
         self.uses = 0  # borrowings so far: an idle timer of an earlier one does nothing
         self.retired = False
@@ -830,9 +837,10 @@ def _pool_key(workers: int) -> tuple[Any, ...]:
             tuple(sorted(_user_modules().items())))
 
 
-def _borrow(workers: int, size: int, modules: Sequence[str]) -> _Kept:
+def _borrow(workers: int, size: int, modules: Sequence[str], recipe: str | None = None) -> _Kept:
     """The kept processes for ``workers`` (at least ``size`` of them), started now when there
-    are none fit for the call (another key, fewer, broken); in use until :func:`_give_back`."""
+    are none fit for the call (another key, fewer, broken: then preparing ``recipe``'s
+    evaluator as they start); in use until :func:`_give_back`."""
     global _KEPT
     key = _pool_key(workers)
     with _KEPT_LOCK:
@@ -841,7 +849,7 @@ def _borrow(workers: int, size: int, modules: Sequence[str]) -> _Kept:
             _retire(kept)
             kept = None
         if kept is None:
-            kept = _KEPT = _Kept(key, size, modules)
+            kept = _KEPT = _Kept(key, size, modules, recipe)
         kept.users += 1
         kept.uses += 1
         return kept
@@ -921,13 +929,14 @@ class LocalEngine(Engine):
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
 
-    def starting(self, tasks: int | None = None,
-                 modules: Sequence[str] = ()) -> Future[ProcessPoolExecutor]:
+    def starting(self, tasks: int | None = None, modules: Sequence[str] = (),
+                 recipe: str | None = None) -> Future[ProcessPoolExecutor]:
         """The engine's worker processes, taken from the kept ones or started in the background
-        at the first call (no more than ``tasks`` when given; preloading ``modules``)."""
+        at the first call (no more than ``tasks`` when given; preloading ``modules``, preparing
+        the evaluator of the recipe file ``recipe``)."""
         if self._kept is None:
             n = self.workers if tasks is None else max(1, min(self.workers, tasks))
-            self._kept = _borrow(self.workers, n, modules)
+            self._kept = _borrow(self.workers, n, modules, recipe)
         return self._kept.starting
 
     def pool(self, tasks: int | None = None) -> ProcessPoolExecutor:
@@ -958,11 +967,15 @@ class LocalEngine(Engine):
         refuse_main_objects([p.measure for p in recipe.measures], "the measure")
         names = _largest_first(variants)
         workers = min(self.workers, len(variants))
-        starting = self.starting(workers, _own(p.measure for p in recipe.measures))
-        assert self._kept is not None
         with tempfile.NamedTemporaryFile(prefix="anoneval-recipe-", suffix=".pkl",
                                          dir=private_dir(), delete=False) as f:
             pickle.dump(recipe, f, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            starting = self.starting(workers, _own(p.measure for p in recipe.measures), f.name)
+        except BaseException:
+            os.unlink(f.name)
+            raise
+        assert self._kept is not None
         run = uuid.uuid4().hex
         results: dict[str, Report] = {}
         try:
