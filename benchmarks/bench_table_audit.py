@@ -27,8 +27,8 @@ says so and times ours alone.
 Also ours on 2 local workers against ours on 1, interleaved, after the first call (which
 starts the worker processes; the local engine keeps them for the next call, as an embedder's
 next ``evaluate`` finds them): wall and CPU seconds, the CPU of the worker processes included
-(target: 2 workers never slower than 1, ratio ≤ 1.05 allowing for noise). ``--engine-only``: that comparison alone (at least 5
-rounds).
+(target: 2 workers never slower than 1, ratio ≤ 1.05 allowing for noise). ``--engine-only``:
+that comparison alone (at least 5 rounds).
 Run: ``python benchmarks/bench_table_audit.py [--quick] [--rounds N] [--workers 2,1]
 [--no-fallback] [--no-sdctable] [--peer-timeout SECONDS] [--engine-only]``.
 """
