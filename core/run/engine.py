@@ -478,10 +478,11 @@ class ProcessBlocks(Blocks):
                                          dir=private_dir(), delete=False) as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            return _while_starting(self.engine.starting(modules=_own([fn])),
-                                   [(b,) for b in blocks],
-                                   functools.partial(fn, shared),
-                                   functools.partial(_run_block_in_process, fn, f.name))
+            with self.engine.interruptible():
+                return _while_starting(self.engine.starting(modules=_own([fn])),
+                                       [(b,) for b in blocks],
+                                       functools.partial(fn, shared),
+                                       functools.partial(_run_block_in_process, fn, f.name))
         finally:
             os.unlink(f.name)
 
@@ -895,6 +896,20 @@ def _retire(kept: _Kept, block: bool = False) -> None:
         kept.starting.add_done_callback(functools.partial(_close_when_started, wait=False))
 
 
+def _terminate(kept: _Kept) -> None:
+    """Retire ``kept`` and end its processes now, running tasks and all."""
+    global _KEPT
+    with _KEPT_LOCK:
+        kept.retired = True
+        if _KEPT is kept:
+            _KEPT = None
+    if kept.starting.done() and kept.starting.exception() is None:
+        pool = kept.starting.result()
+        for process in list(getattr(pool, "_processes", {}).values()):  # no public way < 3.14
+            with contextlib.suppress(Exception):
+                process.terminate()
+
+
 def close_pool() -> None:
     """End the local engine's kept worker processes now, waiting for them (for callers that
     want their memory back before :data:`POOL_IDLE` has passed); the next run starts new
@@ -950,7 +965,7 @@ class LocalEngine(Engine):
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
         refuse_main_objects([fn], "the function")
-        with _pool_errors():
+        with _pool_errors(), self.interruptible():
             pool = self.pool(len(items))  # runs are heavy: this process takes none
             return _results([pool.submit(fn, item) for item in items])
 
@@ -986,7 +1001,7 @@ class LocalEngine(Engine):
                     with as_task():
                         results[name] = serial(name, variants[name])
                 if todo:
-                    with _pool_errors():
+                    with _pool_errors(), self.interruptible():
                         pool = starting.result()
                         chunks = chunked(todo, _work(recipe, variants), workers)
                         futures = [pool.submit(_run_in_process, f.name, run,
@@ -996,6 +1011,20 @@ class LocalEngine(Engine):
         finally:
             os.unlink(f.name)
         return [results[n] for n in variants]
+
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """An interrupt (Ctrl-C, SIGTERM's :class:`KeyboardInterrupt`) while the processes
+        run this engine's tasks ends them at once: their running tasks may take long, and the
+        next run gets new processes instead of waiting behind them."""
+        try:
+            yield
+        except Exception:
+            raise
+        except BaseException:
+            if self._kept is not None:
+                _terminate(self._kept)
+            raise
 
     def close(self) -> None:
         """The engine's use of the kept processes ends (they stay for the next run)."""

@@ -5,6 +5,8 @@ ended when idle or closed."""
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 from typing import Any, ClassVar
 
@@ -40,6 +42,11 @@ def fails_on_three(shared: Any, block: int) -> int:
 
 def dies(shared: Any, block: int) -> int:
     os._exit(3)
+
+
+def sleeps(shared: Any, block: int) -> int:
+    time.sleep(600)
+    return os.getpid()
 
 
 def block_pids(engine: Any = LOCAL2, fn: Any = pid_of, n: int = 8) -> set[int]:
@@ -106,6 +113,20 @@ def test_a_dead_worker_is_a_clear_error_and_the_next_run_gets_new_processes():
     before = block_pids()
     with pytest.raises(EngineError, match="worker process of the local engine died"):
         block_pids(fn=dies)
+    after = block_pids()
+    assert after and not after & before
+
+
+def test_an_interrupt_ends_the_processes_running_its_tasks_and_the_next_run_gets_new_ones():
+    before = block_pids()
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))  # a Ctrl-C
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            block_pids(fn=sleeps)  # blocks of 10 minutes: only ending the processes stops them
+    finally:
+        timer.cancel()
+    assert gone(before)
     after = block_pids()
     assert after and not after & before
 
