@@ -24,14 +24,20 @@ per bound, one worker, one call) against the warm-started solver. sdcTable is in
 its GitHub source with a GLPK stand-in for the R package ``highs`` (docs/scaling.md, "Peers in
 other processes"), so its times are ``attack()`` with GLPK. Without R or sdcTable the script
 says so and times ours alone.
+Also ours on 2 local workers against ours on 1, interleaved, after the first call (which
+starts the worker processes; the local engine keeps them for the next call, as an embedder's
+next ``evaluate`` finds them): wall and CPU seconds, the CPU of the worker processes included
+(target: 2 workers never slower than 1, ratio ≤ 1.05 allowing for noise). ``--engine-only``:
+that comparison alone (at least 5 rounds).
 Run: ``python benchmarks/bench_table_audit.py [--quick] [--rounds N] [--workers 2,1]
-[--no-fallback] [--no-sdctable] [--peer-timeout SECONDS]``.
+[--no-fallback] [--no-sdctable] [--peer-timeout SECONDS] [--engine-only]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import tempfile
 import time
@@ -41,7 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from _common import header, interleaved, show, timed_rounds
-from _remote import PeerError, RemotePeer, start_r_peer
+from _remote import Measured, PeerError, RemotePeer, start_r_peer
 
 import anoneval
 from anoneval.core.api import Table
@@ -111,6 +117,45 @@ def audit(frame: pd.DataFrame, dims: dict, workers: int) -> dict[str, Any]:
     return entry.details
 
 
+def _pool_cpu() -> float:
+    """CPU seconds so far of the local engine's kept worker processes (children of the fork
+    server, so not in this process's children's rusage; read from ``/proc``, 0 without it or
+    without them)."""
+    from anoneval.core.run import engine
+
+    kept = engine._KEPT
+    if kept is None or not kept.starting.done() or kept.starting.exception() is not None:
+        return 0.0
+    total = 0.0
+    for pid in list(kept.starting.result()._processes):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def audit_measured(frame: pd.DataFrame, dims: dict, workers: int) -> Measured:
+    """:func:`audit`, timed: wall seconds, and the CPU seconds of this process and of the kept
+    worker processes (which start before the first timed call and are reused)."""
+    c0, p0, t0 = time.process_time(), _pool_cpu(), time.perf_counter()
+    audit(frame, dims, workers)
+    wall = time.perf_counter() - t0
+    return Measured(wall, time.process_time() - c0 + max(_pool_cpu() - p0, 0.0))
+
+
+def workers_against_serial(frame: pd.DataFrame, dims: dict, workers: int, rounds: int) -> None:
+    """Ours on ``workers`` local processes against ours serially, interleaved (the kept
+    processes started by the warm-up call, as an embedder's second call finds them)."""
+    header(f"SuppressionAudit on {workers} local workers against 1 (ours both sides; CPU "
+           "includes the worker processes)", rounds)
+    c = interleaved(lambda: audit_measured(frame, dims, workers),
+                    lambda: audit_measured(frame, dims, 1), rounds,
+                    name=f"{workers} workers / 1 worker")
+    show(c, "1 worker", target=1.05)  # equal work on both sides: 1 ± noise
+
+
 def suppressed(details: dict[str, Any]) -> pd.DataFrame:
     """The audited cells that are not published, with their intervals."""
     cells = pd.DataFrame(details["cells"])
@@ -166,6 +211,8 @@ def main() -> None:
     parser.add_argument("--no-sdctable", action="store_true", help="skip sdcTable's attack()")
     parser.add_argument("--peer-timeout", type=float, default=3600.0,
                         help="seconds one attack() may take (default 3600)")
+    parser.add_argument("--engine-only", action="store_true",
+                        help="only ours on the most workers against ours on 1 (no peer)")
     args = parser.parse_args()
     sizes, k = ([(3, 8), (3, 6), (0, 9)], 100) if args.quick else ([(4, 20), (4, 15), (0, 19)],
                                                                      1000)
@@ -181,6 +228,11 @@ def main() -> None:
     print(f"SuppressionAudit ({solver}): {len(frame)} cells, {d['n_suppressed']} suppressed, "
           f"{d['n_components']} components, {d['n_exact']} exact, {d['n_unbounded']} "
           f"unbounded; first call on {workers[0]} worker(s) {took:.2f} s (target < 60 s)")
+    if max(workers) > 1:
+        workers_against_serial(frame, dims, max(workers), rounds if not args.engine_only
+                               else max(rounds, 5))
+    if args.engine_only:
+        return
     if warm and not args.no_fallback:
         cold, cold_cells = fallback(frame, dims)
         print(f"  scipy fallback (a fresh solve per bound), 1 worker, one call: {cold:.2f} s; "

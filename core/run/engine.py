@@ -7,12 +7,16 @@ after it. Every engine returns the reports in the variants' order and gives the 
 as a serial run (apart from timings): each task rebuilds the evaluator from the same original,
 measures and seed, and measures draw randomness only from the seed.
 
-The local engine's processes are fresh for each engine: forked from multiprocessing's fork
-server, a process started once per Python process that imports anoneval, pandas and the run's
-plugins and does nothing else (no state of a run reaches it), or spawned where there is no fork
-server (Windows). A main script without an ``if __name__ == "__main__":`` guard is not run again
-in them (:func:`unguarded_main`); plugins of registry files are loaded in them by value.
-While they start, this process evaluates variants and blocks itself; so it does while a
+The local engine's processes are forked from multiprocessing's fork server, a process started
+once per Python process that imports anoneval, pandas and the first run's plugins and does
+nothing else (no state of a run reaches it), or spawned where there is no fork server
+(Windows). They are kept for the next run of this process with the same ``workers`` and
+environment (an embedder calling ``evaluate`` in a loop starts them once), and end
+:data:`POOL_IDLE` seconds after their last run, at exit, on :func:`close_pool`, or when another
+config or environment needs others; a run sends them its own recipe and shared objects. A
+main script without an ``if __name__ == "__main__":`` guard is not run again in them
+(:func:`unguarded_main`); plugins of registry files are loaded in them by value. While they
+start, this process evaluates variants and blocks itself; so it does while a
 LocalCluster started for a run starts (in a background thread). Variants too small to pay for
 a task of their own are grouped, several to a task (:func:`chunked`), and tasks report each
 finished measure to the caller's progress bar (a queue from the processes, Dask events from
@@ -27,6 +31,7 @@ nested pools); a run with one variant runs it here and spreads the blocks.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import dataclasses
@@ -41,7 +46,6 @@ import re
 import sys
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
@@ -334,7 +338,7 @@ def run_variant_chunk(recipe: Recipe, items: Sequence[tuple[str, Any]],
     the other; on a Dask worker, each finished measure is an event on ``topic`` (the bar of the
     process that started the run)."""
     relay = (functools.partial(_log_progress, topic) if topic is not None
-             else _PROGRESS.put if _PROGRESS is not None else None)
+             else _put_progress if _PROGRESS is not None else None)
     with as_task(), relayed(relay) if relay is not None else contextlib.nullcontext():
         evaluator = _evaluator_for(_plain(recipe))
         return [evaluator.evaluate(data() if callable(data) else data, variant=name)
@@ -378,9 +382,10 @@ def _plain(value: Any) -> Any:
     return pickle.loads(value.blob) if isinstance(value, Pickled) else value
 
 
-_RECIPE: Recipe | None = None
-#: A worker process's queue to the run's bar (a ``multiprocessing.SimpleQueue``), if any.
+#: A worker process's queue to the bars of the runs (a ``multiprocessing.SimpleQueue`` of the
+#: kept pool, :class:`_Kept`), and the run whose task it is running.
 _PROGRESS: Any = None
+_RUN: str | None = None
 
 
 def _user_modules() -> dict[str, tuple[str, str]]:
@@ -396,35 +401,49 @@ def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
     load_user_sources(modules)  # one that fails here fails the task that needs it
 
 
-def _init_process(blob: bytes | None, environ: Mapping[str, str],
-                  modules: dict[str, tuple[str, str]], progress: Any = None) -> None:
+def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]],
+                  progress: Any = None, imports: Sequence[str] = (),
+                  recipe: str | None = None) -> None:
     """A worker process: the caller's environment (a forked process has the fork server's),
     the registry files' plugin modules, the queue its finished measures go to (``progress``),
-    and with a recipe its evaluator, original-side work done (a failure there is the first
-    task's to report)."""
-    global _RECIPE, _PROGRESS
+    and, while the caller computes, not in the first task: ``imports`` imported and the
+    evaluator of the recipe written at ``recipe`` (the run that starts the processes) built
+    and prepared (a failure there is the task's to report)."""
+    global _PROGRESS
     _PROGRESS = progress
     os.environ.clear()
     os.environ.update(environ)
     watch_from(environ)  # die with the process that started the pool
     mark_task_process()
     _load_user_modules(modules)
-    if blob is not None:
-        _RECIPE = pickle.loads(blob)
+    for name in imports:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    if recipe is not None:
         with contextlib.suppress(Exception), as_task():
-            _evaluator_for(_RECIPE).prepare()
+            _evaluator_for(_load_shared(recipe)).prepare()
 
 
-def _run_in_process(items: Sequence[tuple[str, Any]]) -> list[Report]:
-    assert _RECIPE is not None
-    return run_variant_chunk(_RECIPE, items)
+def _put_progress(n: int) -> None:
+    _PROGRESS.put((_RUN, n))
+
+
+def _run_in_process(path: str, run: str, items: Sequence[tuple[str, Any]]) -> list[Report]:
+    """Variants of run ``run`` evaluated with the recipe written at ``path``."""
+    global _RUN
+    _RUN = run
+    try:
+        return run_variant_chunk(_load_shared(path), items)
+    finally:
+        _RUN = None
 
 
 _SHARED: dict[str, Any] = {}
 
 
 def _load_shared(path: str) -> Any:
-    """The shared object written at ``path``, read once per process."""
+    """The shared object written at ``path``, read once per process (kept until another is
+    read: a worker kept for later runs holds the last one)."""
     if path not in _SHARED:
         _SHARED.clear()
         with open(path, "rb") as f:
@@ -444,7 +463,8 @@ def _run_block_task(fn: Callable[[Any, Any], Any], shared: Any, block: Any) -> A
 class ProcessBlocks(Blocks):
     """Blocks in the local engine's worker processes; ``shared`` is written once to a temporary
     file that each process reads once. Fewer than two blocks per worker run in this process
-    (starting the processes would cost more than it saves)."""
+    (starting the processes would cost more than it saves). While the processes start (and
+    import ``fn``'s module), this process computes blocks itself."""
 
     def __init__(self, engine: LocalEngine) -> None:
         self.engine = engine
@@ -458,9 +478,11 @@ class ProcessBlocks(Blocks):
                                          dir=private_dir(), delete=False) as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            return _while_starting(self.engine.starting(), [(b,) for b in blocks],
-                                   functools.partial(fn, shared),
-                                   functools.partial(_run_block_in_process, fn, f.name))
+            with self.engine.interruptible():
+                return _while_starting(self.engine.starting(modules=_own([fn])),
+                                       [(b,) for b in blocks],
+                                       functools.partial(fn, shared),
+                                       functools.partial(_run_block_in_process, fn, f.name))
         finally:
             os.unlink(f.name)
 
@@ -626,11 +648,18 @@ def _context(modules: Iterable[str] = ()) -> BaseContext:
     return ctx
 
 
-def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext,
-                progress: Any = None) -> ProcessPoolExecutor:
+def _own(objects: Iterable[Any]) -> list[str]:
+    """The anoneval modules defining ``objects`` (worth importing in a worker ahead of its
+    first task; other modules are imported where used)."""
+    names = (getattr(o, "__module__", None) or type(o).__module__ for o in objects)
+    return sorted({n for n in names if n.startswith("anoneval.")})
+
+
+def _start_pool(workers: int, ctx: BaseContext, progress: Any = None,
+                imports: Sequence[str] = (), recipe: str | None = None) -> ProcessPoolExecutor:
     """``workers`` fresh processes with one native thread each, started and initialized (with
-    a recipe: its evaluator built and prepared; with ``progress``, a queue of ``ctx``, their
-    finished measures reported to it)."""
+    ``progress``, a queue of ``ctx``, their finished measures reported to it; ``imports``
+    imported; the evaluator of the recipe file ``recipe`` prepared)."""
     environ = {**ONE_THREAD, **os.environ, **parent_environ()}
     # a forked process has the fork server's native threads; a spawned one reads them at start
     spawned = ctx.get_start_method() == "spawn"
@@ -639,7 +668,8 @@ def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext,
         with _one_thread_env() if spawned else contextlib.nullcontext():
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_init_process,
-                                       initargs=(blob, environ, _user_modules(), progress))
+                                       initargs=(environ, _user_modules(), progress,
+                                                 tuple(imports), recipe))
             started = [pool.submit(_identity, None) for _ in range(workers)]
         for f in started:
             f.result()
@@ -650,22 +680,42 @@ def _start_pool(workers: int, blob: bytes | None, ctx: BaseContext,
     return pool
 
 
-def _start_in_background(workers: int, blob: bytes | None, modules: Iterable[str] = (),
-                         progress: Any = None) -> Future[ProcessPoolExecutor]:
-    """:func:`_start_pool` in a thread (the fork server is started here): the pool when it has
-    started."""
+def _start_in_background(workers: int, modules: Sequence[str] = (), progress: Any = None,
+                         recipe: str | None = None) -> Future[ProcessPoolExecutor]:
+    """:func:`_start_pool` in a daemon thread (the fork server is started here, preloading
+    ``modules``, which the processes also import if it runs without them): the pool when it
+    has started. A daemon, so that a process ending while its kept pool still starts (a short
+    ``anoneval run``) does not wait for it."""
     ctx = _context(modules)
-    starter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="anoneval-pool-start")
-    try:
-        return starter.submit(_start_pool, workers, blob, ctx, progress)
-    finally:
-        starter.shutdown(wait=False)
+    future: Future[ProcessPoolExecutor] = Future()
+
+    def start() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(_start_pool(workers, ctx, progress, modules, recipe))
+            except BaseException as exc:  # handed to whoever waits
+                future.set_exception(exc)
+
+    threading.Thread(target=start, name="anoneval-pool-start", daemon=True).start()
+    return future
 
 
-def _close_when_started(starting: Future[ProcessPoolExecutor]) -> None:
-    """Shut down the pool once it has started (its queued tasks cancelled)."""
+def _close_when_started(starting: Future[ProcessPoolExecutor], wait: bool = True) -> None:
+    """Shut down the pool once it has started (its queued tasks cancelled; ``wait``: until
+    its processes have ended)."""
     if starting.exception() is None:
-        starting.result().shutdown(cancel_futures=True)
+        starting.result().shutdown(wait=wait, cancel_futures=True)
+
+
+def _results(futures: Sequence[Future[R]]) -> list[R]:
+    """The futures' results in order; on the first error (or an interrupt) the futures not yet
+    running are cancelled, so that a kept pool is free for the next run."""
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
 
 
 def _while_starting(starting: Future[ProcessPoolExecutor], tasks: Sequence[tuple[Any, ...]],
@@ -682,8 +732,8 @@ def _while_starting(starting: Future[ProcessPoolExecutor], tasks: Sequence[tuple
     if todo:
         with _pool_errors():
             pool = starting.result()
-            futures = [(i, pool.submit(there, *tasks[i])) for i in todo]
-            results.update((i, f.result()) for i, f in futures)
+            futures = [pool.submit(there, *tasks[i]) for i in todo]
+            results.update(zip(todo, _results(futures), strict=True))
     return [results[i] for i in range(len(tasks))]
 
 
@@ -701,24 +751,208 @@ def _pool_errors() -> Iterator[None]:
                           "process") from exc
 
 
+#: Seconds the local engine's worker processes stay up after a run, idle, for the next run in
+#: this process (an embedder calling ``evaluate`` in a loop pays their start once, not per
+#: call: about 0.2 s of CPU per process, and the measures' imports in each).
+POOL_IDLE = 60.0
+
+
+class _Kept:
+    """The local engine's worker processes kept for the runs of this process: ``size``
+    processes, started by ``starting``, for the engine config and environment ``key``;
+    ``queue`` carries ``(run, steps)`` from the workers to the bar of each run (``routes``),
+    read by one thread."""
+
+    def __init__(self, key: tuple[Any, ...], size: int, modules: Sequence[str],
+                 recipe: str | None = None) -> None:
+        ctx = _context(modules)
+        self.key = key
+        self.size = size
+        self.queue = ctx.SimpleQueue()
+        self.starting = _start_in_background(size, modules, self.queue, recipe)
+        self.users = 0  # engines using the processes now
+        self.uses = 0  # borrowings so far: an idle timer of an earlier one does nothing
+        self.retired = False
+        self.routes: dict[str, tuple[Callable[[int], None], threading.Event]] = {}
+        self.reader: threading.Thread | None = None
+
+    def failed(self) -> bool:
+        """Whether the processes failed to start or one of them died (the pool is broken)."""
+        if not self.starting.done():
+            return False
+        return self.starting.exception() is not None or bool(
+            getattr(self.starting.result(), "_broken", False))
+
+    @contextlib.contextmanager
+    def routed(self, run: str, progress: Callable[[int], None] | None) -> Iterator[None]:
+        """Within the block, the steps the workers report for ``run`` go to ``progress``;
+        at its end, every step written before it is handed on (a worker writes its steps
+        before its result, and the marker put here follows them on the queue)."""
+        if progress is None:
+            yield
+            return
+        done = threading.Event()
+        with _KEPT_LOCK:
+            self.routes[run] = (progress, done)
+            if self.reader is None:
+                self.reader = threading.Thread(target=self._read, name="anoneval-progress",
+                                               daemon=True)
+                self.reader.start()
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                self.queue.put((run, None))
+                done.wait(5.0)
+            self.routes.pop(run, None)
+
+    def _read(self) -> None:
+        while True:
+            try:
+                item = self.queue.get()
+            except (EOFError, OSError):
+                return
+            if item is None:
+                return
+            run, steps = item
+            route = self.routes.get(run)
+            if route is None:  # a run that ended (failed) before its tasks
+                continue
+            if steps is None:
+                route[1].set()
+            else:
+                with contextlib.suppress(Exception):
+                    route[0](steps)
+
+
+_KEPT: _Kept | None = None
+_KEPT_LOCK = threading.RLock()
+
+
+def _pool_key(workers: int) -> tuple[Any, ...]:
+    """What the kept processes were started for: this process (not a fork of it), the
+    configured worker count, the environment they were given and the registry files' plugin
+    modules they loaded; another key needs other processes."""
+    environ = {**ONE_THREAD, **os.environ, **parent_environ()}
+    return (os.getpid(), workers, tuple(sorted(environ.items())),
+            tuple(sorted(_user_modules().items())))
+
+
+def _borrow(workers: int, size: int, modules: Sequence[str], recipe: str | None = None) -> _Kept:
+    """The kept processes for ``workers`` (at least ``size`` of them), started now when there
+    are none fit for the call (another key, fewer, broken: then preparing ``recipe``'s
+    evaluator as they start); in use until :func:`_give_back`."""
+    global _KEPT
+    key = _pool_key(workers)
+    with _KEPT_LOCK:
+        kept = _KEPT
+        if kept is not None and (kept.key != key or kept.size < size or kept.failed()):
+            _retire(kept)
+            kept = None
+        if kept is None:
+            kept = _KEPT = _Kept(key, size, modules, recipe)
+        kept.users += 1
+        kept.uses += 1
+        return kept
+
+
+def _give_back(kept: _Kept) -> None:
+    """End a use of ``kept``: shut down when retired or broken, else after :data:`POOL_IDLE`
+    seconds without a new use."""
+    with _KEPT_LOCK:
+        kept.users -= 1
+        if kept.users > 0:
+            return
+        if kept.retired or kept.failed():
+            _retire(kept)
+            return
+        timer = threading.Timer(POOL_IDLE, _expire, (kept, kept.uses))
+        timer.daemon = True
+        timer.start()
+
+
+def _expire(kept: _Kept, uses: int) -> None:
+    with _KEPT_LOCK:
+        if kept.users == 0 and kept.uses == uses:
+            _retire(kept)
+
+
+def _retire(kept: _Kept, block: bool = False) -> None:
+    """No new use of ``kept``; its processes end once it has started and its last use ended
+    (``block``: wait for that here)."""
+    global _KEPT
+    with _KEPT_LOCK:
+        if _KEPT is kept:
+            _KEPT = None
+        kept.retired = True
+        if kept.users > 0:
+            return
+        if kept.reader is not None:
+            with contextlib.suppress(Exception):
+                kept.queue.put(None)
+    if block:
+        _close_when_started(kept.starting)
+    else:
+        kept.starting.add_done_callback(functools.partial(_close_when_started, wait=False))
+
+
+def _terminate(kept: _Kept) -> None:
+    """Retire ``kept`` and end its processes now, running tasks and all."""
+    global _KEPT
+    with _KEPT_LOCK:
+        kept.retired = True
+        if _KEPT is kept:
+            _KEPT = None
+    if kept.starting.done() and kept.starting.exception() is None:
+        pool = kept.starting.result()
+        for process in list(getattr(pool, "_processes", {}).values()):  # no public way < 3.14
+            with contextlib.suppress(Exception):
+                process.terminate()
+
+
+def close_pool() -> None:
+    """End the local engine's kept worker processes now, waiting for them (for callers that
+    want their memory back before :data:`POOL_IDLE` has passed); the next run starts new
+    ones."""
+    with _KEPT_LOCK:
+        kept = _KEPT
+    if kept is not None:
+        _retire(kept, block=True)
+
+
+def _close_at_exit() -> None:
+    """At exit: the kept processes end; a pool still starting is not waited for (its
+    processes die with this one, :func:`watch_from`)."""
+    with _KEPT_LOCK:
+        kept = _KEPT
+    if kept is not None:
+        _retire(kept, block=kept.starting.done())
+
+
+atexit.register(_close_at_exit)
+
+
 class LocalEngine(Engine):
-    """This process, or ``workers`` worker processes (fresh for each engine: no state leaks
-    between runs)."""
+    """This process, or ``workers`` worker processes, kept for the next engine of this process
+    with the same ``workers`` and environment (:class:`_Kept`; what a run sends them, its
+    recipe and shared objects, is its own)."""
 
     def __init__(self, workers: int | None) -> None:
         self.workers = workers if workers is not None else (os.cpu_count() or 1)
-        self._pool: Future[ProcessPoolExecutor] | None = None
+        self._kept: _Kept | None = None
 
     def describe(self) -> dict[str, Any]:
         return {"name": "local", "address": None, "workers": self.workers}
 
-    def starting(self, tasks: int | None = None) -> Future[ProcessPoolExecutor]:
-        """The engine's worker processes, started in the background at the first call (no
-        more than ``tasks`` when given)."""
-        if self._pool is None:
+    def starting(self, tasks: int | None = None, modules: Sequence[str] = (),
+                 recipe: str | None = None) -> Future[ProcessPoolExecutor]:
+        """The engine's worker processes, taken from the kept ones or started in the background
+        at the first call (no more than ``tasks`` when given; preloading ``modules``, preparing
+        the evaluator of the recipe file ``recipe``)."""
+        if self._kept is None:
             n = self.workers if tasks is None else max(1, min(self.workers, tasks))
-            self._pool = _start_in_background(n, None)
-        return self._pool
+            self._kept = _borrow(self.workers, n, modules, recipe)
+        return self._kept.starting
 
     def pool(self, tasks: int | None = None) -> ProcessPoolExecutor:
         """The engine's worker processes, started at the first use."""
@@ -731,53 +965,72 @@ class LocalEngine(Engine):
         if self.workers <= 1 or len(items) <= 1:
             return super().map(fn, items)
         refuse_main_objects([fn], "the function")
-        with _pool_errors():
+        with _pool_errors(), self.interruptible():
             pool = self.pool(len(items))  # runs are heavy: this process takes none
-            futures = [pool.submit(fn, item) for item in items]
-            return [f.result() for f in futures]
+            return _results([pool.submit(fn, item) for item in items])
 
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report],
                      progress: Callable[[int], None] | None = None) -> list[Report]:
-        """The variants on processes started for them (each builds the evaluator once from
-        ``recipe``, which is sent to each once), the largest first when their sizes are known,
-        small ones several to a task (:func:`chunked`); until the processes have started, this
-        process evaluates variants with ``serial``. The processes report each finished measure
-        to ``progress`` through a queue."""
+        """The variants on the engine's processes (each builds the evaluator once from
+        ``recipe``, which is written once to a file each reads once), the largest first when
+        their sizes are known, small ones several to a task (:func:`chunked`); until the
+        processes have started, this process evaluates variants with ``serial``. The processes
+        report each finished measure to ``progress`` through their queue."""
         if self.workers <= 1 or len(variants) <= 1:
             return super().run_variants(recipe, variants, serial, progress)
         refuse_main_objects([p.measure for p in recipe.measures], "the measure")
-        blob = pickle.dumps(recipe, protocol=pickle.HIGHEST_PROTOCOL)
-        modules = {type(p.measure).__module__ for p in recipe.measures}
-        modules = {m for m in modules if m.startswith("anoneval.")}  # others: where used
         names = _largest_first(variants)
         workers = min(self.workers, len(variants))
-        queue = _context(modules).SimpleQueue() if progress is not None else None
-        starting = _start_in_background(workers, blob, modules, queue)
+        with tempfile.NamedTemporaryFile(prefix="anoneval-recipe-", suffix=".pkl",
+                                         dir=private_dir(), delete=False) as f:
+            pickle.dump(recipe, f, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            starting = self.starting(workers, _own(p.measure for p in recipe.measures), f.name)
+        except BaseException:
+            os.unlink(f.name)
+            raise
+        assert self._kept is not None
+        run = uuid.uuid4().hex
         results: dict[str, Report] = {}
         try:
-            with _draining(queue, progress):
+            with self._kept.routed(run, progress):
                 todo = list(names)
                 while todo and not starting.done():  # the last first, one at a time
                     name = todo.pop()
                     with as_task():
                         results[name] = serial(name, variants[name])
                 if todo:
-                    with _pool_errors():
+                    with _pool_errors(), self.interruptible():
                         pool = starting.result()
                         chunks = chunked(todo, _work(recipe, variants), workers)
-                        futures = [pool.submit(_run_in_process, [(n, variants[n]) for n in c])
-                                   for c in chunks]
-                        for chunk, future in zip(chunks, futures, strict=True):
-                            results.update(zip(chunk, future.result(), strict=True))
+                        futures = [pool.submit(_run_in_process, f.name, run,
+                                               [(n, variants[n]) for n in c]) for c in chunks]
+                        for chunk, reports in zip(chunks, _results(futures), strict=True):
+                            results.update(zip(chunk, reports, strict=True))
         finally:
-            _close_when_started(starting)
+            os.unlink(f.name)
         return [results[n] for n in variants]
 
+    @contextlib.contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """An interrupt (Ctrl-C, SIGTERM's :class:`KeyboardInterrupt`) while the processes
+        run this engine's tasks ends them at once: their running tasks may take long, and the
+        next run gets new processes instead of waiting behind them."""
+        try:
+            yield
+        except Exception:
+            raise
+        except BaseException:
+            if self._kept is not None:
+                _terminate(self._kept)
+            raise
+
     def close(self) -> None:
-        if self._pool is not None:
-            _close_when_started(self._pool)
-            self._pool = None
+        """The engine's use of the kept processes ends (they stay for the next run)."""
+        if self._kept is not None:
+            _give_back(self._kept)
+            self._kept = None
 
 
 #: The least work (variant rows x measures) one task should hold: smaller variants are
@@ -810,36 +1063,6 @@ def _work(recipe: Recipe, variants: Mapping[str, Any]) -> float | None:
     else:
         return None
     return float(rows * max(len(recipe.measures), 1))
-
-
-@contextlib.contextmanager
-def _draining(queue: Any, progress: Callable[[int], None] | None) -> Iterator[None]:
-    """While the block runs (and until ``queue`` is empty after it), hand what the worker
-    processes put on ``queue`` to ``progress``. A worker writes its steps before its result,
-    so every step has arrived when the block ends."""
-    if queue is None or progress is None:
-        yield
-        return
-    stop = threading.Event()
-
-    def drain() -> None:
-        while True:
-            if queue.empty():
-                if stop.is_set():
-                    return
-                time.sleep(0.05)
-                continue
-            with contextlib.suppress(Exception):
-                progress(queue.get())
-
-    thread = threading.Thread(target=drain, name="anoneval-progress", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(5.0)
-        queue.close()
 
 
 def _largest_first(variants: Mapping[str, Any]) -> list[str]:

@@ -317,8 +317,7 @@ class SuppressionAudit(RiskMeasure):
             [failed[shown], passed[shown], exact[shown]],
             ["failed", "protected", "disclosed"], default="suppressed")
         cells.loc[(roles[shown] == "published") & ~primary[shown], "status"] = "published"
-        records = [{k: (None if isinstance(v, float) and np.isnan(v) else v)
-                    for k, v in r.items()} for r in cells.to_dict("records")]
+        records = cells.astype(object).where(cells.notna(), None).to_dict("records")
         value = float(failed.sum()) / n_primary if n_primary else 0.0
         return MeasureResult(value=value, details={
             "keys": [d.name for d in dims],

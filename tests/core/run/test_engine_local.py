@@ -1,4 +1,5 @@
-"""The local engine's worker processes: fresh per engine, started while this process works."""
+"""The local engine's worker processes: started while this process works, new for another
+environment."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from anoneval.core.run.engine import (
     _largest_first,
     _start_pool,
     _while_starting,
+    close_pool,
 )
 from anoneval.plugins.workflows._sweep import sweep
 
@@ -68,7 +70,7 @@ def test_the_fork_server_starts_the_processes_where_there_is_one(monkeypatch):
     assert _context().get_start_method() == "spawn"
 
 
-def test_workers_are_fresh_for_each_engine_and_get_the_callers_environment(monkeypatch):
+def test_workers_are_new_when_the_environment_changes_and_get_it(monkeypatch):
     for value in ("first", "second"):  # the fork server started with the first engine
         monkeypatch.setenv("ANONEVAL_TEST_ENGINE_VAR", value)
         engine = LocalEngine(2)
@@ -133,11 +135,13 @@ def test_variants_of_different_sizes_give_the_serial_report_in_order():
     assert untimed(parallel) == untimed(serial)
 
 
-def test_a_failing_loader_fails_the_run_and_leaves_no_process():
+def test_a_failing_loader_fails_the_run_and_leaves_no_process_once_the_pool_is_closed():
+    close_pool()
     before = set(multiprocessing.active_children())
     variants = {"ok": frame(50, 1), "gone": failing_loader, "fine": frame(60, 2)}
     with pytest.raises(OSError, match="variant file vanished"):
         evaluate_many(frame(80, 0), variants, MEASURES, engine={"name": "local", "workers": 2})
+    close_pool()
     assert set(multiprocessing.active_children()) <= before
 
 
@@ -162,7 +166,7 @@ def test_sweep_points_on_local_workers_give_the_serial_report(tmp_path):
 
 
 def test_spawned_processes_where_there_is_no_fork_server():
-    pool = _start_pool(1, None, multiprocessing.get_context("spawn"))
+    pool = _start_pool(1, multiprocessing.get_context("spawn"))
     try:
         pid, _, _ = pool.submit(remember, 1).result()
         threads = pool.submit(env, "OMP_NUM_THREADS").result()
