@@ -8,11 +8,12 @@ import os
 import signal
 import threading
 import time
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from _bars import CountingBar
 
 import anoneval
 from anoneval.core import evaluate_many
@@ -129,28 +130,6 @@ def test_an_interrupt_ends_the_processes_running_its_tasks_and_the_next_run_gets
     assert gone(before)
     after = block_pids()
     assert after and not after & before
-
-
-class CountingBar:
-    """Stands in for the tqdm bar: records every update."""
-
-    instances: ClassVar[list[CountingBar]] = []
-
-    def __init__(self, total: int, *args: Any, **kwargs: Any) -> None:
-        self.total, self.updates, self.disable = total, [], False
-        CountingBar.instances.append(self)
-
-    def __enter__(self) -> CountingBar:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-    def update(self, n: int = 1) -> None:
-        self.updates.append(n)
-
-    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def frames(n: int, seed: int) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from _bars import CountingBar
 
 from anoneval.core import evaluate_many
 from anoneval.core.data.partitioned import Partitioned
@@ -123,28 +124,6 @@ def test_file_variants_on_dask_run_as_tasks_with_the_serial_report(config_dir: P
 
 
 # -- progress per measure ------------------------------------------------------------------
-
-
-class CountingBar:
-    """Stands in for the tqdm bar: records every update."""
-
-    instances: ClassVar[list[CountingBar]] = []
-
-    def __init__(self, total: int, *args: Any, **kwargs: Any) -> None:
-        self.total, self.updates, self.disable = total, [], False
-        CountingBar.instances.append(self)
-
-    def __enter__(self) -> CountingBar:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-    def update(self, n: int = 1) -> None:
-        self.updates.append(n)
-
-    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 @pytest.fixture
