@@ -68,13 +68,12 @@ small = st.integers(-3, 3).map(float)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(small, small), max_size=12), st.randoms())
-def test_pareto_matches_brute_force_and_ignores_order(points, rnd) -> None:
+@given(st.lists(st.tuples(small, small), max_size=12), st.data())
+def test_pareto_matches_brute_force_and_ignores_order(points, data) -> None:
     marks = pareto_optimal(points)
     assert marks == brute_force_pareto(points)
     assert not points or any(marks)
-    order = list(range(len(points)))
-    rnd.shuffle(order)
+    order = data.draw(st.permutations(range(len(points))))
     shuffled = pareto_optimal([points[i] for i in order])
     assert shuffled == [marks[i] for i in order]
 
