@@ -297,6 +297,9 @@ class ClassRiskMeasure(RiskMeasure):
     unit = "share"
     inputs = "either"
 
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        return release_only_columns(self)
+
 
 def summary_specs(p: QIParams, weights: str | None = None,
                   sensitive: Sequence[str] = ()) -> list[SummarySpec] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -38,7 +38,6 @@ from anoneval.core.api import (
     MeasureResult,
     Microdata,
     PluginError,
-    Side,
     SummarySpec,
     regrouped,
     row_count_error,
@@ -51,7 +50,6 @@ from anoneval.plugins.microdata._common import (
     key_classes,
     key_codes,
     pair_counts,
-    release_only_columns,
     released_classes,
     summary_specs,
     token_keys,
@@ -101,9 +99,6 @@ class SensitiveRisk(ClassRiskMeasure):
     def summaries(self) -> list[SummarySpec] | None:
         p = self.params
         return None if p.per_record else summary_specs(p, None, p.sensitive)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def records_reason(self) -> str | None:
         """Why this instance reads the records (None when it reads the class summary)."""

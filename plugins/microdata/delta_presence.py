@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from anoneval.core.api import (
     Dataset,
     MeasureResult,
     Microdata,
+    Side,
     SummarySpec,
     cogrouped,
 )
@@ -105,6 +107,10 @@ class DeltaPresence(ClassRiskMeasure):
         return ("per_record lists every released row, so DeltaPresence reads the records; drop "
                 "per_record (or raise engine.gather_limit) to compute from the class summaries "
                 "on the workers")
+
+    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
+        """Both sides' quasi-identifiers: the original is the population."""
+        return self.columns()
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Mapping
 from typing import Literal
 
 import numpy as np
@@ -16,7 +15,6 @@ from anoneval.core.api import (
     Dataset,
     MeasureResult,
     Microdata,
-    Side,
     SummarySpec,
 )
 from anoneval.plugins.microdata._common import (
@@ -26,7 +24,6 @@ from anoneval.plugins.microdata._common import (
     QIParams,
     class_sums,
     reduce_classes,
-    release_only_columns,
     released_classes,
     sampling_weights,
     summary_specs,
@@ -115,9 +112,6 @@ class KAnonymity(ClassRiskMeasure):
         if p.missing == "wildcard" or p.per_record:
             return None
         return summary_specs(p, p.weights)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

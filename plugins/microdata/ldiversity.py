@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -12,14 +11,13 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, model_validator
 
-from anoneval.core.api import ClassSummary, Context, Dataset, MeasureResult, Side, SummarySpec
+from anoneval.core.api import ClassSummary, Context, Dataset, MeasureResult, SummarySpec
 from anoneval.plugins.microdata._common import (
     Classes,
     ClassRiskMeasure,
     class_sums,
     pair_counts,
     reduce_classes,
-    release_only_columns,
     released_classes,
     sampling_weights,
     summary_specs,
@@ -101,9 +99,6 @@ class LDiversity(ClassRiskMeasure):
     def summaries(self) -> list[SummarySpec] | None:
         p = self.params
         return None if p.per_record else summary_specs(p, p.weights, p.sensitive)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def compute(self, original: Dataset | None, anonymized: Dataset | None,
                 ctx: Context) -> MeasureResult:

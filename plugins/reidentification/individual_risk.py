@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,13 +21,11 @@ from anoneval.core.api import (
     IntervalParams,
     MeasureResult,
     Microdata,
-    Side,
     SummarySpec,
     data_row,
 )
 from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
-    release_only_columns,
     released_summary,
     sampling_weights,
     summary_specs,
@@ -152,9 +149,6 @@ class IndividualRisk(ClassRiskMeasure):
         if p.missing == "wildcard" or p.household is not None or p.per_record:
             return None
         return summary_specs(p, p.weights)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def records_reason(self) -> str | None:
         p = self.params

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
 from typing import Literal
 
 import numpy as np
@@ -15,7 +14,6 @@ from anoneval.core.api import (
     Dataset,
     IntervalParams,
     MeasureResult,
-    Side,
     SummarySpec,
     percentile_interval,
 )
@@ -23,7 +21,6 @@ from anoneval.plugins.microdata._common import (
     Classes,
     ClassRiskMeasure,
     QIParams,
-    release_only_columns,
     released_classes,
     released_summary,
     summary_specs,
@@ -130,9 +127,6 @@ class PopulationUniqueness(ClassRiskMeasure):
     def summaries(self) -> list[SummarySpec] | None:
         p = self.params
         return None if p.per_record else summary_specs(p)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def records_reason(self) -> str | None:
         p = self.params

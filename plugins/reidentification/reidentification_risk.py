@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
 from typing import Literal
 
 import numpy as np
@@ -13,13 +12,11 @@ from anoneval.core.api import (
     DataError,
     Dataset,
     MeasureResult,
-    Side,
     SummarySpec,
     released,
 )
 from anoneval.plugins.microdata._common import (
     ClassRiskMeasure,
-    release_only_columns,
     released_classes,
     released_summary,
     summary_specs,
@@ -113,9 +110,6 @@ class ReidentificationRisk(ClassRiskMeasure):
         if p.per_record or (p.attacker != "prosecutor" and p.population_size is None):
             return None
         return summary_specs(p)
-
-    def release_columns(self) -> Mapping[Side, Collection[str]] | None:
-        return release_only_columns(self)
 
     def records_reason(self) -> str | None:
         p = self.params
