@@ -451,6 +451,19 @@ def _load_shared(path: str) -> Any:
     return _SHARED[path]
 
 
+@contextlib.contextmanager
+def _pickled(value: Any, what: str) -> Iterator[str]:
+    """The path of a private temporary file holding ``value`` pickled, for worker processes to
+    read once each (:func:`_load_shared`); deleted at the end of the block."""
+    with tempfile.NamedTemporaryFile(prefix=f"anoneval-{what}-", suffix=".pkl",
+                                     dir=private_dir(), delete=False) as f:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        yield f.name
+    finally:
+        os.unlink(f.name)
+
+
 def _run_block_in_process(fn: Callable[[Any, Any], Any], path: str, block: Any) -> Any:
     return fn(_load_shared(path), block)
 
@@ -474,17 +487,11 @@ class ProcessBlocks(Blocks):
         if len(blocks) < 2 * self.parallelism:
             return super().map(fn, blocks, shared)
         refuse_main_objects([fn], "the function")
-        with tempfile.NamedTemporaryFile(prefix="anoneval-blocks-", suffix=".pkl",
-                                         dir=private_dir(), delete=False) as f:
-            pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            with self.engine.interruptible():
-                return _while_starting(self.engine.starting(modules=_own([fn])),
-                                       [(b,) for b in blocks],
-                                       functools.partial(fn, shared),
-                                       functools.partial(_run_block_in_process, fn, f.name))
-        finally:
-            os.unlink(f.name)
+        with _pickled(shared, "blocks") as path, self.engine.interruptible():
+            return _while_starting(self.engine.starting(modules=_own([fn])),
+                                   [(b,) for b in blocks],
+                                   functools.partial(fn, shared),
+                                   functools.partial(_run_block_in_process, fn, path))
 
 
 class DaskBlocks(Blocks):
@@ -982,18 +989,11 @@ class LocalEngine(Engine):
         refuse_main_objects([p.measure for p in recipe.measures], "the measure")
         names = _largest_first(variants)
         workers = min(self.workers, len(variants))
-        with tempfile.NamedTemporaryFile(prefix="anoneval-recipe-", suffix=".pkl",
-                                         dir=private_dir(), delete=False) as f:
-            pickle.dump(recipe, f, protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            starting = self.starting(workers, _own(p.measure for p in recipe.measures), f.name)
-        except BaseException:
-            os.unlink(f.name)
-            raise
-        assert self._kept is not None
         run = uuid.uuid4().hex
         results: dict[str, Report] = {}
-        try:
+        with _pickled(recipe, "recipe") as path:
+            starting = self.starting(workers, _own(p.measure for p in recipe.measures), path)
+            assert self._kept is not None
             with self._kept.routed(run, progress):
                 todo = list(names)
                 while todo and not starting.done():  # the last first, one at a time
@@ -1004,12 +1004,10 @@ class LocalEngine(Engine):
                     with _pool_errors(), self.interruptible():
                         pool = starting.result()
                         chunks = chunked(todo, _work(recipe, variants), workers)
-                        futures = [pool.submit(_run_in_process, f.name, run,
+                        futures = [pool.submit(_run_in_process, path, run,
                                                [(n, variants[n]) for n in c]) for c in chunks]
                         for chunk, reports in zip(chunks, _results(futures), strict=True):
                             results.update(zip(chunk, reports, strict=True))
-        finally:
-            os.unlink(f.name)
         return [results[n] for n in variants]
 
     @contextlib.contextmanager
