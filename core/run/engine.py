@@ -1,7 +1,8 @@
 """Execution engines: where the independent tasks of a run (variants, blocks) are computed.
 
-``local`` (the default) runs them in this process, or in ``workers`` processes of a
-:class:`concurrent.futures.ProcessPoolExecutor`; ``dask`` runs them on a Dask cluster, either one
+``local`` (the default) runs them in this process, or in ``workers`` processes: this one and
+``workers - 1`` processes of a :class:`concurrent.futures.ProcessPoolExecutor` for variants,
+``workers`` pool processes for blocks; ``dask`` runs them on a Dask cluster, either one
 already running (``address``) or a ``distributed.LocalCluster`` started for the run and closed
 after it. Every engine returns the reports in the variants' order and gives the same reports
 as a serial run (apart from timings): each task rebuilds the evaluator from the same original,
@@ -16,11 +17,11 @@ environment (an embedder calling ``evaluate`` in a loop starts them once), and e
 config or environment needs others; a run sends them its own recipe and shared objects. A
 main script without an ``if __name__ == "__main__":`` guard is not run again in them
 (:func:`unguarded_main`); plugins of registry files are loaded in them by value. While they
-start, this process evaluates variants and blocks itself; so it does while a
-LocalCluster started for a run starts (in a background thread). Variants too small to pay for
-a task of their own are grouped, several to a task (:func:`chunked`), and tasks report each
-finished measure to the caller's progress bar (a queue from the processes, Dask events from
-the workers).
+start, this process evaluates variants and blocks itself (variants also after, beside them);
+so it does while a LocalCluster started for a run starts (in a background thread). Variants
+too small to pay for a task of their own are grouped, several to a task (:func:`chunk_size`),
+and tasks report each finished measure to the caller's progress bar (a queue from the
+processes, Dask events from the workers).
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextlib
 import contextvars
 import dataclasses
@@ -48,7 +50,13 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from dataclasses import dataclass
 from multiprocessing.context import BaseContext
 from pathlib import Path
@@ -979,35 +987,28 @@ class LocalEngine(Engine):
     def run_variants(self, recipe: Recipe, variants: Mapping[str, Any],
                      serial: Callable[[str, Any], Report],
                      progress: Callable[[int], None] | None = None) -> list[Report]:
-        """The variants on the engine's processes (each builds the evaluator once from
-        ``recipe``, which is written once to a file each reads once), the largest first when
-        their sizes are known, small ones several to a task (:func:`chunked`); until the
-        processes have started, this process evaluates variants with ``serial``. The processes
-        report each finished measure to ``progress`` through their queue."""
+        """The variants on this process and ``workers - 1`` of the engine's processes, each
+        building the evaluator once from ``recipe`` (written once to a file each reads once).
+        This process evaluates variants with ``serial`` one at a time from the small end (the
+        last first), from the start, while the processes start; once started, they take tasks
+        from the large end (the largest first when the sizes are known), small variants several
+        to a task (:func:`chunk_size`), one task per process at a time. The processes report
+        each finished measure to ``progress`` through their queue."""
         if self.workers <= 1 or len(variants) <= 1:
             return super().run_variants(recipe, variants, serial, progress)
         refuse_main_objects([p.measure for p in recipe.measures], "the measure")
-        names = _largest_first(variants)
-        workers = min(self.workers, len(variants))
+        procs = min(self.workers, len(variants)) - 1
+        size = chunk_size(len(variants), _work(recipe, variants), procs + 1)
         run = uuid.uuid4().hex
-        results: dict[str, Report] = {}
         with _pickled(recipe, "recipe") as path:
-            starting = self.starting(workers, _own(p.measure for p in recipe.measures), path)
+            starting = self.starting(procs, _own(p.measure for p in recipe.measures), path)
             assert self._kept is not None
-            with self._kept.routed(run, progress):
-                todo = list(names)
-                while todo and not starting.done():  # the last first, one at a time
-                    name = todo.pop()
-                    with as_task():
-                        results[name] = serial(name, variants[name])
-                if todo:
-                    with _pool_errors(), self.interruptible():
-                        pool = starting.result()
-                        chunks = chunked(todo, _work(recipe, variants), workers)
-                        futures = [pool.submit(_run_in_process, path, run,
-                                               [(n, variants[n]) for n in c]) for c in chunks]
-                        for chunk, reports in zip(chunks, _results(futures), strict=True):
-                            results.update(zip(chunk, reports, strict=True))
+            with self._kept.routed(run, progress), _pool_errors(), self.interruptible():
+                results = _from_both_ends(
+                    starting, procs, _largest_first(variants), size,
+                    lambda name: serial(name, variants[name]),
+                    lambda chunk: (_run_in_process, path, run,
+                                   [(n, variants[n]) for n in chunk]))
         return [results[n] for n in variants]
 
     @contextlib.contextmanager
@@ -1039,15 +1040,109 @@ TASK_WORK = 200_000
 TASKS_PER_WORKER = 4
 
 
+def chunk_size(count: int, work: float | None, workers: int) -> int:
+    """Variants to a task, of ``count`` variants of ``work`` each (rows x measures; None:
+    unknown, one per task): as many as make :data:`TASK_WORK`, but no fewer than
+    :data:`TASKS_PER_WORKER` tasks per worker."""
+    if work is None or work <= 0:
+        return 1
+    return max(1, min(-(-TASK_WORK // int(work)), count // (max(workers, 1) * TASKS_PER_WORKER)))
+
+
 def chunked(names: Sequence[str], work: float | None, workers: int) -> list[list[str]]:
-    """``names`` in consecutive groups, one per task: as many variants as make
-    :data:`TASK_WORK` when each is ``work`` (rows x measures; None: unknown, one per task), but
-    no fewer than :data:`TASKS_PER_WORKER` tasks per worker."""
-    size = 1
-    if work is not None and work > 0:
-        size = max(1, min(-(-TASK_WORK // int(work)),
-                          len(names) // (max(workers, 1) * TASKS_PER_WORKER)))
+    """``names`` in consecutive groups of :func:`chunk_size`, one per task."""
+    size = chunk_size(len(names), work, workers)
     return [list(names[i:i + size]) for i in range(0, len(names), size)]
+
+
+class _Ends:
+    """Names taken from both ends by two threads: this process's from the back, the worker
+    processes' tasks from the front."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._names = collections.deque(names)
+        self._lock = threading.Lock()
+
+    def back(self) -> str | None:
+        with self._lock:
+            return self._names.pop() if self._names else None
+
+    def front(self, n: int) -> list[str]:
+        with self._lock:
+            return [self._names.popleft() for _ in range(min(n, len(self._names)))]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._names.clear()
+
+
+class _Feeder:
+    """A thread that, once the pool has started, keeps ``procs`` tasks of ``size`` names from
+    the front of ``todo`` running on it (``task(chunk)``: the function and its arguments),
+    their reports into ``results``; on an error it empties ``todo`` (the caller stops after the
+    variant it is evaluating) and :meth:`finish` raises it. Names all taken by the caller
+    before the pool has started leave the pool alone: :meth:`finish` does not wait for it."""
+
+    def __init__(self, starting: Future[Any], procs: int, todo: _Ends, size: int,
+                 task: Callable[[list[str]], tuple[Any, ...]], results: dict[str, Any]) -> None:
+        self._error: BaseException | None = None
+        self._pending: dict[Future[list[Any]], list[str]] = {}
+        self._args = starting, procs, todo, size, task, results
+        self._wake = threading.Event()  # the pool has started, or the caller is done
+        starting.add_done_callback(lambda _: self._wake.set())
+        self._thread = threading.Thread(target=self._feed, name="anoneval-feeder", daemon=True)
+        self._thread.start()
+
+    def _feed(self) -> None:
+        starting, procs, todo, size, task, results = self._args
+        self._wake.wait()
+        try:
+            chunk = todo.front(size)
+            if not chunk:
+                return
+            pool = starting.result()
+            self._pending[pool.submit(*task(chunk))] = chunk
+            while True:
+                while len(self._pending) < procs and (chunk := todo.front(size)):
+                    self._pending[pool.submit(*task(chunk))] = chunk
+                if not self._pending:
+                    return
+                done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    results.update(zip(self._pending.pop(f), f.result(), strict=True))
+        except BaseException as exc:
+            self._error = exc
+            todo.clear()
+            for f in self._pending:
+                f.cancel()
+
+    def finish(self) -> None:
+        """Wait for the tasks; raise the first error."""
+        self._wake.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def _from_both_ends(starting: Future[Any], procs: int, names: Sequence[str], size: int,
+                    here: Callable[[str], R], there: Callable[[list[str]], tuple[Any, ...]]
+                    ) -> dict[str, R]:
+    """``here(name)`` of each name, as an engine task, one at a time from the back (the last
+    first), while the pool that ``starting`` gives runs up to ``procs`` tasks at a time from
+    the front, once it has started: ``there(chunk)`` is the function and arguments of the
+    task of ``size`` names (its result: their results in order). An error stops both sides;
+    it is raised after the name being evaluated here."""
+    todo = _Ends(names)
+    results: dict[str, R] = {}
+    feeder = _Feeder(starting, procs, todo, size, there, results)
+    try:
+        while (name := todo.back()) is not None:
+            with as_task():
+                results[name] = here(name)
+    finally:
+        todo.clear()  # after an error here the feeder starts no more tasks
+    feeder.finish()
+    return results
 
 
 def _work(recipe: Recipe, variants: Mapping[str, Any]) -> float | None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,7 @@ from anoneval.core.data.blocks import in_task
 from anoneval.core.run.engine import (
     LocalEngine,
     _context,
+    _from_both_ends,
     _largest_first,
     _start_pool,
     _while_starting,
@@ -115,6 +118,85 @@ def test_a_failed_start_is_raised_after_the_task_running_here():
     starting.set_exception(RuntimeError("no processes"))
     with pytest.raises(RuntimeError, match="no processes"):
         _while_starting(starting, [(1,), (2,)], abs, abs)
+
+
+def _chunk_there(names: list[str]) -> list[tuple[str, str, bool]]:
+    return [("there", n, in_task()) for n in names]
+
+
+def _here(name: str) -> tuple[str, str, bool]:
+    return "here", name, in_task()
+
+
+NAMES = [f"n{i}" for i in range(10)]
+
+
+def test_both_ends_this_process_from_the_back_the_pool_from_the_front():
+    """A started pool of one task at a time takes chunks from the front while this process
+    takes names from the back: each name once, either side's in its order."""
+    starting: Future = Future()
+    pool = ThreadPoolExecutor(max_workers=2)
+    starting.set_result(pool)
+    def chunk(names: list[str]) -> list[tuple[str, str, bool]]:
+        assert pool._work_queue.qsize() == 0  # no second task queued behind this one
+        return _chunk_there(names)
+
+    def here(name: str) -> tuple[str, str, bool]:
+        time.sleep(0.01)  # the pool's thread gets its turn
+        return _here(name)
+
+    try:
+        out = _from_both_ends(starting, 1, NAMES, 2, here, lambda c: (chunk, c))
+    finally:
+        pool.shutdown()
+    assert sorted(out) == sorted(NAMES) and all(out[n][1] == n for n in NAMES)
+    there = [n for n in NAMES if out[n][0] == "there"]
+    here = [n for n in NAMES if out[n][0] == "here"]
+    assert here and there and there + here == NAMES  # the pool a prefix, this process the rest
+    assert all(task for where, _, task in out.values() if where == "here")
+
+
+def test_both_ends_do_not_wait_for_a_pool_that_never_starts():
+    out = _from_both_ends(Future(), 1, NAMES, 3, _here, lambda c: (_chunk_there, c))
+    assert {where for where, _, _ in out.values()} == {"here"} and sorted(out) == sorted(NAMES)
+
+
+def test_both_ends_raise_a_failed_start_after_the_name_being_evaluated_here():
+    starting: Future = Future()
+    calls: list[str] = []
+
+    def here(name: str) -> tuple[str, str, bool]:
+        calls.append(name)
+        if len(calls) == 2:
+            starting.set_exception(RuntimeError("no processes"))
+        time.sleep(0.05)
+        return _here(name)
+
+    with pytest.raises(RuntimeError, match="no processes"):
+        _from_both_ends(starting, 1, NAMES, 3, here, lambda c: (_chunk_there, c))
+    assert len(calls) <= 3  # it stops: the rest is not evaluated here
+
+
+def test_both_ends_raise_a_task_error_and_stop():
+    starting: Future = Future()
+    pool = ThreadPoolExecutor(max_workers=1)
+    starting.set_result(pool)
+    calls: list[str] = []
+
+    def failing(names: list[str]) -> list[Any]:
+        raise ValueError(f"task of {names} failed")
+
+    def here(name: str) -> tuple[str, str, bool]:
+        calls.append(name)
+        time.sleep(0.05)
+        return _here(name)
+
+    try:
+        with pytest.raises(ValueError, match=r"task of \['n0', 'n1'\] failed"):
+            _from_both_ends(starting, 1, NAMES, 2, here, lambda c: (failing, c))
+    finally:
+        pool.shutdown()
+    assert len(calls) <= 2
 
 
 def test_variants_go_largest_first_and_loaders_keep_their_order():
