@@ -100,7 +100,8 @@ def _refuse_workflow_config(config: str) -> None:
 @click.option("--scheduler", metavar="ADDRESS",
               help="dask: a running scheduler, e.g. tcp://127.0.0.1:8786")
 @click.option("--workers", type=int, metavar="N",
-              help="worker processes (local) or LocalCluster workers (dask)")
+              help="processes evaluating the variants, this one included (local), or "
+                   "LocalCluster workers (dask)")
 @quiet_option
 @registry_option
 @remote_cluster_option

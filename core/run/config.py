@@ -518,9 +518,9 @@ class EngineSpec(BaseModel):
                              "cluster.")
     workers: int | None = Field(
         None, ge=1, strict=True,
-        description="local: worker processes for the variants (null: all cores); dask without "
-                    "address: workers of the LocalCluster started for the run (null: all "
-                    "cores).")
+        description="local: processes evaluating the variants, this one and workers - 1 "
+                    "started (null: all cores); dask without address: workers of the "
+                    "LocalCluster started for the run (null: all cores).")
     address: str | None = Field(
         None, description="dask: the scheduler to connect to, e.g. tcp://10.0.0.5:8786 (null: "
                           "start a LocalCluster).")
