@@ -383,19 +383,23 @@ def test_local_cluster_dashboard_on_loopback_and_workers_capped_by_variants() ->
                      if c.status == psutil.CONN_LISTEN and c.laddr.port == port]
         assert listening, "the dashboard does not listen"
         assert {a.ip for a in listening} <= {"127.0.0.1"}, listening
-        # the workers started for the run: anoneval's environment, no statistical profiler
+        # the workers started for the run: anoneval's environment, no statistical profiler,
+        # and what a task needs imported as they started, before any task
         seen = eng.client.run(_worker_settings)
         assert len(seen) == 2
-        for env, profiler in seen.values():
+        for env, profiler, imported in seen.values():
             assert env == {k: str(v) for k, v in WORKER_ENV.items()}
             assert profiler == []
+            assert imported == ["anoneval.core.run.engine", "pyarrow.parquet"]
 
 
-def _worker_settings(dask_worker) -> tuple[dict[str, str | None], list[str]]:
+def _worker_settings(dask_worker) -> tuple[dict[str, str | None], list[str], list[str]]:
     import os
+    import sys
 
     return ({k: os.environ.get(k) for k in WORKER_ENV},
-            [name for name in dask_worker.periodic_callbacks if name.startswith("profile")])
+            [name for name in dask_worker.periodic_callbacks if name.startswith("profile")],
+            [m for m in ("anoneval.core.run.engine", "pyarrow.parquet") if m in sys.modules])
 
 
 def test_run_with_five_variants_never_starts_more_workers(tmp_path: Path, monkeypatch) -> None:
