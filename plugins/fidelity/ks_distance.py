@@ -49,11 +49,11 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict
 
     scipy evaluates F_n − G_m at every value of both samples (x's values, then y's) by
     searching them in each sorted sample. The differences only change at distinct values, so
-    here they are evaluated once per distinct value: at the last of each run of equal values of
-    a sorted sample its own count is the run's end, the other sample's count one search of the
-    distinct values (few when values repeat). The same counts over the same sample sizes give
-    the same floating-point differences, and the first of the largest in scipy's order (x's
-    values ascending, then y's) gives the same location. Samples of at most
+    here they are evaluated once per distinct value of either sample: the distinct values of
+    the two sorted samples are merged, and at each a sample's count is the end of its last run
+    of values up to it (no search). The same counts over the same sample sizes give the same
+    floating-point differences, and the first of the largest in scipy's order (x's values
+    ascending, then y's) gives the same location. Samples of at most
     :data:`EXACT_UP_TO` values go to scipy (its exact p-value). Large samples get Smirnov's
     asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does
     (:func:`smirnov_pvalue`).
@@ -62,20 +62,51 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict
         r = stats.ks_2samp(x, y)
         return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
                 "location": float(r.statistic_location)}
-    a, b = np.sort(x), np.sort(y)
-    n1, n2 = len(a), len(b)
-    ends_a, ends_b = run_ends(a), run_ends(b)
-    at_a, at_b = a[ends_a], b[ends_b]
-    # F_n − G_m at the distinct values of x, then at those of y (scipy's order)
-    diffs = np.concatenate([(ends_a + 1) / n1 - np.searchsorted(b, at_a, "right") / n2,
-                            np.searchsorted(a, at_b, "right") / n1 - (ends_b + 1) / n2])
-    low, high = int(np.argmin(diffs)), int(np.argmax(diffs))
-    min_s, max_s = float(np.clip(-diffs[low], 0, 1)), float(diffs[high])
-    d, at = (min_s, low) if min_s > max_s else (max_s, high)
-    location = at_a[at] if at < len(at_a) else at_b[at - len(at_a)]
+    d, location = largest_gap(x, y)
+    n1, n2 = len(x), len(y)
     m, n = sorted([float(n1), float(n2)], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
     return {"statistic": d, "pvalue": p, "location": float(location)}
+
+
+def largest_gap(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The two-sided statistic D = sup |F_n − G_m| of two non-empty samples without missing
+    values and where scipy's ``ks_2samp`` puts it (``statistic_location``), each sample
+    sorted once (see :func:`ks_two_sample`)."""
+    a, b = np.sort(x), np.sort(y)
+    n1, n2 = len(a), len(b)
+    ends_a, ends_b = run_ends(a), run_ends(b)
+    at_a = a[ends_a]
+    # the distinct values of both, merged (a stable sort of two sorted runs is one merge
+    # pass; a value of both samples comes from x first), and each sample's count of values
+    # up to each merged one: its own run end where it has the value, carried forward
+    values = np.concatenate([at_a, b[ends_b]])
+    order = np.argsort(values, kind="stable")
+    merged = values[order]
+    from_x = order < len(at_a)
+    counts_x = np.zeros(len(order), dtype=np.int64)
+    counts_x[from_x] = ends_a + 1
+    counts_y = np.zeros(len(order), dtype=np.int64)
+    counts_y[~from_x] = ends_b + 1
+    np.maximum.accumulate(counts_x, out=counts_x)
+    np.maximum.accumulate(counts_y, out=counts_y)
+    # F_n − G_m at each distinct value of either sample (at the last entry of its equal ones)
+    last = run_ends(merged)
+    diffs = counts_x[last] / n1 - counts_y[last] / n2
+    starts = np.concatenate([[0], last[:-1] + 1])
+    in_x = np.logical_or.reduceat(from_x, starts)
+    low, high = _first_of(diffs, diffs.min(), in_x), _first_of(diffs, diffs.max(), in_x)
+    min_s, max_s = float(np.clip(-diffs[low], 0, 1)), float(diffs[high])
+    d, at = (min_s, low) if min_s > max_s else (max_s, high)
+    return d, float(merged[last[at]])
+
+
+def _first_of(diffs: np.ndarray, extreme: float, in_x: np.ndarray) -> int:
+    """Where scipy's arg-extreme over x's values, then y's, falls: the smallest distinct
+    value of x at which ``diffs`` is ``extreme``, else the smallest of y."""
+    hits = diffs == extreme
+    of_x = np.flatnonzero(hits & in_x)
+    return int(of_x[0]) if len(of_x) else int(np.flatnonzero(hits)[0])
 
 
 def run_ends(ordered: np.ndarray) -> np.ndarray:

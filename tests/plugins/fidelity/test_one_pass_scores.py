@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from anoneval.core import evaluate
-from anoneval.plugins.fidelity.ks_distance import EXACT_UP_TO, ks_two_sample, smirnov_pvalue
+from anoneval.plugins.fidelity.ks_distance import (
+    EXACT_UP_TO,
+    ks_two_sample,
+    largest_gap,
+    smirnov_pvalue,
+)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -116,6 +121,21 @@ def test_ks_at_distinct_values_only_equals_scipy_without_and_with_heavy_ties(val
         got = ks_two_sample(a, b)
         assert got["statistic"] == float(r.statistic)
         assert got["location"] == float(r.statistic_location)
+
+
+samples = st.lists(st.sampled_from([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0]) | st.floats(-5, 5),
+                   min_size=1, max_size=40)
+
+
+@given(samples, samples)
+@settings(max_examples=300, deadline=None)
+def test_largest_gap_equals_scipys_statistic_and_location(x, y) -> None:
+    """The merge of both samples' distinct values gives scipy's statistic bit for bit and
+    its location (ties within and across the samples, either sign of the gap)."""
+    a, b = np.array(x), np.array(y)
+    with np.errstate(divide="ignore"):  # scipy's p-value of one-value samples
+        r = stats.ks_2samp(a, b, method="asymp")
+    assert largest_gap(a, b) == (float(r.statistic), float(r.statistic_location))
 
 
 def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
