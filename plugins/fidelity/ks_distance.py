@@ -63,10 +63,9 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict
         return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
                 "location": float(r.statistic_location)}
     d, location = largest_gap(x, y)
-    n1, n2 = len(x), len(y)
-    m, n = sorted([float(n1), float(n2)], reverse=True)
+    m, n = sorted([float(len(x)), float(len(y))], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
-    return {"statistic": d, "pvalue": p, "location": float(location)}
+    return {"statistic": d, "pvalue": p, "location": location}
 
 
 def largest_gap(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
