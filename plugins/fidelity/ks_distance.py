@@ -52,8 +52,9 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict
     here they are evaluated once per distinct value of either sample: the distinct values of
     the two sorted samples are merged, and at each a sample's count is the end of its last run
     of values up to it (no search). The same counts over the same sample sizes give the same
-    floating-point differences, and the first of the largest in scipy's order (x's values
-    ascending, then y's) gives the same location. Samples of at most
+    floating-point differences as scipy before 1.16 (later versions take the steps from
+    ``linspace(0, 1, n + 1)``: equal to rounding), and the first of the largest in scipy's
+    order (x's values ascending, then y's) gives the same location. Samples of at most
     :data:`EXACT_UP_TO` values go to scipy (its exact p-value). Large samples get Smirnov's
     asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does
     (:func:`smirnov_pvalue`).
