@@ -98,13 +98,14 @@ RESEND_ROUNDS = 3
 #: default returns freed heap to the OS after every large numpy temporary; 128 MiB does not.
 #: Setting it also stops glibc's mmap threshold from growing (from 128 KiB up to 32 MiB as
 #: mapped blocks are freed, mallopt(3)): every array above 128 KiB would be mapped and unmapped
-#: again, with page faults each time, so the mmap threshold is set to 32 MiB, the grown value
-#: (a serial 100-variant run took 1.17× the default's time with the trim threshold alone,
-#: 1.30× with Dask's, 0.96× with both). pyarrow's system allocator: its default
+#: again, with page faults each time, so the mmap threshold is set to 1 MiB (a serial
+#: 100-variant run took 1.14× the default's time with the trim threshold alone, 1.31× with
+#: Dask's, 0.99× with both; 32 MiB was no faster there and raised a census worker's peak by a
+#: fifth, as blocks up to it stay in the heap). pyarrow's system allocator: its default
 #: mimalloc/jemalloc pools keep the memory of every Parquet file read, which Dask counts as the
 #: worker's unmanaged memory.
 WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
-              "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+              "MALLOC_MMAP_THRESHOLD_": str(2**20),
               "ARROW_DEFAULT_MEMORY_POOL": "system"}
 #: Native thread pools (OpenMP, MKL, OpenBLAS) capped at one thread per task process, so that
 #: ``workers`` processes on as many cores do not oversubscribe them.
