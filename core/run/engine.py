@@ -415,6 +415,13 @@ def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
     load_user_sources(modules)  # one that fails here fails the task that needs it
 
 
+def _import_all(modules: Sequence[str]) -> None:
+    """Import ``modules``, those that fail left to the tasks that need them."""
+    for name in modules:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
 def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]],
                   progress: Any = None, imports: Sequence[str] = (),
                   recipe: str | None = None) -> None:
@@ -430,9 +437,7 @@ def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]
     watch_from(environ)  # die with the process that started the pool
     mark_task_process()
     _load_user_modules(modules)
-    for name in imports:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
+    _import_all(imports)
     if recipe is not None:
         with contextlib.suppress(Exception), as_task():
             _evaluator_for(_load_shared(recipe)).prepare()
@@ -1092,34 +1097,33 @@ class _Feeder:
     def __init__(self, starting: Future[Any], procs: int, todo: _Ends, size: int,
                  task: Callable[[list[str]], tuple[Any, ...]], results: dict[str, Any]) -> None:
         self._error: BaseException | None = None
-        self._pending: dict[Future[list[Any]], list[str]] = {}
-        self._args = starting, procs, todo, size, task, results
         self._wake = threading.Event()  # the pool has started, or the caller is done
         starting.add_done_callback(lambda _: self._wake.set())
-        self._thread = threading.Thread(target=self._feed, name="anoneval-feeder", daemon=True)
+        self._thread = threading.Thread(
+            target=self._feed, args=(starting, procs, todo, size, task, results),
+            name="anoneval-feeder", daemon=True)
         self._thread.start()
 
-    def _feed(self) -> None:
-        starting, procs, todo, size, task, results = self._args
+    def _feed(self, starting: Future[Any], procs: int, todo: _Ends, size: int,
+              task: Callable[[list[str]], tuple[Any, ...]], results: dict[str, Any]) -> None:
         self._wake.wait()
+        pool = None  # asked for at the first task: none left, a failed start is not an error
+        pending: dict[Future[list[Any]], list[str]] = {}
         try:
-            chunk = todo.front(size)
-            if not chunk:
-                return
-            pool = starting.result()
-            self._pending[pool.submit(*task(chunk))] = chunk
             while True:
-                while len(self._pending) < procs and (chunk := todo.front(size)):
-                    self._pending[pool.submit(*task(chunk))] = chunk
-                if not self._pending:
+                while len(pending) < procs and (chunk := todo.front(size)):
+                    if pool is None:
+                        pool = starting.result()
+                    pending[pool.submit(*task(chunk))] = chunk
+                if not pending:
                     return
-                done, _ = wait(self._pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    results.update(zip(self._pending.pop(f), f.result(), strict=True))
+                    results.update(zip(pending.pop(f), f.result(), strict=True))
         except BaseException as exc:
             self._error = exc
             todo.clear()
-            for f in self._pending:
+            for f in pending:
                 f.cancel()
 
     def finish(self) -> None:
@@ -1454,13 +1458,6 @@ def _start_local_cluster(stack: contextlib.ExitStack, spec: EngineSpec,
     # of in their first task, when the caller has handed its variants over and waits
     client.run(_import_all, PRELOAD)
     return client, cluster.scheduler_address
-
-
-def _import_all(modules: Sequence[str]) -> None:
-    """Import ``modules``, those that fail left to the tasks that need them."""
-    for name in modules:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
 
 
 def _local_memory_limit(configured: str | None, threads: int, workers: int) -> int | None:
