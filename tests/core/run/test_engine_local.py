@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -137,11 +138,15 @@ def test_both_ends_this_process_from_the_back_the_pool_from_the_front():
     starting: Future = Future()
     pool = ThreadPoolExecutor(max_workers=2)
     starting.set_result(pool)
+    taken_here = threading.Event()
+
     def chunk(names: list[str]) -> list[tuple[str, str, bool]]:
         assert pool._work_queue.qsize() == 0  # no second task queued behind this one
+        assert taken_here.wait(10)  # this process has a name too, however threads are scheduled
         return _chunk_there(names)
 
     def here(name: str) -> tuple[str, str, bool]:
+        taken_here.set()
         time.sleep(0.01)  # the pool's thread gets its turn
         return _here(name)
 
