@@ -10,18 +10,18 @@ measures and seed, and measures draw randomness only from the seed.
 
 The local engine's processes are forked from multiprocessing's fork server, a process started
 once per Python process that imports anoneval, pandas and the first run's plugins and does
-nothing else (no state of a run reaches it), or spawned where there is no fork server
-(Windows). They are kept for the next run of this process with the same ``workers`` and
-environment (an embedder calling ``evaluate`` in a loop starts them once), and end
-:data:`POOL_IDLE` seconds after their last run, at exit, on :func:`close_pool`, or when another
-config or environment needs others; a run sends them its own recipe and shared objects. A
-main script without an ``if __name__ == "__main__":`` guard is not run again in them
-(:func:`unguarded_main`); plugins of registry files are loaded in them by value. While they
-start, this process evaluates variants and blocks itself (variants also after, beside them);
-so it does while a LocalCluster started for a run starts (in a background thread). Variants
-too small to pay for a task of their own are grouped, several to a task (:func:`chunk_size`),
-and tasks report each finished measure to the caller's progress bar (a queue from the
-processes, Dask events from the workers).
+nothing else (no state of a run reaches it; :mod:`anoneval.core.run.forkserver`), or spawned
+where there is no fork server (Windows). They are kept for the next run of this process with
+the same ``workers`` and environment (an embedder calling ``evaluate`` in a loop starts them
+once), and end :data:`POOL_IDLE` seconds after their last run, at exit, on :func:`close_pool`,
+or when another config or environment needs others; a run sends them its own recipe and shared
+objects. A main script without an ``if __name__ == "__main__":`` guard is not run again in
+them; plugins of registry files are loaded in them by value. While they start, this process
+evaluates variants and blocks itself (variants also after, beside them); so it does while a
+LocalCluster started for a run starts (in a background thread). Variants too small to pay for a
+task of their own are grouped, several to a task (:func:`chunk_size`), and tasks report each
+finished measure to the caller's progress bar (a queue from the processes, Dask events from the
+workers).
 
 Two levels of tasks exist: the variants of a run, and the *blocks* of one measure's pairwise
 work (:class:`Blocks`, reached by plugins through ``Context.map_blocks``). A run with several
@@ -45,7 +45,6 @@ import multiprocessing
 import os
 import pickle
 import re
-import sys
 import tempfile
 import threading
 import uuid
@@ -68,13 +67,20 @@ from anoneval.core.data.progress import relayed
 from anoneval.core.data.sharded import all_paused, wait_unpaused
 from anoneval.core.errors import AnonevalError, ConfigError
 from anoneval.core.run.config import EngineSpec
+from anoneval.core.run.forkserver import (
+    GUARD,
+    ONE_THREAD,
+    PRELOAD,
+    context,
+    import_all,
+    one_thread_env,
+    unguarded_main,
+)
 from anoneval.core.run.lifecycle import (
-    children_die_with_me,
     parent_environ,
     private_dir,
     watch_from,
 )
-from anoneval.registry import BUILTIN_HOOK_PLUGINS
 
 if TYPE_CHECKING:
     from anoneval.core.data.kinds import Dataset
@@ -107,15 +113,6 @@ RESEND_ROUNDS = 3
 WORKER_ENV = {"MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
               "MALLOC_MMAP_THRESHOLD_": str(2**20),
               "ARROW_DEFAULT_MEMORY_POOL": "system"}
-#: Native thread pools (OpenMP, MKL, OpenBLAS) capped at one thread per task process, so that
-#: ``workers`` processes on as many cores do not oversubscribe them.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-#: What the fork server imports once for all the local engine's processes, besides the main
-#: module (when guarded) and the first run's built-in measures' modules (one not installed is
-#: skipped).
-PRELOAD = ("anoneval.core.run.engine", "anoneval.registry",
-           *(path.partition(":")[0] for path in BUILTIN_HOOK_PLUGINS.values()),
-           "pyarrow.parquet", "pyarrow.dataset")
 S = TypeVar("S")
 B = TypeVar("B")
 R = TypeVar("R")
@@ -415,13 +412,6 @@ def _load_user_modules(modules: dict[str, tuple[str, str]]) -> None:
     load_user_sources(modules)  # one that fails here fails the task that needs it
 
 
-def _import_all(modules: Sequence[str]) -> None:
-    """Import ``modules``, those that fail left to the tasks that need them."""
-    for name in modules:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-
-
 def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]],
                   progress: Any = None, imports: Sequence[str] = (),
                   recipe: str | None = None) -> None:
@@ -437,7 +427,7 @@ def _init_process(environ: Mapping[str, str], modules: dict[str, tuple[str, str]
     watch_from(environ)  # die with the process that started the pool
     mark_task_process()
     _load_user_modules(modules)
-    _import_all(imports)
+    import_all(imports)
     if recipe is not None:
         with contextlib.suppress(Exception), as_task():
             _evaluator_for(_load_shared(recipe)).prepare()
@@ -565,66 +555,6 @@ class Engine:
         """Release what the engine started (worker processes)."""
 
 
-@contextlib.contextmanager
-def _one_thread_env() -> Iterator[None]:
-    """:data:`ONE_THREAD` in the environment of processes started in this block (values the
-    user set are kept)."""
-    added = {k: v for k, v in ONE_THREAD.items() if k not in os.environ}
-    os.environ.update(added)
-    try:
-        yield
-    finally:
-        for k in added:
-            os.environ.pop(k, None)
-
-
-_SERVER_STARTED = False
-#: The main script's path, handed to the fork server when the script has no
-#: ``if __name__ == "__main__":`` guard (:func:`_adopt_main`).
-MAIN_ENV = "ANONEVAL_FORKSERVER_MAIN"
-GUARD = 'if __name__ == "__main__":'
-
-
-def unguarded_main() -> str | None:
-    """The main script's path (as multiprocessing sends it to new processes) when the script
-    has no top-level ``if __name__ == "__main__":`` guard, which multiprocessing's fork server
-    and spawn need: they run the main script again in every new process."""
-    import ast
-
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main.__spec__, "name", None) is not None:
-        return None
-    if not os.path.isabs(path) and multiprocessing.process.ORIGINAL_DIR is not None:
-        path = os.path.join(multiprocessing.process.ORIGINAL_DIR, path)
-    path = os.path.normpath(path)
-    try:
-        tree = ast.parse(Path(path).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and any(
-                isinstance(n, ast.Constant) and n.value == "__main__"
-                for n in node.test.comparators) and isinstance(node.test.left, ast.Name) \
-                and node.test.left.id == "__name__":
-            return None
-    return path
-
-
-def _adopt_main() -> None:
-    """In the fork server (which imports this module): take the unguarded main script's path
-    as its own, so that the processes it forks do not run the script again (multiprocessing
-    skips a main whose ``__file__`` is already that path); the script's own classes and
-    functions are then not available in them (:func:`refuse_main_objects`)."""
-    path = os.environ.pop(MAIN_ENV, None)
-    main = sys.modules.get("__main__")
-    if path and main is not None and getattr(main, "__file__", None) is None:
-        main.__file__ = path
-
-
-_adopt_main()
-
-
 def refuse_main_objects(objects: Iterable[Any], what: str) -> None:
     """An :class:`EngineError` when a worker process would need a class or function defined in
     an unguarded main script (such a script is not run again in the workers)."""
@@ -639,39 +569,6 @@ def refuse_main_objects(objects: Iterable[Any], what: str) -> None:
             f"{what} {', '.join(names)} defined in {path}, which has no `{GUARD}` guard: "
             "worker processes cannot use it. Put the code that starts the run under "
             f"`{GUARD}` (or move {', '.join(names)} into a module), or run with workers: 1")
-
-
-@contextlib.contextmanager
-def _main_env(main: str | None) -> Iterator[None]:
-    """:data:`MAIN_ENV` = ``main`` in the environment of the fork server started here."""
-    if main is None:
-        yield
-        return
-    os.environ[MAIN_ENV] = main
-    try:
-        yield
-    finally:
-        os.environ.pop(MAIN_ENV, None)
-
-
-def _context(modules: Iterable[str] = ()) -> BaseContext:
-    """The start method of the local engine's processes: the fork server where there is one,
-    started at the first call with one native thread, importing :data:`PRELOAD` and
-    ``modules``; else spawn."""
-    global _SERVER_STARTED
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    ctx = multiprocessing.get_context("forkserver")
-    if not _SERVER_STARTED:  # a server started by other code keeps its own imports
-        from multiprocessing import forkserver
-
-        main = unguarded_main()
-        ctx.set_forkserver_preload(list(dict.fromkeys(
-            [*([] if main else ["__main__"]), *PRELOAD, *modules])))
-        with _one_thread_env(), _main_env(main), children_die_with_me():
-            forkserver.ensure_running()
-        _SERVER_STARTED = True
-    return ctx
 
 
 def _own(objects: Iterable[Any]) -> list[str]:
@@ -691,7 +588,7 @@ def _start_pool(workers: int, ctx: BaseContext, progress: Any = None,
     spawned = ctx.get_start_method() == "spawn"
     pool = None
     try:
-        with _one_thread_env() if spawned else contextlib.nullcontext():
+        with one_thread_env() if spawned else contextlib.nullcontext():
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_init_process,
                                        initargs=(environ, _user_modules(), progress,
@@ -712,7 +609,7 @@ def _start_in_background(workers: int, modules: Sequence[str] = (), progress: An
     ``modules``, which the processes also import if it runs without them): the pool when it
     has started. A daemon, so that a process ending while its kept pool still starts (a short
     ``anoneval run``) does not wait for it."""
-    ctx = _context(modules)
+    ctx = context(modules)
     future: Future[ProcessPoolExecutor] = Future()
 
     def start() -> None:
@@ -791,7 +688,7 @@ class _Kept:
 
     def __init__(self, key: tuple[Any, ...], size: int, modules: Sequence[str],
                  recipe: str | None = None) -> None:
-        ctx = _context(modules)
+        ctx = context(modules)
         self.key = key
         self.size = size
         self.queue = ctx.SimpleQueue()
@@ -1456,7 +1353,7 @@ def _start_local_cluster(stack: contextlib.ExitStack, spec: EngineSpec,
     _ship_user_modules(client)
     # the workers import what a task needs while the caller still evaluates variants, instead
     # of in their first task, when the caller has handed its variants over and waits
-    client.run(_import_all, PRELOAD)
+    client.run(import_all, [PRELOAD])
     return client, cluster.scheduler_address
 
 

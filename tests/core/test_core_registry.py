@@ -251,13 +251,13 @@ def test_toys_cover_every_kind_used_by_the_tests() -> None:
 def test_config_json_is_the_one_list_of_built_in_modules(root) -> None:
     import json as _json
 
-    from anoneval.core.run.engine import PRELOAD
+    from anoneval.core.run.preload import MODULES
     from anoneval.registry import BUILTIN_HOOK_PLUGINS, build_registry
 
     listed = _json.loads((root / "config.json").read_text(encoding="utf-8"))["hook_plugins"]
     assert listed and listed == BUILTIN_HOOK_PLUGINS
     # the local engine preloads the modules config.json names, no other plugin module
-    assert [m for m in PRELOAD if m.startswith("anoneval.plugins.")] == [
+    assert [m for m in MODULES if m.startswith("anoneval.plugins.")] == [
         path.partition(":")[0] for path in listed.values()]
     reg = build_registry(entry_points=False)
     for name in listed:

@@ -24,7 +24,7 @@ from anoneval.core.api import (
     read_text,
     separators_fitting,
 )
-from anoneval.core.cli import main
+from anoneval.core.cli.main import main
 from anoneval.core.data.files import MAX_INT_DIGITS, loads
 from anoneval.core.data.kinds import _parquet_bytes, load, sniff_separator
 from anoneval.core.data.memory import human_bytes
@@ -39,7 +39,7 @@ from anoneval.registry import build_registry
 LIMITED = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
     import anoneval.core.run.runner, anoneval.core.report.html, pyarrow.parquet  # noqa: F401
     size = next(int(line.split()[1]) * 1024 for line in
                 Path("/proc/self/status").read_text().splitlines()

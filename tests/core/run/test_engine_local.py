@@ -19,13 +19,13 @@ from anoneval.core import evaluate_many
 from anoneval.core.data.blocks import in_task
 from anoneval.core.run.engine import (
     LocalEngine,
-    _context,
     _from_both_ends,
     _largest_first,
     _start_pool,
     _while_starting,
     close_pool,
 )
+from anoneval.core.run.forkserver import context
 from anoneval.plugins.workflows._sweep import sweep
 
 QI = ["age", "zip"]
@@ -65,13 +65,13 @@ def failing_loader() -> pd.DataFrame:
 
 
 def test_the_fork_server_starts_the_processes_where_there_is_one(monkeypatch):
-    method = _context().get_start_method()
+    method = context().get_start_method()
     if "forkserver" in multiprocessing.get_all_start_methods():
         assert method == "forkserver"
     else:
         assert method == "spawn"
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    assert _context().get_start_method() == "spawn"
+    assert context().get_start_method() == "spawn"
 
 
 def test_workers_are_new_when_the_environment_changes_and_get_it(monkeypatch):

@@ -590,7 +590,7 @@ def test_unicity_monte_carlo_is_within_its_interval():
 def test_html_report_draws_heat_maps_and_histogram(tmp_path):
     import json
 
-    from anoneval.core.cli import main
+    from anoneval.core.cli.main import main
 
     root = Path(__file__).resolve().parents[3] / "examples"
     config = json.loads((root / "mobility_attacks.json").read_text())
