@@ -196,6 +196,23 @@ def fit_transform(column: str, kind: Transform, y: np.ndarray) -> FittedTransfor
     return FittedTransform(column, kind, lam)
 
 
+def finite_values(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """The column as float64 (no copy of a float64 column); a missing or infinite value is a
+    :class:`DataError` naming the column, the count and the first row."""
+    try:
+        y = frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"column {column!r} is not numeric: {exc}") from exc
+    # the sum is finite when every value is (one SIMD pass); else (or on overflow) look
+    bad = [] if np.isfinite(np.add.reduce(y)) else np.flatnonzero(~np.isfinite(y))
+    if len(bad):
+        raise DataError(
+            f"column {column!r} has {len(bad):,} missing or infinite values of {len(y):,}, the "
+            f"first at {data_row(bad[0])}; continuous models and distances need complete, "
+            "finite numbers (drop or impute those rows first)")
+    return y
+
+
 def forward(
     frame: pd.DataFrame,
     columns: Sequence[str],
@@ -222,17 +239,7 @@ def forward(
     X = np.empty((len(frame), len(columns)), dtype=np.float64, order=order)
     out: list[FittedTransform] = []
     for j, c in enumerate(columns):
-        try:
-            y = frame[c].to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"column {c!r} is not numeric: {exc}") from exc
-        # the sum is finite when every value is (one SIMD pass); else (or on overflow) look
-        bad = [] if np.isfinite(np.add.reduce(y)) else np.flatnonzero(~np.isfinite(y))
-        if len(bad):
-            raise DataError(
-                f"column {c!r} has {len(bad):,} missing or infinite values of {len(y):,}, the "
-                f"first at {data_row(bad[0])}; continuous models and distances need complete, "
-                "finite numbers (drop or impute those rows first)")
+        y = finite_values(frame, c)
         if fitted is not None:
             f = fitted[j]
             check_domain(c, f.kind, y)
@@ -430,6 +437,45 @@ def paired(
     Box-Cox's λ) are fitted on the actual and applied unchanged to the replica. ``order``:
     the arrays' memory layout (see :func:`forward`).
     """
+    original, anonymized, columns = _pair_columns(original, anonymized, params, what)
+    try:
+        X, fitted = forward(original.frame, columns, params.transform, order)
+    except DataError as exc:
+        raise DataError(f"original data: {exc}") from exc
+    try:
+        Y, _ = forward(anonymized.frame, columns, fitted, order)
+    except DataError as exc:
+        raise DataError(f"anonymized data: {exc}") from exc
+    _require_rows(len(X), len(Y))
+    return X, Y, columns, fitted
+
+
+def paired_columns(
+    original: Dataset | None,
+    anonymized: Dataset | None,
+    params: ColumnsParams,
+    what: str = "inspection",
+) -> tuple[list[str], list[np.ndarray], list[np.ndarray]]:
+    """The columns :func:`paired` selects and each side's values of each, as they lie (no
+    ``n × d`` copy: a float64 column is read in place), with the same checks and errors, for
+    measures that read column by column and need no transform (``params.transform`` must be
+    "identity")."""
+    if params.transform != "identity":
+        raise ValueError("paired_columns reads the columns untransformed")
+    original, anonymized, columns = _pair_columns(original, anonymized, params, what)
+    sides = []
+    for side, data in (("original", original), ("anonymized", anonymized)):
+        try:
+            sides.append([finite_values(data.frame, c) for c in columns])
+        except DataError as exc:
+            raise DataError(f"{side} data: {exc}") from exc
+    _require_rows(len(original), len(anonymized))
+    return columns, sides[0], sides[1]
+
+
+def _pair_columns(original: Dataset | None, anonymized: Dataset | None, params: ColumnsParams,
+                  what: str) -> tuple[Microdata, Microdata, list[str]]:
+    """Both sides, microdata, and the columns chosen on the original and required in both."""
     if original is None or anonymized is None:
         raise DataError(f"this {what} compares the actual data (original) with the replica "
                         f"(anonymized): give both")
@@ -440,18 +486,13 @@ def paired(
     columns = select_columns(original, params.columns, what)
     anonymized.require(columns, "column")
     select_columns(anonymized, columns, what)
-    try:
-        X, fitted = forward(original.frame, columns, params.transform, order)
-    except DataError as exc:
-        raise DataError(f"original data: {exc}") from exc
-    try:
-        Y, _ = forward(anonymized.frame, columns, fitted, order)
-    except DataError as exc:
-        raise DataError(f"anonymized data: {exc}") from exc
-    if len(X) == 0 or len(Y) == 0:
-        side = "original" if len(X) == 0 else "anonymized"
+    return original, anonymized, columns
+
+
+def _require_rows(n_original: int, n_anonymized: int) -> None:
+    if n_original == 0 or n_anonymized == 0:
+        side = "original" if n_original == 0 else "anonymized"
         raise DataError(f"the {side} data has no rows")
-    return X, Y, columns, fitted
 
 
 def scale_pair(X: np.ndarray, Y: np.ndarray, scale: Scale, columns: Sequence[str]
@@ -606,10 +647,10 @@ def normal_logpdf_on_grid(mu: np.ndarray, cov: np.ndarray, axes: Sequence[np.nda
 __all__ = [
     "TRANSFORMS", "ColumnsParams", "FittedTransform", "Scale", "Transform", "backward",
     "check_covariance", "check_domain", "check_unique", "coin_index", "divergence_summary",
-    "fit_transform", "forward", "grid_axes", "grid_entropy", "grid_kl", "grid_mutual_information",
-    "grid_probabilities", "information_index", "information_summary", "is_continuous",
-    "kde_on_grid", "log_grid_probabilities", "log_kde_on_grid", "m_index", "normal_entropy",
-    "normal_kl", "normal_logpdf_on_grid", "normal_mutual_information", "paired",
-    "resolve_transforms", "rule_of_thumb_bandwidth", "scale_pair", "select_columns",
-    "trapezoid_weights",
+    "finite_values", "fit_transform", "forward", "grid_axes", "grid_entropy", "grid_kl",
+    "grid_mutual_information", "grid_probabilities", "information_index",
+    "information_summary", "is_continuous", "kde_on_grid", "log_grid_probabilities",
+    "log_kde_on_grid", "m_index", "normal_entropy", "normal_kl", "normal_logpdf_on_grid",
+    "normal_mutual_information", "paired", "paired_columns", "resolve_transforms",
+    "rule_of_thumb_bandwidth", "scale_pair", "select_columns", "trapezoid_weights",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -10,8 +11,8 @@ import numpy as np
 from pydantic import Field
 from scipy import stats
 
-from anoneval.core.api import Context, LossMeasure, MeasureResult, task_threads
-from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison
+from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, task_threads
+from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison, paired_columns
 
 #: Above this many values on a side scipy's ``ks_2samp`` (mode "auto") uses the asymptotic
 #: p-value, which :func:`ks_two_sample` computes from one sort of each sample.
@@ -117,16 +118,16 @@ def run_ends(ordered: np.ndarray) -> np.ndarray:
     return np.flatnonzero(last)
 
 
-def per_column(X: np.ndarray, Y: np.ndarray, pvalue: PValue = "auto"
+def per_column(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], pvalue: PValue = "auto"
                ) -> list[dict[str, float]]:
-    """:func:`ks_two_sample` of each column pair, on both cores when the columns are large
-    (numpy's sorts and searches let go of the GIL)."""
-    threads = min(task_threads(), X.shape[1]) if len(X) + len(Y) > 4 * EXACT_UP_TO else 1
+    """:func:`ks_two_sample` of each pair of columns ``xs[j]``, ``ys[j]``, on both cores when
+    the columns are large (numpy's sorts let go of the GIL)."""
+    large = len(xs) and len(xs[0]) + len(ys[0]) > 4 * EXACT_UP_TO
+    threads = min(task_threads(), len(xs)) if large else 1
     if threads <= 1:
-        return [ks_two_sample(X[:, j], Y[:, j], pvalue) for j in range(X.shape[1])]
+        return [ks_two_sample(x, y, pvalue) for x, y in zip(xs, ys, strict=True)]
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda j: ks_two_sample(X[:, j], Y[:, j], pvalue),
-                             range(X.shape[1])))
+        return list(pool.map(lambda x, y: ks_two_sample(x, y, pvalue), xs, ys))
 
 
 class KSDistance(ReplicaComparison, LossMeasure):
@@ -157,10 +158,22 @@ class KSDistance(ReplicaComparison, LossMeasure):
                 "ks_2samp p-value everywhere (0.45 s a column at 10⁶ values a side)."),
         )
 
+    def compute(self, original: Dataset | None, anonymized: Dataset | None,
+                ctx: Context) -> MeasureResult:
+        """Untransformed, each column is read where it lies, not copied into an ``n × d``
+        array first (D is the same on every monotone transform's scale; a transform only adds
+        its domain check, :func:`~anoneval.plugins._shared.continuous.paired`)."""
+        if self.params.transform != "identity":
+            return super().compute(original, anonymized, ctx)
+        columns, xs, ys = paired_columns(original, anonymized, self.params, self.name)
+        return self._result(columns, per_column(xs, ys, self.params.pvalue))
+
     def from_columns(self, X: np.ndarray, Y: np.ndarray, columns: list[str],
                      ctx: Context) -> MeasureResult:
-        per: dict[str, dict[str, Any]] = dict(zip(columns, per_column(X, Y, self.params.pvalue),
-                                                  strict=True))
+        return self._result(columns, per_column(list(X.T), list(Y.T), self.params.pvalue))
+
+    def _result(self, columns: list[str], scores: list[dict[str, float]]) -> MeasureResult:
+        per: dict[str, dict[str, Any]] = dict(zip(columns, scores, strict=True))
         worst = max(per, key=lambda c: per[c]["statistic"])
         return MeasureResult(value=per[worst]["statistic"],
                              details={"columns": per, "worst_column": worst,

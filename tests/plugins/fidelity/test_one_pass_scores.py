@@ -82,6 +82,27 @@ def test_ks_distance_through_evaluate_equals_scipy_per_column() -> None:
         assert m.details["columns"][c]["pvalue"] == pytest.approx(float(r.pvalue), rel=1e-9)
 
 
+def test_ks_distance_reads_untransformed_columns_in_place_with_the_same_results() -> None:
+    # the default reads each column as it lies; a transform goes through the n × d arrays of
+    # the other continuous measures: D does not change on a monotone scale, nor the errors
+    rng = np.random.default_rng(8)
+    a = pd.DataFrame({"u": rng.exponential(size=30_000), "k": rng.integers(1, 9, 30_000)})
+    b = pd.DataFrame({"u": rng.exponential(1.1, 25_000), "k": rng.integers(1, 10, 25_000)})
+    plain = evaluate(a, b, ["KSDistance"]).measures[0]
+    mapped = evaluate(a, b, [{"name": "KSDistance",
+                              "params": {"transform": {"u": "identity"}}}]).measures[0]
+    assert mapped.details == plain.details and mapped.value == plain.value
+    logged = evaluate(a, b, [{"name": "KSDistance", "params": {"transform": "log"}}]).measures[0]
+    for c in ("u", "k"):  # the location is on the log scale
+        for key in ("statistic", "pvalue"):
+            assert logged.details["columns"][c][key] == plain.details["columns"][c][key]
+    b.loc[7, "u"] = np.nan
+    errors = {evaluate(a, b, [{"name": "KSDistance", "params": {"transform": t}}]
+                       ).measures[0].error for t in ("identity", {"u": "identity"})}
+    assert len(errors) == 1
+    assert "anonymized data: column 'u' has 1 missing or infinite values" in errors.pop()
+
+
 def test_coverage_scores_equal_sdmetrics() -> None:
     sd = pytest.importorskip("sdmetrics.single_column")
     rng = np.random.default_rng(3)
@@ -152,7 +173,8 @@ def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
 
     rng = np.random.default_rng(5)
     X, Y = np.round(rng.normal(size=(30_000, 3)), 2), np.round(rng.normal(size=(25_000, 3)), 2)
-    assert per_column(X, Y) == [ks_two_sample(X[:, j], Y[:, j]) for j in range(3)]
+    assert per_column(list(X.T), list(Y.T)) == [ks_two_sample(X[:, j], Y[:, j])
+                                               for j in range(3)]
 
 
 @given(st.lists(st.sampled_from(["aa", "bb", "cc", "dd", None, 1, 1.5, np.nan]), min_size=1,
