@@ -49,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,10 +171,11 @@ def cluster_cpu(roots: list[int]) -> float:
 
 def run_cli(config: Path, engine: list[str], out: Path,
             cluster: list[int] | None = None) -> tuple[float, float]:
-    """Wall-clock and CPU seconds of one CLI run: the CPU of its process and every process
-    under it (fork server, worker processes, Dask nannies and workers), each as last seen by
-    polling every 100 ms (a process's last < 100 ms may be missed), plus what the processes of
-    a running ``cluster`` spent meanwhile."""
+    """Wall-clock and CPU seconds of one CLI run: the wall clock until the process ends (this
+    thread waits for it), the CPU of its process and every process under it (fork server,
+    worker processes, Dask nannies and workers), each as last seen by a thread polling every
+    100 ms (a process's last < 100 ms may be missed), plus what the processes of a running
+    ``cluster`` spent meanwhile."""
     import psutil
 
     before = cluster_cpu(cluster or [])
@@ -183,14 +185,22 @@ def run_cli(config: Path, engine: list[str], out: Path,
                             stderr=subprocess.PIPE, text=True)
     root = psutil.Process(proc.pid)
     seen: dict[int, float] = {}
-    while proc.poll() is None:
-        with contextlib.suppress(psutil.Error):
-            for p in [root, *root.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    times = p.cpu_times()
-                    seen[p.pid] = times.user + times.system
-        time.sleep(0.1)
+    ended = threading.Event()
+
+    def poll() -> None:
+        while not ended.wait(0.1):
+            with contextlib.suppress(psutil.Error):
+                for p in [root, *root.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        times = p.cpu_times()
+                        seen[p.pid] = times.user + times.system
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    proc.wait()  # with -q it writes too little to stderr to fill the pipe
     wall = time.perf_counter() - started
+    ended.set()
+    poller.join()
     err = proc.stderr.read() if proc.stderr else ""
     if proc.returncode != 0:
         raise SystemExit(f"anoneval run {' '.join(engine)} failed:\n{err}")
