@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,33 +33,48 @@ def start_fork_server(argv: Sequence[str]) -> None:
         context()
 
 
+def engine_overridden(section: Mapping[str, Any], engine: str | None, scheduler: str | None,
+                      workers: int | None) -> dict[str, Any] | None:
+    """The engine of ``anoneval run``: the config's ``engine`` section with the flags
+    ``--engine``, ``--scheduler`` (the dask engine unless ``--engine`` says otherwise) and
+    ``--workers`` over it; None without flags (the config's section, if any, as it is)."""
+    overrides = {k: v for k, v in (("name", engine), ("address", scheduler),
+                                   ("workers", workers)) if v is not None}
+    if scheduler is not None and engine is None:
+        overrides["name"] = "dask"
+    return {**section, **overrides} if overrides else None
+
+
 def local_workers(argv: Sequence[str]) -> int:
     """The processes of the local engine that ``anoneval`` with arguments ``argv`` will run
-    on, as ``anoneval run`` resolves them: ``--engine``, ``--scheduler`` (the dask engine) and
-    ``--workers`` over the config's ``engine`` section (the config being the argument after
-    ``run``); a local engine without ``workers`` takes every core. 0 when the command is not
-    a run on the local engine, or its config is not a regular file readable as JSON."""
+    on, as ``anoneval run`` resolves them (:func:`engine_overridden`, the config being the
+    argument after ``run``); a local engine without ``workers`` takes every core. 0 when the
+    command is not a run on the local engine, or its config is not a regular file readable as
+    JSON."""
     if not argv or argv[0] != "run":
         return 0
     flags = _flags(argv[1:])
-    engine: Any = {}
-    if len(argv) > 1 and not argv[1].startswith("-"):
-        try:
+    section: Any = None
+    try:
+        workers = int(flags["workers"]) if "workers" in flags else None
+        if len(argv) > 1 and not argv[1].startswith("-"):
             path = Path(argv[1])
             info = path.stat()
             if not stat.S_ISREG(info.st_mode) or info.st_size > CONFIG_BYTES:
                 return 0  # a device or a FIFO is refused by the run, never read here
-            engine = json.loads(path.read_bytes()).get("engine") or {}
-        except (OSError, ValueError, AttributeError):
-            return 0
-    if not isinstance(engine, dict) or not (engine or flags):
-        return 0  # no engine anywhere: serial
-    name = flags.get("engine") or ("dask" if "scheduler" in flags else engine.get("name"))
-    if (name or "local") != "local":
+            section = json.loads(path.read_bytes()).get("engine")
+    except (OSError, ValueError, AttributeError):
         return 0
-    workers = flags.get("workers") or engine.get("workers") or os.cpu_count() or 1
+    if section is not None and not isinstance(section, dict):
+        return 0
+    spec = engine_overridden(section or {}, flags.get("engine"), flags.get("scheduler"),
+                             workers)
+    if spec is None:
+        spec = section  # no flags: the config's section; none either: serial
+    if spec is None or spec.get("name", "local") != "local":
+        return 0
     try:
-        return int(workers)
+        return int(spec.get("workers") or os.cpu_count() or 1)
     except (TypeError, ValueError):
         return 0
 
@@ -79,4 +94,4 @@ def _flags(args: Sequence[str]) -> dict[str, str]:
     return found
 
 
-__all__ = ["CONFIG_BYTES", "local_workers", "start_fork_server"]
+__all__ = ["CONFIG_BYTES", "engine_overridden", "local_workers", "start_fork_server"]

@@ -21,10 +21,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import click
 
+from anoneval.core.cli.early import engine_overridden
 from anoneval.core.cli.plugin_docs import (
     KIND_TITLES,
     describe_params,
@@ -51,9 +52,6 @@ from anoneval.core.run.commands import (
 )
 from anoneval.core.run.workflows import load_workflow_config, workflow_name, workflows
 from anoneval.registry import Registry, build_registry, own_version, plugin_info
-
-if TYPE_CHECKING:
-    from anoneval.core.run.config import EngineSpec
 
 KIND_CHOICE = click.Choice(list(KIND_TITLES))
 
@@ -89,20 +87,6 @@ def _refuse_workflow_config(config: str) -> None:
         raise ConfigError([("workflow", f"{config} is a {name!r} workflow config, not an "
                                         f"evaluation config; run it with "
                                         f"'anoneval {name} {config}'")])
-
-
-def engine_overridden(configured: EngineSpec | None, engine: str | None, scheduler: str | None,
-                      workers: int | None) -> dict[str, Any] | None:
-    """The engine of ``anoneval run``: the config's ``engine`` section with the flags
-    ``--engine``, ``--scheduler`` (the dask engine unless ``--engine`` says otherwise) and
-    ``--workers`` over it; None without flags (the config's section, if any, as it is)."""
-    overrides = {k: v for k, v in (("name", engine), ("address", scheduler),
-                                   ("workers", workers)) if v is not None}
-    if scheduler is not None and engine is None:
-        overrides["name"] = "dask"
-    if not overrides:
-        return None
-    return {**(configured.model_dump(exclude_defaults=True) if configured else {}), **overrides}
 
 
 @cli.command("run")
@@ -146,7 +130,9 @@ def cmd_run(config: str, output: str | None, html: str | None, strict: bool,
 
         require_matplotlib()  # fail before evaluating, not after
     configured = plan.config.engine
-    engine_config = engine_overridden(configured, engine, scheduler, workers)
+    engine_config = engine_overridden(
+        configured.model_dump(exclude_defaults=True) if configured else {}, engine, scheduler,
+        workers)
     # the HTML report plots the inputs, so it keeps them; otherwise each task loads its own
     datasets: dict[str, Any] | None = {} if html else None
     report = run_plan(plan, show_progress=progress_wanted(quiet), datasets=datasets,
@@ -423,7 +409,7 @@ def exit_despite_threads(code: int) -> NoReturn:
     os._exit(code)
 
 
-__all__ = ["build_cli", "cli", "engine_overridden", "entry", "exit_despite_threads", "main"]
+__all__ = ["build_cli", "cli", "entry", "exit_despite_threads", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
     entry()

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from anoneval.core.cli.early import CONFIG_BYTES, local_workers
-from anoneval.core.cli.main import engine_overridden
+from anoneval.core.cli.early import CONFIG_BYTES, engine_overridden, local_workers
 from anoneval.core.run.config import EngineSpec
 
-SECTIONS = [None, {"name": "local"}, {"name": "local", "workers": 3}, {"workers": 1},
+SECTIONS = [None, {}, {"name": "local"}, {"name": "local", "workers": 3}, {"workers": 1},
             {"name": "dask"}, {"name": "dask", "workers": 2},
             {"name": "dask", "address": "tcp://127.0.0.1:8786"}]
 #: (flags as ``anoneval run`` receives them, as click parses them: the last one given wins)
@@ -35,8 +34,8 @@ def resolved(section: dict | None, flags: dict) -> int:
     """The local processes ``anoneval run`` uses, by its own code (0: not the local engine, or
     serial by default)."""
     configured = EngineSpec(**section) if section is not None else None
-    spec = engine_overridden(configured, flags.get("engine"), flags.get("scheduler"),
-                             flags.get("workers"))
+    spec = engine_overridden(configured.model_dump(exclude_defaults=True) if configured else {},
+                             flags.get("engine"), flags.get("scheduler"), flags.get("workers"))
     if spec is None:
         spec = configured.model_dump() if configured is not None else None
     if spec is None or spec.get("name", "local") != "local":
