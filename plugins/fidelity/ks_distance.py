@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,8 @@ ASYMPTOTIC_FROM = 10_000
 #: doubling), a sum of about n terms there; below, it is cheap (Pelz–Good, Durbin).
 TAIL_FROM = 2.2
 PValue = Literal["auto", "scipy"]
+#: Two float64 buffers, for the two samples, to sort in (:func:`sorted_into`).
+Scratch = tuple[np.ndarray, np.ndarray]
 
 
 def smirnov_pvalue(d: float, n: float, how: PValue = "auto") -> float:
@@ -43,7 +46,8 @@ def smirnov_pvalue(d: float, n: float, how: PValue = "auto") -> float:
     return float(np.clip(stats.kstwo.sf(d, n), 0, 1))
 
 
-def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict[str, float]:
+def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
+                  scratch: Scratch | None = None) -> dict[str, float]:
     """``scipy.stats.ks_2samp(x, y)`` (two-sided, mode "auto"): statistic, p-value and
     location, equal to scipy's, each sample sorted once (the p-value of large samples far in
     the tail by :func:`smirnov_pvalue`, unless ``pvalue="scipy"``).
@@ -58,56 +62,65 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto") -> dict
     order (x's values ascending, then y's) gives the same location. Samples of at most
     :data:`EXACT_UP_TO` values go to scipy (its exact p-value). Large samples get Smirnov's
     asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does
-    (:func:`smirnov_pvalue`).
+    (:func:`smirnov_pvalue`). ``scratch``: see :func:`largest_gap`.
     """
     if max(len(x), len(y)) <= EXACT_UP_TO:
         r = stats.ks_2samp(x, y)
         return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
                 "location": float(r.statistic_location)}
-    d, location = largest_gap(x, y)
+    d, location = largest_gap(x, y, scratch)
     m, n = sorted([float(len(x)), float(len(y))], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
     return {"statistic": d, "pvalue": p, "location": location}
 
 
-def largest_gap(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def largest_gap(x: np.ndarray, y: np.ndarray, scratch: Scratch | None = None
+                ) -> tuple[float, float]:
     """The two-sided statistic D = sup |F_n − G_m| of two non-empty samples without missing
     values and where scipy's ``ks_2samp`` puts it (``statistic_location``), each sample
-    sorted once (see :func:`ks_two_sample`)."""
-    a, b = np.sort(x), np.sort(y)
-    n1, n2 = len(a), len(b)
+    sorted once (see :func:`ks_two_sample`). ``scratch``, two arrays at least as long as
+    ``x`` and ``y``, is where they are sorted (else in new arrays)."""
+    a, b = (np.sort(x), np.sort(y)) if scratch is None else (
+        sorted_into(x, scratch[0]), sorted_into(y, scratch[1]))
     ends_a, ends_b = run_ends(a), run_ends(b)
-    at_a = a[ends_a]
-    # the distinct values of both, merged (a stable sort of two sorted runs is one merge
-    # pass; a value of both samples comes from x first), and each sample's count of values
-    # up to each merged one: its own run end where it has the value, carried forward
-    values = np.concatenate([at_a, b[ends_b]])
-    order = np.argsort(values, kind="stable")
-    merged = values[order]
-    from_x = order < len(at_a)
-    counts_x = np.zeros(len(order), dtype=np.int64)
-    counts_x[from_x] = ends_a + 1
-    counts_y = np.zeros(len(order), dtype=np.int64)
-    counts_y[~from_x] = ends_b + 1
-    np.maximum.accumulate(counts_x, out=counts_x)
-    np.maximum.accumulate(counts_y, out=counts_y)
-    # F_n − G_m at each distinct value of either sample (at the last entry of its equal ones)
-    last = run_ends(merged)
-    diffs = counts_x[last] / n1 - counts_y[last] / n2
-    starts = np.concatenate([[0], last[:-1] + 1])
-    in_x = np.logical_or.reduceat(from_x, starts)
-    low, high = _first_of(diffs, diffs.min(), in_x), _first_of(diffs, diffs.max(), in_x)
-    min_s, max_s = float(np.clip(-diffs[low], 0, 1)), float(diffs[high])
-    d, at = (min_s, low) if min_s > max_s else (max_s, high)
-    return d, float(merged[last[at]])
+    at_a, at_b = a[ends_a], b[ends_b]
+    # each distinct value's rank among the distinct values of both, merged: a stable sort of
+    # two sorted runs is one merge pass, and puts x's copy of a value shared by both first
+    both = len(at_a) + len(at_b)
+    rank = np.empty(both, dtype=np.intp)
+    rank[np.argsort(np.concatenate([at_a, at_b]), kind="stable")] = np.arange(both)
+    y_below = rank[: len(at_a)] - np.arange(len(at_a))  # y's distinct values < each of x's
+    x_up_to = rank[len(at_a):] - np.arange(len(at_b))  # x's distinct values ≤ each of y's
+    y_up_to = y_below + (at_b[np.minimum(y_below, len(at_b) - 1)] == at_a)
+    # F_n − G_m at each distinct value of x, then of y: a sample's count of values up to a
+    # value is the end of its last run there (0 before its first)
+    count_a = np.concatenate([[0], ends_a + 1])
+    count_b = np.concatenate([[0], ends_b + 1])
+    at_x = (ends_a + 1) / len(a) - count_b[y_up_to] / len(b)
+    at_y = count_a[x_up_to] / len(a) - (ends_b + 1) / len(b)
+    low = min(at_x.min(), at_y.min())
+    high = max(at_x.max(), at_y.max())
+    min_s, max_s = min(max(-float(low), 0.0), 1.0), float(high)
+    d, extreme = (min_s, low) if min_s > max_s else (max_s, high)
+    # scipy's arg-extreme over x's values, then y's: the smallest of x's values where the
+    # difference is extreme, else the smallest of y's
+    hits = np.flatnonzero(at_x == extreme)
+    if len(hits):
+        return d, float(at_a[hits[0]])
+    return d, float(at_b[np.flatnonzero(at_y == extreme)[0]])
 
 
-def _first_of(diffs: np.ndarray, extreme: float, in_x: np.ndarray) -> int:
-    """Where scipy's arg-extreme over x's values, then y's, falls: the smallest distinct
-    value of x at which ``diffs`` is ``extreme``, else the smallest of y."""
-    hits = diffs == extreme
-    of_x = np.flatnonzero(hits & in_x)
-    return int(of_x[0]) if len(of_x) else int(np.flatnonzero(hits)[0])
+def sorted_into(values: np.ndarray, buffer: np.ndarray) -> np.ndarray:
+    """``np.sort(values)``, in the start of ``buffer`` when it has the dtype and the room.
+    Sorting column after column in one buffer spares the page faults of a fresh array each
+    time: glibc's allocator hands a freed array of 10⁵ floats back to the system, and faulting
+    a new one in costs about as much as sorting it."""
+    if buffer.dtype != values.dtype or len(buffer) < len(values):
+        return np.sort(values)
+    out = buffer[: len(values)]
+    np.copyto(out, values)
+    out.sort()
+    return out
 
 
 def run_ends(ordered: np.ndarray) -> np.ndarray:
@@ -121,13 +134,31 @@ def run_ends(ordered: np.ndarray) -> np.ndarray:
 def per_column(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], pvalue: PValue = "auto"
                ) -> list[dict[str, float]]:
     """:func:`ks_two_sample` of each pair of columns ``xs[j]``, ``ys[j]``, on both cores when
-    the columns are large (numpy's sorts let go of the GIL)."""
+    the columns are large (numpy's sorts let go of the GIL). Each thread takes the next
+    column when done with one (a thread held up does not hold up the others' columns) and
+    sorts its columns in one pair of buffers (:func:`sorted_into`)."""
+    if len(xs) != len(ys):
+        raise ValueError(f"{len(xs)} columns of one sample against {len(ys)} of the other")
     large = len(xs) and len(xs[0]) + len(ys[0]) > 4 * EXACT_UP_TO
     threads = min(task_threads(), len(xs)) if large else 1
+    scores: list[dict[str, float]] = [{} for _ in xs]
+    taken = itertools.count()  # next() on it is atomic under the GIL
+
+    def work() -> None:
+        scratch = (np.empty(max(map(len, xs), default=0)),
+                   np.empty(max(map(len, ys), default=0)))
+        while (j := next(taken)) < len(xs):
+            scores[j] = ks_two_sample(xs[j], ys[j], pvalue, scratch)
+
     if threads <= 1:
-        return [ks_two_sample(x, y, pvalue) for x, y in zip(xs, ys, strict=True)]
-    with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda x, y: ks_two_sample(x, y, pvalue), xs, ys))
+        work()
+    else:
+        with ThreadPoolExecutor(threads - 1) as pool:
+            helpers = [pool.submit(work) for _ in range(threads - 1)]
+            work()  # this thread takes columns too
+            for done in helpers:
+                done.result()  # a helper's error, raised here
+    return scores
 
 
 class KSDistance(ReplicaComparison, LossMeasure):

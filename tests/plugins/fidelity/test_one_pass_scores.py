@@ -160,6 +160,11 @@ def test_largest_gap_equals_scipys_statistic_and_location(x, y) -> None:
     with np.errstate(divide="ignore"):  # scipy's p-value of one-value samples
         r = stats.ks_2samp(a, b, method="asymp")
     d, location = largest_gap(a, b)
+    kept = a.copy(), b.copy()
+    # sorted in buffers, one too long, one of another dtype (a new array then): the same
+    assert largest_gap(a, b, (np.empty(len(a) + 3), np.empty(len(b), dtype=np.float32))
+                       ) == (d, location)
+    assert np.array_equal(a, kept[0]) and np.array_equal(b, kept[1])
     assert d == pytest.approx(float(r.statistic), rel=1e-12, abs=1e-15)
     for at in (location, float(r.statistic_location)):
         gap = abs(int((a <= at).sum()) / len(a) - int((b <= at).sum()) / len(b))
@@ -175,6 +180,22 @@ def test_ks_columns_on_both_cores_equal_one_by_one() -> None:
     X, Y = np.round(rng.normal(size=(30_000, 3)), 2), np.round(rng.normal(size=(25_000, 3)), 2)
     assert per_column(list(X.T), list(Y.T)) == [ks_two_sample(X[:, j], Y[:, j])
                                                for j in range(3)]
+    with pytest.raises(ValueError, match="3 columns of one sample against 2"):
+        per_column(list(X.T), list(Y.T)[:2])
+
+
+def test_sorting_in_a_buffer_equals_np_sort_and_leaves_the_values() -> None:
+    from anoneval.plugins.fidelity.ks_distance import sorted_into
+
+    values = np.array([3.0, -1.0, 2.5, -1.0, 0.0])
+    buffer = np.full(7, 9.0)
+    out = sorted_into(values, buffer)
+    assert np.shares_memory(out, buffer) and out.tolist() == [-1.0, -1.0, 0.0, 2.5, 3.0]
+    assert values.tolist() == [3.0, -1.0, 2.5, -1.0, 0.0]
+    for small_or_other in (np.empty(4), np.empty(5, dtype=np.float32)):
+        out = sorted_into(values, small_or_other)
+        assert not np.shares_memory(out, small_or_other)
+        assert out.tolist() == sorted(values.tolist())
 
 
 @given(st.lists(st.sampled_from(["aa", "bb", "cc", "dd", None, 1, 1.5, np.nan]), min_size=1,
