@@ -26,8 +26,10 @@ a temporary folder; random generalization levels and k, seed 0; the same 4 measu
 that starts the cluster as the run does and waits for its workers) and with the dask engine
 connecting to a running
 ``dask scheduler`` and two single-threaded ``dask worker`` processes on 127.0.0.1 (started
-once before the rounds, with the environment and Dask settings of the workers anoneval starts:
-this measures the engine without the cluster's start). The four are interleaved over
+once before the rounds, with the environment and Dask settings of the workers anoneval starts,
+and given one untimed run, in which its workers import anoneval and the measures: this
+measures the engine without the cluster's start). anoneval's bytecode is compiled first, as
+pip and a user's first import do (``_common.compile_bytecode``). The four are interleaved over
 ``--repeat`` rounds; printed per engine: min/median/max wall-clock seconds, the CPU seconds of
 the process and its children (the dask workers' CPU included; for the running cluster, what
 its scheduler, nannies and workers spent during the run), and the speed-up over serial
@@ -57,6 +59,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _adult import ADULT, QUASI_IDENTIFIERS, generalize, measures, read_adult
+from _common import compile_bytecode
 
 from anoneval.core import Evaluator, evaluate
 
@@ -178,6 +181,7 @@ def run_cli(config: Path, engine: list[str], out: Path,
     ``cluster`` spent meanwhile."""
     import psutil
 
+    compile_bytecode()
     before = cluster_cpu(cluster or [])
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "anoneval", "run", str(config), "-q",
@@ -279,11 +283,15 @@ def running_cluster() -> Iterator[tuple[str, list[int]]]:
 
 def bench_cli(quick: bool, repeat: int) -> None:
     count = 10 if quick else 100
+    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="anoneval-bench-many-") as tmp, \
             running_cluster() as (address, cluster):
         folder = Path(tmp)
         config = write_config(folder, count)
         engines = {**ENGINES, "dask running": ["--engine", "dask", "--scheduler", address]}
+        # the running cluster's warm-up: its workers import anoneval and the measures once, as
+        # those of a cluster that has run anoneval before (untimed)
+        run_cli(config, engines["dask running"], folder / "warm-up.json", cluster)
         print(f"\nanoneval run: {count} Parquet variants of adult (30,162 rows), 4 measures, "
               f"{repeat} interleaved round(s); {os.cpu_count()} cores, {load()}")
         wall: dict[str, list[float]] = {name: [] for name in engines}
