@@ -113,8 +113,8 @@ def largest_gap(x: np.ndarray, y: np.ndarray, scratch: Scratch | None = None
 def sorted_into(values: np.ndarray, buffer: np.ndarray) -> np.ndarray:
     """``np.sort(values)``, in the start of ``buffer`` when it has the dtype and the room.
     Sorting column after column in one buffer spares the page faults of a fresh array each
-    time: glibc's allocator hands a freed array of 10⁵ floats back to the system, and faulting
-    a new one in costs about as much as sorting it."""
+    time: an allocator may hand a freed array of 10⁵ floats back to the system (glibc's does),
+    and faulting a new one in can cost as much as sorting it."""
     if buffer.dtype != values.dtype or len(buffer) < len(values):
         return np.sort(values)
     out = buffer[: len(values)]
