@@ -283,7 +283,6 @@ def running_cluster() -> Iterator[tuple[str, list[int]]]:
 
 def bench_cli(quick: bool, repeat: int) -> None:
     count = 10 if quick else 100
-    compile_bytecode()
     with tempfile.TemporaryDirectory(prefix="anoneval-bench-many-") as tmp, \
             running_cluster() as (address, cluster):
         folder = Path(tmp)
