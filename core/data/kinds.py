@@ -1442,6 +1442,17 @@ def _unified(data: Dataset, columns: Collection[str] | None
     return data.converted(changed), notes
 
 
+def _text_as_is(data: Dataset, column: str) -> bool:
+    """Whether reading ``column`` of ``data``, a column of text, as text (:data:`TEXT`) leaves
+    it as it is: Python strings in an object column, none missing. Such a side is kept as it
+    is, with what was derived from it (the codes the measures cache, which its content hash
+    reuses)."""
+    if not isinstance(data, FrameData):
+        return False
+    values = data.frame[column]
+    return values.dtype == object and not values.isna().any()
+
+
 def align_dtypes(original: Dataset, anonymized: Dataset, side: str = "anonymized",
                  columns: Collection[str] | None = None) -> tuple[Dataset, Dataset, list[str]]:
     """Read the columns both sides share alike, so that 39 and "39" fall in one class.
@@ -1483,7 +1494,8 @@ def align_dtypes(original: Dataset, anonymized: Dataset, side: str = "anonymized
             text_cols.append(col)
             notes.append(f"{said}: both sides were read as text")
     for col in text_cols:
-        anon_cols[col] = TEXT
+        if not (akinds[col] == "text" and _text_as_is(anonymized, col)):
+            anon_cols[col] = TEXT
     if text_cols:
         key = ("as_text", tuple(text_cols))
         original = original.cached(key, lambda: original.converted(

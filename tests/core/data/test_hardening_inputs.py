@@ -184,6 +184,22 @@ def test_generalized_values_make_both_sides_text_without_touching_inputs() -> No
     assert align_dtypes(orig, anon)[0] is o  # the text copy of the original is made once
 
 
+def test_a_text_side_that_reads_as_it_is_is_kept_with_its_cache() -> None:
+    """Generalized text against numbers: the text side is the same object (its cached codes
+    and its content hash's reuse of them survive) unless reading it as text changes it."""
+    orig = as_dataset(pd.DataFrame({"age": [39, 40, 41]}))
+    anon = as_dataset(pd.DataFrame({"age": ["30-39", "40-49", "40-49"]}))
+    anon.codes("age")
+    o, a, notes = align_dtypes(orig, anon)
+    assert a is anon and ("codes", "age") in a._cache
+    assert list(o.frame["age"]) == ["39", "40", "41"] and "both sides were read as text" in notes[0]
+    missing = as_dataset(pd.DataFrame({"age": ["30-39", None, "40-49"]}))  # None: read as NaN
+    _, converted, _ = align_dtypes(orig, missing)
+    assert converted is not missing
+    assert converted.frame["age"].isna().tolist() == [False, True, False]
+    assert missing.frame["age"][1] is None  # the input is not modified
+
+
 def test_mixed_types_in_one_column_are_read_as_text() -> None:
     orig = as_dataset(pd.DataFrame({"a": [39, "39", 40, "40"]}, dtype=object))
     o, _, notes = align_dtypes(orig, orig)
