@@ -217,9 +217,14 @@ class FrameData(Dataset):
                 for c, dtype in self.dtypes.items() if _within(c, columns)}
 
     def value_surveys(self, columns: Sequence[str]) -> dict[str, ValueSurvey]:
-        return {c: self.cached(("value_survey", c),
-                               lambda c=c: ValueSurvey.of_values(self._frame[c]))
-                for c in columns}
+        # an object column that repeats its objects is surveyed on those (the same types and
+        # values, a missing one among them when any is missing)
+        def survey(column: str) -> ValueSurvey:
+            objects = self.distinct_objects(column)
+            return ValueSurvey.of_values(self._frame[column] if objects is None
+                                         else pd.Series(objects, dtype=object))
+
+        return {c: self.cached(("value_survey", c), lambda c=c: survey(c)) for c in columns}
 
     def column_dtype(self, column: str) -> Any:
         return self._frame[column].dtype

@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from anoneval.core.data.kinds import ValueSurvey
+from anoneval.core.data.kinds import Microdata, ValueSurvey
 
 TEXT = st.sampled_from(["1", "2", "07", "-3", "1.5", "2e3", "1e300", "9007199254740993", "abc",
                         "[20-40[", "", " 4 ", "nan", "inf", "0x1F", "3.0"])
@@ -70,3 +70,19 @@ def test_generalized_column_of_many_rows() -> None:
     numbers = pd.Series(np.array(["12", "7", "3.5"] * 10_000, dtype=object))
     assert ValueSurvey.of_values(numbers) == ValueSurvey(frozenset({"str"}), True, False, True,
                                                          False)
+
+
+POOL = st.one_of(TEXT, st.none(), st.just(float("nan")), st.integers(-5, 5),
+                 st.floats(allow_nan=False, width=32), st.booleans())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(POOL, min_size=1, max_size=8), st.lists(st.integers(0, 7), min_size=65,
+                                                         max_size=300))
+def test_a_dataset_surveys_a_column_by_its_distinct_objects(pool: list[object],
+                                                             picks: list[int]) -> None:
+    """A column repeating a few objects is surveyed on them: the same as every cell's."""
+    column = pd.Series([pool[i % len(pool)] for i in picks], dtype=object)
+    data = Microdata(pd.DataFrame({"a": column}))
+    assert data.distinct_objects("a") is not None
+    assert data.value_surveys(["a"])["a"] == ValueSurvey.of_values(column)
