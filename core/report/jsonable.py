@@ -19,6 +19,15 @@ def to_jsonable(obj: Any) -> Any:
     NaN and ±inf become null (JSON has no such numbers; the evaluator states which details
     were not finite in the measure's warnings). DataFrames become a list of row objects.
     """
+    kind = type(obj)  # the plain types of a dumped report first: a report has 10^5 values
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj
+    if kind is float:
+        return obj if math.isfinite(obj) else None
+    if kind is dict:
+        return {k if type(k) is str else str(k): to_jsonable(v) for k, v in obj.items()}
+    if kind is list:
+        return [to_jsonable(v) for v in obj]
     if isinstance(obj, Enum):
         return to_jsonable(obj.value)
     if obj is None or isinstance(obj, (bool, str)):
