@@ -957,10 +957,24 @@ def chunk_size(count: int, work: float | None, workers: int) -> int:
     return max(1, min(-(-TASK_WORK // int(work)), count // (max(workers, 1) * TASKS_PER_WORKER)))
 
 
+def taken(size: int, remaining: int, takers: int) -> int:
+    """Variants the next task takes: ``size`` (:func:`chunk_size`), fewer towards the end, an
+    even share of the ``remaining`` ones among the ``takers`` (rounded down, at least one), so
+    that the takers finish together (guided self-scheduling, Polychronopoulos and Kuck, IEEE
+    Trans. Computers 36(12), 1987, with the share rounded down)."""
+    return max(1, min(size, remaining // max(takers, 1)))
+
+
 def chunked(names: Sequence[str], work: float | None, workers: int) -> list[list[str]]:
-    """``names`` in consecutive groups of :func:`chunk_size`, one per task."""
+    """``names`` in consecutive groups of :func:`chunk_size`, one per task, the last ones
+    smaller (:func:`taken`)."""
     size = chunk_size(len(names), work, workers)
-    return [list(names[i:i + size]) for i in range(0, len(names), size)]
+    chunks, start = [], 0
+    while start < len(names):
+        end = start + taken(size, len(names) - start, workers)
+        chunks.append(list(names[start:end]))
+        start = end
+    return chunks
 
 
 class _Ends:
@@ -975,9 +989,13 @@ class _Ends:
         with self._lock:
             return self._names.pop() if self._names else None
 
-    def front(self, n: int) -> list[str]:
+    def front(self, size: int, takers: int) -> list[str]:
+        """The next task's names (:func:`taken`; ``takers``: this process and the workers)."""
         with self._lock:
-            return [self._names.popleft() for _ in range(min(n, len(self._names)))]
+            if not self._names:
+                return []
+            return [self._names.popleft()
+                    for _ in range(taken(size, len(self._names), takers))]
 
     def clear(self) -> None:
         with self._lock:
@@ -985,10 +1003,11 @@ class _Ends:
 
 
 class _Feeder:
-    """A thread that, once the pool has started, keeps ``procs`` tasks of ``size`` names from
-    the front of ``todo`` running on it (``task(chunk)``: the function and its arguments),
-    their reports into ``results``; on an error it empties ``todo`` (the caller stops after the
-    variant it is evaluating) and :meth:`finish` raises it. Names all taken by the caller
+    """A thread that, once the pool has started, keeps ``procs`` tasks of ``size`` names (fewer
+    at the end: :func:`taken`) from the front of ``todo`` running on it (``task(chunk)``: the
+    function and its arguments), their reports into ``results``; on an error it empties
+    ``todo`` (the caller stops after the variant it is evaluating) and :meth:`finish` raises
+    it. Names all taken by the caller
     before the pool has started leave the pool alone: :meth:`finish` does not wait for it."""
 
     def __init__(self, starting: Future[Any], procs: int, todo: _Ends, size: int,
@@ -1008,7 +1027,7 @@ class _Feeder:
         pending: dict[Future[list[Any]], list[str]] = {}
         try:
             while True:
-                while len(pending) < procs and (chunk := todo.front(size)):
+                while len(pending) < procs and (chunk := todo.front(size, procs + 1)):
                     if pool is None:
                         pool = starting.result()
                     pending[pool.submit(*task(chunk))] = chunk

@@ -19,6 +19,7 @@ from anoneval.core import evaluate_many
 from anoneval.core.data.blocks import in_task
 from anoneval.core.run.engine import (
     LocalEngine,
+    _Ends,
     _from_both_ends,
     _largest_first,
     _start_pool,
@@ -159,6 +160,17 @@ def test_both_ends_this_process_from_the_back_the_pool_from_the_front():
     here = [n for n in NAMES if out[n][0] == "here"]
     assert here and there and there + here == NAMES  # the pool a prefix, this process the rest
     assert all(task for where, _, task in out.values() if where == "here")
+
+
+def test_the_pool_takes_smaller_tasks_as_the_names_run_out():
+    """Chunks of the full size while there is a share of it for each taker, then half the
+    rest, down to one name: the two ends finish within one name of each other."""
+    ends = _Ends(NAMES)
+    assert ends.front(4, 2) == NAMES[:4]  # 10 left: 4
+    assert ends.front(4, 2) == NAMES[4:7]  # 6 left: 3
+    assert ends.back() == NAMES[-1]
+    assert ends.front(4, 2) == [NAMES[7]]  # 2 left: 1
+    assert ends.front(4, 2) == [NAMES[8]] and ends.front(4, 2) == [] and ends.back() is None
 
 
 def test_both_ends_do_not_wait_for_a_pool_that_never_starts():

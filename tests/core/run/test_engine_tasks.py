@@ -78,8 +78,10 @@ def test_chunks_group_tiny_variants_only() -> None:
     assert chunked(names, TASK_WORK, 2) == [[n] for n in names]  # large enough alone
     tiny = chunked(names, 1_000, 2)
     assert [n for c in tiny for n in c] == names  # order kept, every variant once
-    assert [len(c) for c in tiny] == [12] * 8 + [4]  # 4 tasks per worker at the least
-    assert len(chunked(names, TASK_WORK / 4, 2)) == 25
+    # 4 tasks per worker at the least; the last ones half the remaining share each
+    assert [len(c) for c in tiny] == [12] * 7 + [8, 4, 2, 1, 1]
+    assert [len(c) for c in chunked(names, TASK_WORK / 4, 2)] == [4] * 24 + [2, 1, 1]
+    assert [len(c) for c in chunked(names[:7], TASK_WORK / 4, 3)] == [1] * 7
 
 
 # -- file variants on dask: tasks, the same report as serial ------------------------------
