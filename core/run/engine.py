@@ -1007,8 +1007,8 @@ class _Feeder:
     at the end: :func:`taken`) from the front of ``todo`` running on it (``task(chunk)``: the
     function and its arguments), their reports into ``results``; on an error it empties
     ``todo`` (the caller stops after the variant it is evaluating) and :meth:`finish` raises
-    it. Names all taken by the caller
-    before the pool has started leave the pool alone: :meth:`finish` does not wait for it."""
+    it. Names all taken by the caller before the pool has started leave the pool alone:
+    :meth:`finish` does not wait for it."""
 
     def __init__(self, starting: Future[Any], procs: int, todo: _Ends, size: int,
                  task: Callable[[list[str]], tuple[Any, ...]], results: dict[str, Any]) -> None:
