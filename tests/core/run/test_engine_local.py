@@ -163,8 +163,8 @@ def test_both_ends_this_process_from_the_back_the_pool_from_the_front():
 
 
 def test_the_pool_takes_smaller_tasks_as_the_names_run_out():
-    """Chunks of the full size while there is a share of it for each taker, then half the
-    rest, down to one name: the two ends finish within one name of each other."""
+    """Chunks of the full size while there is a share of it for each taker, then the share of
+    what is left, down to one name, so that the two ends finish together."""
     ends = _Ends(NAMES)
     assert ends.front(4, 2) == NAMES[:4]  # 10 left: 4
     assert ends.front(4, 2) == NAMES[4:7]  # 6 left: 3
