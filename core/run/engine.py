@@ -843,16 +843,31 @@ def close_pool() -> None:
         _retire(kept, block=True)
 
 
+#: Seconds the exit of a process waits for its kept processes still starting.
+EXIT_WAIT = 30.0
+
+
 def _close_at_exit() -> None:
-    """At exit: the kept processes end; a pool still starting is not waited for (its
-    processes die with this one, :func:`watch_from`)."""
+    """As the interpreter begins to exit, before :mod:`concurrent.futures` refuses new tasks
+    and :mod:`multiprocessing` joins its children: the kept processes end, a pool still
+    starting (a run that finished first) once it has started, at most :data:`EXIT_WAIT`
+    seconds later. Left starting, a worker could be joined at exit without ever being told to
+    stop (the exit hung), or fail to open the pool's semaphores once they were removed (a
+    traceback on stderr after a successful run). A start that takes longer is left to die
+    with this process (:func:`watch_from`)."""
     with _KEPT_LOCK:
         kept = _KEPT
-    if kept is not None:
-        _retire(kept, block=kept.starting.done())
+    if kept is None:
+        return
+    with contextlib.suppress(Exception):  # not started in time: see below
+        kept.starting.exception(timeout=EXIT_WAIT)
+    _retire(kept, block=kept.starting.done())
 
 
-atexit.register(_close_at_exit)
+# threading's exit hooks run before its threads are joined and before atexit, newest first:
+# this one before concurrent.futures' own (which would refuse the pool's first tasks)
+_at_thread_exit = getattr(threading, "_register_atexit", atexit.register)
+_at_thread_exit(_close_at_exit)
 
 
 class LocalEngine(Engine):
