@@ -859,7 +859,7 @@ def _close_at_exit() -> None:
         kept = _KEPT
     if kept is None:
         return
-    with contextlib.suppress(Exception):  # not started in time: see below
+    with contextlib.suppress(Exception):  # a timeout: still starting, left as below
         kept.starting.exception(timeout=EXIT_WAIT)
     _retire(kept, block=kept.starting.done())
 

@@ -232,7 +232,8 @@ if __name__ == "__main__":
     engine = LocalEngine(3)
     starting = engine.starting()
     engine.close()  # the run ends while its processes start; then this process exits
-    # atexit's handlers run last, before multiprocessing joins the children that are left
+    # registered last, this runs first of atexit's handlers: after threading's exit hooks
+    # (the engine's), before multiprocessing joins the children left
     atexit.register(lambda: print("started", starting.done(),
                                   "children", len(multiprocessing.active_children())))
 """
