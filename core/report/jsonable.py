@@ -30,7 +30,7 @@ def to_jsonable(obj: Any) -> Any:
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, Enum):
         return to_jsonable(obj.value)
-    if obj is None or isinstance(obj, (bool, str)):
+    if isinstance(obj, str):  # None and bools (no subclasses) were returned above
         return obj
     if isinstance(obj, UserString):  # e.g. an input's hash, computed when first read
         return str(obj)
