@@ -199,9 +199,12 @@ def _solve_scipy(a_eq: sp.csr_matrix, b_eq: np.ndarray, lb: np.ndarray, ub: np.n
             c[j] = 0.0
             if res.status == 3:
                 dest[j - j0] = -np.inf * sign
+            elif res.status == 2:
+                raise DataError(f"the audit LP is infeasible ({res.message}); the published "
+                                "cells and the a-priori bounds are inconsistent")
             elif res.status != 0:
-                raise DataError(f"the audit LP failed ({res.message}); the published cells "
-                                "and the a-priori bounds are inconsistent")
+                raise DataError(f"the audit LP solver gave no answer for a suppressed cell "
+                                f"({res.message})")
             else:
                 dest[j - j0] = res.x[j]
     return lo_out, hi_out
@@ -237,7 +240,8 @@ def _solve_highspy(a: sp.csr_matrix, b: np.ndarray, lb: np.ndarray, ub: np.ndarr
                    j1: int) -> tuple[np.ndarray, np.ndarray]:
     """One LP model; each solve changes only the objective (+y_j for the lower end, -y_j for
     the upper), so the dual simplex restarts from the last optimal basis (a warm start), which
-    stays primal feasible."""
+    stays primal feasible. A warm start that ends undecided (HiGHS 1.16 reports ``Unknown``
+    for some unbounded objectives) is solved again from scratch."""
     import highspy
     a = a.tocsc()
     n = a.shape[1]
@@ -253,26 +257,35 @@ def _solve_highspy(a: sp.csr_matrix, b: np.ndarray, lb: np.ndarray, ub: np.ndarr
     lp.a_matrix_.value_ = a.data
     h = _new_highs()
     h.passModel(lp)
-    status_ok = highspy.HighsModelStatus.kOptimal
-    unbounded = highspy.HighsModelStatus.kUnbounded
-    maybe_unbounded = highspy.HighsModelStatus.kUnboundedOrInfeasible
+    status = highspy.HighsModelStatus
     lower, upper = np.empty(j1 - j0), np.empty(j1 - j0)
     feasible = False
     for j in range(j0, j1):
         for sign, dest in ((1.0, lower), (-1.0, upper)):
             h.changeColCost(j, sign)
-            h.run()
-            st = h.getModelStatus()
-            if st == status_ok:
-                dest[j - j0] = h.getSolution().col_value[j]
-                feasible = True
-            elif st == unbounded or (st == maybe_unbounded and feasible):
-                dest[j - j0] = -np.inf * sign
+            for cold in (False, True):
+                if cold:
+                    h.clearSolver()  # drop the basis: a solve from scratch
+                h.run()
+                st = h.getModelStatus()
+                if st == status.kOptimal:
+                    dest[j - j0] = h.getSolution().col_value[j]
+                    feasible = True
+                    break
+                # the feasible region is the same for every objective: once a solve found a
+                # point, "unbounded or infeasible" is unbounded
+                if st == status.kUnbounded or (st == status.kUnboundedOrInfeasible
+                                               and feasible):
+                    dest[j - j0] = -np.inf * sign
+                    break
+                if st in (status.kInfeasible, status.kUnboundedOrInfeasible):
+                    raise DataError("the audit LP is infeasible; the published cells and the "
+                                    "a-priori bounds are inconsistent")
             else:
-                raise DataError(f"the audit LP failed ({h.modelStatusToString(st)}); the "
-                                "published cells and the a-priori bounds are inconsistent")
+                raise DataError("the audit LP solver gave no answer for a suppressed cell "
+                                f"({h.modelStatusToString(st)}, also solved from scratch)")
         h.changeColCost(j, 0.0)
-    return lower, upper
+    return lower + 0.0, upper + 0.0  # a maximum of 0 comes back as -0.0
 
 
 def audit_intervals(a: sp.csr_matrix, values: np.ndarray, suppressed: np.ndarray,

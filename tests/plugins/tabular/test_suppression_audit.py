@@ -13,11 +13,12 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from anoneval.core.api import Context, DataError, Microdata, Table
+from anoneval.plugins.tabular import _audit
 from anoneval.plugins.tabular.suppression_audit import SuppressionAudit
 from anoneval.plugins.tabular.suppression_loss import SuppressionLoss
 
@@ -328,6 +329,8 @@ def test_original_cell_table_gives_the_same_levels_as_microdata():
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=9, max_size=9),
        st.sets(st.integers(0, 15), min_size=1, max_size=8))
+# HiGHS 1.16's warm start ends "Unknown" on maximizing one of these cells (unbounded)
+@example(values=[0, 0, 1, 0, 0, 0, 0, 1, 0], picked={0, 2, 3, 4, 5, 12, 13, 15})
 def test_interval_contains_the_true_value_and_ignores_row_order(values, picked):
     hier = [FLAT3, FLAT3B]
     inner = {cell: float(v) for cell, v in zip(itertools.product("ABC", "XYZ"), values,
@@ -335,9 +338,12 @@ def test_interval_contains_the_true_value_and_ignores_row_order(values, picked):
     t = full_table(inner, hier)
     t.loc[sorted(picked), "status"] = "x"
     c = cells_of(audit(t, hier)).set_index(["d0", "d1"]).sort_index()
-    upper = c["upper"].fillna(np.inf)
+    upper = c["upper"].astype(float).fillna(np.inf)
     assert (c["lower"] <= c["value"] + 1e-7).all() and (c["value"] <= upper + 1e-7).all()
     assert (c["lower"] >= -1e-9).all()
+    dense = dense_lp(t, hier).set_index(["d0", "d1"]).sort_index()
+    np.testing.assert_allclose(c["lower"], dense["lower"], atol=1e-7)
+    np.testing.assert_allclose(c["upper"].astype(float), dense["upper"], atol=1e-7)
     shuffled = cells_of(audit(t.iloc[::-1], hier)).set_index(["d0", "d1"]).sort_index()
     np.testing.assert_allclose(shuffled["lower"], c["lower"], atol=1e-7)
 
@@ -355,3 +361,63 @@ def test_declared_columns_are_all_a_measure_reads(measure):
     full = m.compute(None, Table(junk), CTX)
     pruned = m.compute(None, Table(t[list(declared["anonymized"])]), CTX)
     assert full.value == pruned.value and full.details == pruned.details
+
+
+# x0 − x1 − x2 = 0, x1 = 1, x2 − x3 = 1, all ≥ 0: x0 ∈ [2, ∞), x1 = 1, x2 ∈ [1, ∞), x3 ∈ [0, ∞)
+CHAIN = (np.array([[1.0, -1, -1, 0], [0, 1, 0, 0], [0, 0, 1, -1]]), np.array([0.0, 1, 1]))
+
+
+@pytest.mark.parametrize("solve", [_audit._solve_highspy, _audit._solve_scipy])
+def test_each_lp_path_gives_the_hand_worked_intervals_and_refuses_an_infeasible_model(solve):
+    import scipy.sparse as sp
+    a, b = CHAIN
+    lo, hi = solve(sp.csr_matrix(a), b, np.zeros(4), np.full(4, np.inf), 0, 4)
+    np.testing.assert_array_equal(lo, [2, 1, 1, 0])
+    np.testing.assert_array_equal(hi, [np.inf, 1, np.inf, np.inf])
+    with pytest.raises(DataError, match=r"infeasible.*inconsistent"):  # x1 = 1 and x1 ≤ 0.5
+        solve(sp.csr_matrix(a), b, np.zeros(4), np.array([np.inf, 0.5, np.inf, np.inf]), 0, 4)
+
+
+def test_an_undecided_warm_start_is_solved_from_scratch(monkeypatch):
+    """A warm-started solve that ends neither optimal nor unbounded is run again without its
+    basis; one that stays undecided is an error naming the solver's status."""
+    import highspy
+    import scipy.sparse as sp
+
+    class Undecided:
+        """HiGHS whose warm starts (``always``: every solve) end with no status."""
+
+        def __init__(self, always: bool) -> None:
+            self.h, self.always, self.cold, self.cleared = new_highs(), always, False, 0
+
+        def __getattr__(self, name: str):
+            return getattr(self.h, name)
+
+        def changeColCost(self, j, cost):
+            self.cold = False
+            return self.h.changeColCost(j, cost)
+
+        def clearSolver(self):
+            self.cold, self.cleared = True, self.cleared + 1
+            return self.h.clearSolver()
+
+        def getModelStatus(self):
+            if self.cold and not self.always:
+                return self.h.getModelStatus()
+            return highspy.HighsModelStatus.kNotset
+
+    new_highs = _audit._new_highs
+    a, b = CHAIN
+    made: list[Undecided] = []
+    for always in (False, True):
+        monkeypatch.setattr(_audit, "_new_highs",
+                            lambda always=always: made.append(Undecided(always)) or made[-1])
+        if always:
+            with pytest.raises(DataError, match=r"no answer.*Not Set.*from scratch"):
+                _audit._solve_highspy(sp.csr_matrix(a), b, np.zeros(4), np.full(4, np.inf), 0, 4)
+            continue
+        lo, hi = _audit._solve_highspy(sp.csr_matrix(a), b, np.zeros(4), np.full(4, np.inf),
+                                       0, 4)
+        np.testing.assert_array_equal(lo, [2, 1, 1, 0])
+        np.testing.assert_array_equal(hi, [np.inf, 1, np.inf, np.inf])
+        assert made[-1].cleared == 8  # every bound solved again from scratch
