@@ -135,10 +135,8 @@ class NonUniformEntropy(LossMeasure):
             take = align_ids(original.frame[p.id], anonymized.frame[p.id], p.id)
         # each side's classes per column are cached on the dataset: an original is grouped
         # once however many releases are compared with it
-        pairs = Pairs({c: _pair_table(dataset_classes(original, (c,)),
-                                      dataset_classes(anonymized, (c,)), take,
-                                      p.suppression_token) for c in qi},
-                      0 if take is None else int((take < 0).sum()))
+        sides = [_pair_sides(dataset_classes(original, (c,)), dataset_classes(anonymized, (c,)),
+                             take, p.suppression_token, p.missing) for c in qi]
 
         def locate(col: str, raw: str, rel: str) -> int | None:
             """The first record pairing the texts ``raw`` and ``rel`` in column ``col``."""
@@ -147,7 +145,7 @@ class NonUniformEntropy(LossMeasure):
                    & (as_text(self._released(frame, col)) == rel))
             return int(np.flatnonzero(hit)[0]) if hit.any() else None
 
-        return self._finish(pairs, ctx, locate)
+        return self._finish(sides, 0 if take is None else int((take < 0).sum()), ctx, locate)
 
     def _released(self, frame: pd.DataFrame, col: str) -> pd.Series:
         """The released values of ``col``; the token for deleted records."""
@@ -170,17 +168,20 @@ class NonUniformEntropy(LossMeasure):
                      sum(p.deleted for p in parts))
 
     def finalize(self, combined: Pairs, ctx: Context) -> MeasureResult:
-        return self._finish(combined, ctx, None)
+        p = self.params
+        return self._finish([_pair_columns(combined.tables[c], p.suppression_token, p.missing)
+                             for c in p.quasi_identifiers], combined.deleted, ctx, None)
 
-    def _finish(self, pairs: Pairs, ctx: Context,
+    def _finish(self, sides: Sequence[tuple[Column, Column, np.ndarray]], deleted: int,
+                ctx: Context,
                 locate: Callable[[str, str, str], int | None] | None) -> MeasureResult:
-        """The result from the pair tables of all records."""
+        """The result from each quasi-identifier's pairs of all records: its raw and released
+        :class:`Column` and the records of each pair (:func:`_pair_columns`)."""
         p = self.params
         qi = list(p.quasi_identifiers)
-        if pairs.deleted:
-            ctx.warn(f"{pairs.deleted} records of the original (by {p.id!r}) are not in the "
+        if deleted:
+            ctx.warn(f"{deleted} records of the original (by {p.id!r}) are not in the "
                      "anonymized data; they count as suppressed")
-        sides = [_pair_columns(pairs.tables[c], p.suppression_token, p.missing) for c in qi]
         warn_missing(ctx, qi, [raw for raw, _, _ in sides], "raw", "original")
         warn_missing(ctx, qi, [rel for _, rel, _ in sides], p.missing, "anonymized")
         per_column: dict[str, dict[str, object]] = {}
@@ -193,7 +194,7 @@ class NonUniformEntropy(LossMeasure):
         norm = np.array([per_column[c]["normalized"] for c in qi], dtype=float)
         weighted = float((w * losses).sum())
         mean_norm = float((w * norm).sum() / w.sum()) if w.sum() > 0 else 0.0
-        records = pairs.tables[qi[0]].n_records
+        records = int(sides[0][2].sum())
         return MeasureResult(value=mean_norm if p.normalized else weighted, details={
             "records": records,
             "weighted_loss": weighted,
@@ -236,26 +237,37 @@ class Pairs:
     deleted: int
 
 
-def _pair_table(raw: RowClasses, rel: RowClasses, take: np.ndarray | None,
-                token: str) -> ClassSummary:
-    """The pair table of one column from each side's classes over it, as :meth:`partial`
-    makes it from the paired rows; ``take`` is the anonymized row of each original record
-    (−1: deleted, released as ``token``), None when rows pair by position."""
-    raw_values = raw.keys.iloc[:, 0].reset_index(drop=True)
-    rel_values = rel.keys.iloc[:, 0].reset_index(drop=True)
+def _pair_sides(raw: RowClasses, rel: RowClasses, take: np.ndarray | None, token: str,
+                missing: str) -> tuple[Column, Column, np.ndarray]:
+    """The raw and released :class:`Column` of one column's pairs, and the records of each
+    pair, from each side's classes over it: the codes :func:`_pair_columns` gives the pair
+    table of the same records (values in order of first appearance), without making that
+    table. ``take`` is the anonymized row of each original record (−1: deleted, released as
+    ``token``), None when rows pair by position."""
+    raw_values, rel_values = (values.take(codes) for codes, values in (raw.key_values(0),
+                                                                       rel.key_values(0)))
     rel_ids = rel.ids
     if take is not None:
         deleted = take < 0
         rel_ids = (rel_ids[np.maximum(take, 0)] if len(rel_ids)
                    else np.zeros(len(take), dtype=np.int64))
         if deleted.any():
-            rel_values = pd.concat([rel_values.astype(object), pd.Series([token], dtype=object)],
-                                   ignore_index=True)
+            rel_values = rel_values.astype(object).append(pd.Index([token], dtype=object))
             rel_ids = np.where(deleted, len(rel_values) - 1, rel_ids)
     a, b, counts = pair_counts(raw.ids, len(raw_values), rel_ids, len(rel_values))
-    keys = pd.DataFrame({"raw": raw_values.take(a).reset_index(drop=True),
-                         "rel": rel_values.take(b).reset_index(drop=True)})
-    return ClassSummary(PAIR, keys, counts, None, {})
+    # every raw class has a pair, and pairs are sorted by raw class: ``a`` codes the raw
+    # values in their order; the released values are coded in order of first appearance
+    distinct, first = np.unique(b, return_index=True)
+    seen = distinct[np.argsort(first, kind="stable")]
+    recode = np.empty(len(rel_values), dtype=np.int64)
+    recode[seen] = np.arange(len(seen))
+    b = recode[b]
+    rel_values = rel_values.take(seen)
+    return (token_column(a, raw_values, np.bincount(a, weights=counts,
+                                                    minlength=len(raw_values)), token, "value"),
+            token_column(b, rel_values, np.bincount(b, weights=counts,
+                                                    minlength=len(rel_values)), token, missing),
+            counts)
 
 
 def _pair_columns(table: ClassSummary, token: str, missing: str) -> tuple[Column, Column,
