@@ -362,8 +362,9 @@ class FrameData(Dataset):
         return out
 
     def _column_hash(self, column: str) -> np.ndarray:
-        """pandas' hash of each value of ``column``; an object column whose codes are cached is
-        hashed per distinct value (as pandas does after factorizing it itself)."""
+        """pandas' hash of each value of ``column``; an object column is hashed per distinct
+        value, as pandas does after factorizing it: from the codes measures cached, else
+        factorized by its distinct objects (not cached: a column no measure read)."""
         series = self._frame[column]
         if series.dtype != object:
             return pd.util.hash_pandas_object(series, index=False).to_numpy()
@@ -376,8 +377,10 @@ class FrameData(Dataset):
             codes, uniques = self._cache[("sorted_codes", column)]
             values = np.asarray(uniques, dtype=object)
             real = len(values)
-        else:
-            return pd.util.hash_pandas_object(series, index=False).to_numpy()
+        else:  # missing values coded -1
+            codes, values = factorize_objects(series.to_numpy(), self.distinct_objects(column))
+            real = len(values)
+            codes = np.where(codes < 0, real, codes)
         out = np.full(len(codes), np.iinfo(np.uint64).max, dtype=np.uint64)
         known = codes < real
         out[known] = pd.util.hash_array(values[:real], categorize=False)[codes[known]]

@@ -141,6 +141,28 @@ def test_content_hash_from_cached_codes_equals_pandas() -> None:
     assert warm.content_hash() == Microdata(frame.copy()).content_hash()
 
 
+CELLS = st.one_of(st.sampled_from(["a", "b", "1", ""]), st.none(), st.just(np.nan),
+                  st.integers(-2, 2), st.sampled_from([1.0, 2.5]), st.booleans())
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(CELLS, CELLS), min_size=1, max_size=30), st.booleans())
+def test_content_hash_of_object_columns_equals_pandas(rows, shared) -> None:
+    # object columns, their codes cached by a measure or not (then factorized by their
+    # distinct objects), hash as pandas' hash_pandas_object; equal strings in distinct
+    # objects (``shared`` False) or the same object (as a CSV reader shares them)
+    frame = pd.DataFrame(rows, columns=["x", "y"], dtype=object)
+    if not shared:
+        frame = frame.map(lambda v: "".join(v) if isinstance(v, str) else v)
+    expected = pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes()
+    cold = Microdata(frame)
+    assert cold._hash_parts()[1] == expected
+    assert ("codes", "x") not in cold._cache  # hashing caches no codes
+    warm = Microdata(frame)
+    warm.codes("x")
+    assert warm._hash_parts()[1] == expected
+
+
 def test_numbers_read_as_text_share_one_string_per_distinct_value() -> None:
     from anoneval.core.data.kinds import _text
 
