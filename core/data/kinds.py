@@ -364,7 +364,7 @@ class FrameData(Dataset):
     def _column_hash(self, column: str) -> np.ndarray:
         """pandas' hash of each value of ``column``; an object column is hashed per distinct
         value, as pandas does after factorizing it: from the codes measures cached, else
-        factorized by its distinct objects (not cached: a column no measure read)."""
+        factorized by its distinct objects (nothing cached: a column no measure read)."""
         series = self._frame[column]
         if series.dtype != object:
             return pd.util.hash_pandas_object(series, index=False).to_numpy()
@@ -378,7 +378,7 @@ class FrameData(Dataset):
             values = np.asarray(uniques, dtype=object)
             real = len(values)
         else:  # missing values coded -1
-            codes, values = factorize_objects(series.to_numpy(), self.distinct_objects(column))
+            codes, values = factorize_objects(series.to_numpy())
             real = len(values)
             codes = np.where(codes < 0, real, codes)
         out = np.full(len(codes), np.iinfo(np.uint64).max, dtype=np.uint64)
