@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _toy_plugins import ChangedCells
 
 from anoneval.core import evaluate
@@ -70,15 +71,6 @@ def hierarchy(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = tmp_path_factory.mktemp("nue") / "age.csv"
     path.write_text("".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(20, 60)))
     return str(path)
-
-
-def close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12)
-    return a == b
 
 
 def same(local: Any, remote: Any) -> None:

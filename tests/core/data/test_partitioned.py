@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _toy_plugins import MeanAge, SeenColumns
 
 from anoneval.core import evaluate
@@ -77,17 +78,6 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     original.to_parquet(root / "original", partition_cols=["region"], index=False)
     released.to_parquet(root / "released", partition_cols=["region"], index=False)
     return root / "original", root / "released"
-
-
-def close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over partitions may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12)
-    return a == b
 
 
 def test_every_group_by_family_equals_the_local_engine(hive, cluster):

@@ -10,6 +10,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _dask_memory import in_process_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -175,9 +176,9 @@ def test_measures_reduce_the_parts_or_read_the_whole_table(tmp_path, limited, mo
     for here, there in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                            strict=True):
         assert here["error"] is None and there["error"] is None, there["error"]
-        assert _close(here["value"], there["value"]), here["label"]
+        assert close(here["value"], there["value"]), here["label"]
         details = {k: v for k, v in there["details"].items() if k != "violations"}
-        assert _close({k: v for k, v in here["details"].items() if k != "violations"},
+        assert close({k: v for k, v in here["details"].items() if k != "violations"},
                       details), here["label"]
         assert here["details"].get("violations") == there["details"].get("violations")
         assert here["warnings"] == there["warnings"]
@@ -300,8 +301,8 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
                                  measures, strict=True):
         assert here["error"] is None and there["error"] is None, (spec, here["error"],
                                                                   there["error"])
-        assert _close(here["value"], there["value"]), spec
-        assert _close(here["details"], there["details"]), spec
+        assert close(here["value"], there["value"]), spec
+        assert close(here["details"], there["details"]), spec
         gathered = [w for w in there["warnings"] if "gathered" in w]
         assert [w for w in there["warnings"] if w not in gathered] == here["warnings"], spec
     assert remote.measures[0].details["classes"] == frame.groupby(RAW_QI).ngroups
@@ -318,12 +319,3 @@ def test_every_group_by_measure_at_raw_cardinality_on_real_workers(tmp_path):
         assert gathered == (spec["name"] in reads_records), spec
 
 
-def _close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over parts may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, nan_ok=True)
-    return a == b

@@ -10,21 +10,12 @@ import itertools
 from typing import Any
 
 import pandas as pd
-import pytest
+from _close import close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anoneval.core.api import Context, Microdata, pair_datasets
 from anoneval.plugins.generalization.nonuniform_entropy import NonUniformEntropy
-
-
-def close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (blocks may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, abs=1e-12)
-    return bool(a == b)
 
 
 @st.composite

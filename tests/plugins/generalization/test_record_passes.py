@@ -18,6 +18,7 @@ import dask
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _dask_memory import in_process_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -98,17 +99,6 @@ def _write(folder: Path, frame: pd.DataFrame, k: int) -> Partitioned:
     return Partitioned(folder)
 
 
-def _close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over blocks may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, abs=1e-300, nan_ok=True)
-    return bool(a == b)
-
-
 @pytest.fixture
 def passes(monkeypatch):
     """The step keys of every pass over paired records on the cluster (the cell tables' first)
@@ -145,8 +135,8 @@ def test_record_models_equal_the_local_engine_and_gather_nothing(tmp_path, clust
     for here, there, spec in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                                  measures, strict=True):
         assert here["error"] is None and there["error"] is None, (spec, there["error"])
-        assert _close(here["value"], there["value"]), spec
-        assert _close(here["details"], there["details"]), spec
+        assert close(here["value"], there["value"]), spec
+        assert close(here["details"], there["details"]), spec
         assert here["warnings"] == there["warnings"], spec
         assert not any("gathered" in w for w in there["warnings"])
     o_keys, e_keys = ("o0",), ("e0",)  # each tuple as one int64 mixed-radix key
@@ -225,8 +215,8 @@ def test_record_passes_over_any_partitioning_equal_the_local_engine(case, missin
                     _on_files(m, original, released)
                 continue
             got = _on_files(m, original, released)
-            assert _close(whole.value, got.value), (model.name, whole.value, got.value)
-            assert _close(whole.details, got.details), model.name
+            assert close(whole.value, got.value), (model.name, whole.value, got.value)
+            assert close(whole.details, got.details), model.name
 
 
 def _on_files(m: Any, original: Partitioned, released: Partitioned) -> Any:
@@ -250,8 +240,8 @@ def test_finalize_on_frame_records_equals_compute(case, missing):
                 _blockwise(m, orig, rel, cuts)
             continue
         got = _blockwise(m, orig, rel, cuts)
-        assert _close(whole.value, got.value), model.name
-        assert _close(whole.details, got.details), model.name
+        assert close(whole.value, got.value), model.name
+        assert close(whole.details, got.details), model.name
 
 
 def _blockwise(m: Any, orig: pd.DataFrame, rel: pd.DataFrame, cuts: list[int]) -> Any:
@@ -387,5 +377,5 @@ def test_missing_original_values_with_a_hierarchy_listing_null(tmp_path):
                       **extra)
             whole = m.compute(Microdata(orig), Microdata(rel), Context())
             got = _on_files(m, original, released)
-            assert whole.value > 0 and _close(whole.value, got.value), model.name
-            assert _close(whole.details, got.details), model.name
+            assert whole.value > 0 and close(whole.value, got.value), model.name
+            assert close(whole.details, got.details), model.name

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _dask_memory import in_process_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -111,17 +112,6 @@ def _write(folder: Path, frame: pd.DataFrame, k: int) -> Partitioned:
     return Partitioned(folder)
 
 
-def _close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over parts may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, abs=1e-300, nan_ok=True)
-    return a == b
-
-
 @pytest.mark.parametrize("by_id", [False, True])
 def test_quality_models_on_sharded_summaries_gather_nothing(tmp_path, cluster, monkeypatch,
                                                             by_id):
@@ -151,8 +141,8 @@ def test_quality_models_on_sharded_summaries_gather_nothing(tmp_path, cluster, m
     for here, there, spec in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                                  measures, strict=True):
         assert here["error"] is None and there["error"] is None, (spec, there["error"])
-        assert _close(here["value"], there["value"]), spec
-        assert _close(here["details"], there["details"]), spec
+        assert close(here["value"], there["value"]), spec
+        assert close(here["details"], there["details"]), spec
         assert here["warnings"] == there["warnings"], spec
         assert not any("gathered" in w for w in there["warnings"])
     # the records were really different from the trivial case
@@ -204,8 +194,8 @@ def test_partials_over_any_partitioning_equal_the_whole(case, missing, compat):
                 _blockwise(m, orig, rel, cuts)
             continue
         got = _blockwise(m, orig, rel, cuts, ctx)
-        assert _close(whole.value, got.value), model.name
-        assert _close(whole.details, got.details), model.name
+        assert close(whole.value, got.value), model.name
+        assert close(whole.details, got.details), model.name
 
 
 def _blockwise(m: Any, orig: pd.DataFrame, rel: pd.DataFrame, cuts: list[int],
@@ -265,5 +255,5 @@ def test_summary_models_reduce_any_split_into_parts_to_the_whole(case, missing, 
                 m.compute(original, released, Context(summarize=split))
             continue
         got = m.compute(original, released, Context(summarize=split))
-        assert _close(expected.value, got.value), model.name
-        assert _close(expected.details, got.details), model.name
+        assert close(expected.value, got.value), model.name
+        assert close(expected.details, got.details), model.name

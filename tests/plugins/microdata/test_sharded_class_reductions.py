@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _dask_memory import in_process_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -92,23 +93,12 @@ def traffic(monkeypatch):
     return sent
 
 
-def _close(a: Any, b: Any) -> bool:
-    """Equal; floats to 1e-12 relative (sums over parts may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, nan_ok=True)
-    return bool(a == b)
-
-
 def _same_reports(local: Any, remote: Any) -> None:
     for here, there in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                            strict=True):
         assert here["error"] is None and there["error"] is None, there["error"]
-        assert _close(here["value"], there["value"]), here["label"]
-        assert _close(here["details"], there["details"]), here["label"]
+        assert close(here["value"], there["value"]), here["label"]
+        assert close(here["details"], there["details"]), here["label"]
         assert here["warnings"] == there["warnings"], here["label"]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from _dask_memory import in_process_cluster
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -44,15 +45,6 @@ def _frame(rng: np.random.Generator, n: int, rid: int) -> pd.DataFrame:
 
 def _details(result: Any) -> dict[str, Any]:
     return {k: v for k, v in result.details.items() if k != "per_record"}
-
-
-def _close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over parts may add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, abs=1e-15)
-    return bool(a == b)
 
 
 def _models(sensitive: list[str], hierarchy: str | None = None) -> list[tuple[type, dict]]:
@@ -116,9 +108,9 @@ def test_summary_path_equals_the_records_and_a_brute_force(seed, n, rid, missing
         again = cls(**params).compute(None, Microdata(shuffled), Context())
         assert cls(**params).summaries() is not None
         assert cls(**params, per_record=True).summaries() is None
-        assert _close(got.value, rec.value) and _close(_details(got), _details(rec)), cls
+        assert close(got.value, rec.value) and close(_details(got), _details(rec)), cls
         assert summary_ctx.warnings == record_ctx.warnings
-        assert _close(got.value, again.value) and _close(_details(got), _details(again))
+        assert close(got.value, again.value) and close(_details(got), _details(again))
         assert 0.0 <= got.value <= 1.0
         table = rec.details["per_record"]
         assert got.details["records_in_violating_classes"] == int(table["violates"].sum())
@@ -137,7 +129,7 @@ def test_both_sides_read_the_released_summary_and_check_row_counts():
         got = cls(**params).compute(Microdata(original), Microdata(released), Context())
         rec = cls(**params, per_record=True).compute(Microdata(original), Microdata(released),
                                                      Context())
-        assert _close(got.value, rec.value) and _close(_details(got), _details(rec))
+        assert close(got.value, rec.value) and close(_details(got), _details(rec))
         with pytest.raises(Exception, match="row"):
             cls(**params).compute(Microdata(original.iloc[:-1]), Microdata(released), Context())
 
@@ -189,10 +181,10 @@ def test_sharded_summary_equals_the_local_engine_without_gathering(tmp_path, sha
     for here, there, rec in zip(local.measures, remote.measures, records.measures, strict=True):
         assert there.error is None, there.error
         assert not [w for w in there.warnings if "gathered" in w], there.label
-        assert _close(here.value, there.value) and _close(here.details, there.details), \
+        assert close(here.value, there.value) and close(here.details, there.details), \
             there.label
         assert there.warnings == here.warnings
-        assert _close(rec.value, there.value) and _close(_details(rec), there.details)
+        assert close(rec.value, there.value) and close(_details(rec), there.details)
         assert there.details["violating_classes"] > 0  # the figures are not trivially empty
 
 
@@ -213,7 +205,7 @@ def test_missing_suppressed_merges_across_parts_on_the_workers(tmp_path, shardin
     assert frame[QI].isna().any().any()
     for here, there in zip(local.measures, remote.measures, strict=True):
         assert there.error is None, there.error
-        assert _close(here.value, there.value) and _close(here.details, there.details)
+        assert close(here.value, there.value) and close(here.details, there.details)
         assert there.warnings == here.warnings
 
 

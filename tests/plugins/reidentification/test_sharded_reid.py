@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from _close import close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,17 +20,6 @@ from anoneval.plugins.reidentification import _summary
 from anoneval.plugins.reidentification._summary import boundary, kth_value, median
 
 # -- the record path (per_record) and the summary path agree --------------------------------
-
-
-def _close(a: Any, b: Any) -> bool:
-    """Equal, floats to 1e-12 relative (sums over classes add in another order)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == pytest.approx(b, rel=1e-12, abs=1e-15, nan_ok=True)
-    return bool(a == b)
 
 
 def _entries(report: Any) -> list[dict[str, Any]]:
@@ -69,7 +59,7 @@ def test_individual_risk_from_the_summary_equals_the_record_path(frame, params, 
     rows = {**measure, "label": "rows", "params": {**measure["params"], "per_record": True}}
     summary, records = _entries(evaluate(None, frame, [measure, rows]))
     assert summary["error"] == records["error"]
-    assert _close(summary, records), (summary, records)
+    assert close(summary, records), (summary, records)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -94,7 +84,7 @@ def test_uniqueness_and_attackers_from_the_summary_equal_the_record_path(
             for i, m in enumerate(measures)]
     found = _entries(evaluate(None, frame, [*measures, *rows], seed=3))
     for summary, records in zip(found[:2], found[2:], strict=True):
-        assert _close(summary, records), (summary, records)
+        assert close(summary, records), (summary, records)
 
 
 # -- exact order statistics over parts -------------------------------------------------------
@@ -247,7 +237,7 @@ def test_on_dask_sharded_and_not_gathered_equal_to_the_local_engine(
                            strict=True):
         assert here["error"] is None and there["error"] is None, there["error"]
         assert not any("gathered" in w for w in there["warnings"])
-        assert _close({k: here[k] for k in ("value", "ci", "details", "warnings")},
+        assert close({k: here[k] for k in ("value", "ci", "details", "warnings")},
                       {k: there[k] for k in ("value", "ci", "details", "warnings")}), \
             here["label"]
     weighted = remote.measures[1].details
@@ -278,7 +268,7 @@ def test_classes_merged_across_parts_are_regrouped_on_the_workers(tmp_path, sche
     for here, there in zip(local.to_dict()["measures"], remote.to_dict()["measures"],
                            strict=True):
         assert here["error"] is None and there["error"] is None, there["error"]
-        assert _close({k: here[k] for k in ("value", "ci", "details", "warnings")},
+        assert close({k: here[k] for k in ("value", "ci", "details", "warnings")},
                       {k: there[k] for k in ("value", "ci", "details", "warnings")}), \
             here["label"]
     sharded = [s for s in released._cache.values() if isinstance(s, ShardedSummary)]
