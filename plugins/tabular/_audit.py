@@ -241,7 +241,8 @@ def _solve_highspy(a: sp.csr_matrix, b: np.ndarray, lb: np.ndarray, ub: np.ndarr
     """One LP model; each solve changes only the objective (+y_j for the lower end, -y_j for
     the upper), so the dual simplex restarts from the last optimal basis (a warm start), which
     stays primal feasible. A warm start that ends undecided (HiGHS 1.16 reports ``Unknown``
-    for some unbounded objectives) is solved again from scratch."""
+    for some unbounded objectives) is solved again from scratch; "unbounded or infeasible"
+    before any solve found a point is told apart by a solve without objective."""
     import highspy
     a = a.tocsc()
     n = a.shape[1]
@@ -258,32 +259,44 @@ def _solve_highspy(a: sp.csr_matrix, b: np.ndarray, lb: np.ndarray, ub: np.ndarr
     h = _new_highs()
     h.passModel(lp)
     status = highspy.HighsModelStatus
+    names = {status.kOptimal: "optimal", status.kUnbounded: "unbounded",
+             status.kInfeasible: "infeasible", status.kUnboundedOrInfeasible: "either"}
+
+    def solve(cold: bool = False) -> str:
+        if cold:
+            h.clearSolver()  # drop the basis: a solve from scratch
+        h.run()
+        return names.get(h.getModelStatus(), "unknown")
+
     lower, upper = np.empty(j1 - j0), np.empty(j1 - j0)
-    feasible = False
+    feasible = False  # a solve found a point (the region is the same for every objective)
     for j in range(j0, j1):
         for sign, dest in ((1.0, lower), (-1.0, upper)):
             h.changeColCost(j, sign)
-            for cold in (False, True):
-                if cold:
-                    h.clearSolver()  # drop the basis: a solve from scratch
-                h.run()
-                st = h.getModelStatus()
-                if st == status.kOptimal:
-                    dest[j - j0] = h.getSolution().col_value[j]
-                    feasible = True
-                    break
-                # the feasible region is the same for every objective: once a solve found a
-                # point, "unbounded or infeasible" is unbounded
-                if st == status.kUnbounded or (st == status.kUnboundedOrInfeasible
-                                               and feasible):
-                    dest[j - j0] = -np.inf * sign
-                    break
-                if st in (status.kInfeasible, status.kUnboundedOrInfeasible):
-                    raise DataError("the audit LP is infeasible; the published cells and the "
-                                    "a-priori bounds are inconsistent")
+            got = solve()
+            if got == "unknown" or (got == "infeasible" and feasible):
+                got = solve(cold=True)
+            if got == "either" and not feasible:  # is there a point at all?
+                h.changeColCost(j, 0.0)
+                found = solve()
+                if found == "unknown":
+                    found = solve(cold=True)
+                h.changeColCost(j, sign)
+                feasible = found == "optimal"  # (no objective: never unbounded)
+                got = {"optimal": "unbounded", "infeasible": "infeasible",
+                       "either": "infeasible"}.get(found, "unknown")
+            if got == "optimal":
+                dest[j - j0] = h.getSolution().col_value[j]
+                feasible = True
+            elif got in ("unbounded", "either"):
+                dest[j - j0] = -np.inf * sign
+            elif got == "infeasible" and not feasible:
+                raise DataError("the audit LP is infeasible; the published cells and the "
+                                "a-priori bounds are inconsistent")
             else:
                 raise DataError("the audit LP solver gave no answer for a suppressed cell "
-                                f"({h.modelStatusToString(st)}, also solved from scratch)")
+                                f"({h.modelStatusToString(h.getModelStatus())}, also solved "
+                                "from scratch)")
         h.changeColCost(j, 0.0)
     return lower + 0.0, upper + 0.0  # a maximum of 0 comes back as -0.0
 

@@ -378,41 +378,42 @@ def test_each_lp_path_gives_the_hand_worked_intervals_and_refuses_an_infeasible_
         solve(sp.csr_matrix(a), b, np.zeros(4), np.array([np.inf, 0.5, np.inf, np.inf]), 0, 4)
 
 
+class Faked:
+    """HiGHS whose statuses pass through ``fake(status, cold)``: ``cold`` when the basis was
+    cleared since the objective last changed."""
+
+    def __init__(self, new_highs, fake) -> None:
+        self.h, self.fake, self.cold, self.cleared = new_highs(), fake, False, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.h, name)
+
+    def changeColCost(self, j, cost):
+        self.cold = False
+        return self.h.changeColCost(j, cost)
+
+    def clearSolver(self):
+        self.cold, self.cleared = True, self.cleared + 1
+        return self.h.clearSolver()
+
+    def getModelStatus(self):
+        return self.fake(self.h.getModelStatus(), self.cold)
+
+
 def test_an_undecided_warm_start_is_solved_from_scratch(monkeypatch):
     """A warm-started solve that ends neither optimal nor unbounded is run again without its
     basis; one that stays undecided is an error naming the solver's status."""
     import highspy
     import scipy.sparse as sp
 
-    class Undecided:
-        """HiGHS whose warm starts (``always``: every solve) end with no status."""
-
-        def __init__(self, always: bool) -> None:
-            self.h, self.always, self.cold, self.cleared = new_highs(), always, False, 0
-
-        def __getattr__(self, name: str):
-            return getattr(self.h, name)
-
-        def changeColCost(self, j, cost):
-            self.cold = False
-            return self.h.changeColCost(j, cost)
-
-        def clearSolver(self):
-            self.cold, self.cleared = True, self.cleared + 1
-            return self.h.clearSolver()
-
-        def getModelStatus(self):
-            if self.cold and not self.always:
-                return self.h.getModelStatus()
-            return highspy.HighsModelStatus.kNotset
-
+    unset = highspy.HighsModelStatus.kNotset
     new_highs = _audit._new_highs
     a, b = CHAIN
-    made: list[Undecided] = []
-    for always in (False, True):
+    made: list[Faked] = []
+    for fake in (lambda st, cold: st if cold else unset, lambda st, cold: unset):
         monkeypatch.setattr(_audit, "_new_highs",
-                            lambda always=always: made.append(Undecided(always)) or made[-1])
-        if always:
+                            lambda fake=fake: made.append(Faked(new_highs, fake)) or made[-1])
+        if fake(None, True) is unset:
             with pytest.raises(DataError, match=r"no answer.*Not Set.*from scratch"):
                 _audit._solve_highspy(sp.csr_matrix(a), b, np.zeros(4), np.full(4, np.inf), 0, 4)
             continue
@@ -421,3 +422,26 @@ def test_an_undecided_warm_start_is_solved_from_scratch(monkeypatch):
         np.testing.assert_array_equal(lo, [2, 1, 1, 0])
         np.testing.assert_array_equal(hi, [np.inf, 1, np.inf, np.inf])
         assert made[-1].cleared == 8  # every bound solved again from scratch
+
+
+def test_unbounded_or_infeasible_before_any_point_is_decided(monkeypatch):
+    """HiGHS may answer "unbounded or infeasible"; before any solve found a point, a solve
+    without objective tells which."""
+    import highspy
+    import scipy.sparse as sp
+
+    status = highspy.HighsModelStatus
+    new_highs = _audit._new_highs
+
+    def vague(st, cold):
+        return status.kUnboundedOrInfeasible if st in (status.kUnbounded,
+                                                       status.kInfeasible) else st
+
+    monkeypatch.setattr(_audit, "_new_highs", lambda: Faked(new_highs, vague))
+    a, b = CHAIN
+    free = np.full(4, -np.inf)  # x3 free below: its minimum, the first solve, is unbounded
+    lo, hi = _audit._solve_highspy(sp.csr_matrix(a), b, free, np.full(4, np.inf), 3, 4)
+    assert lo.tolist() == [-np.inf] and hi.tolist() == [np.inf]
+    with pytest.raises(DataError, match=r"infeasible.*inconsistent"):
+        _audit._solve_highspy(sp.csr_matrix(a), b, np.zeros(4),
+                              np.array([np.inf, 0.5, np.inf, np.inf]), 0, 4)
