@@ -4,7 +4,7 @@ release (the known columns → the secret), its design matrix and its seeded tra
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Literal
 
@@ -13,6 +13,7 @@ import pandas as pd
 from scipy import sparse
 
 from anoneval.core.api import PluginError, task_threads
+from anoneval.plugins._shared.fits import iteration_limit
 from anoneval.plugins._shared.mixed import _as_float, is_numeric
 
 Attacker = Literal["nearest", "logistic", "forest"]
@@ -61,7 +62,8 @@ def design(fit_on: pd.DataFrame, frames: Sequence[pd.DataFrame],
 
 def model_guesses(attacker: Attacker, released: pd.DataFrame, targets: Sequence[pd.DataFrame],
                   aux_cols: Sequence[str], secret: str, regression: bool, max_train_rows: int,
-                  n_estimators: int, rng: np.random.Generator) -> list[pd.Series]:
+                  n_estimators: int, rng: np.random.Generator,
+                  warn: Callable[[str], None]) -> list[pd.Series]:
     """The secret guessed for each frame of ``targets`` by a model fitted on (a seeded sample
     of at most ``max_train_rows``) released records: ``logistic``, a multinomial logistic
     regression (scikit-learn defaults, up to 1000 iterations) or, for a numeric secret, least
@@ -95,4 +97,7 @@ def model_guesses(attacker: Attacker, released: pd.DataFrame, targets: Sequence[
         model = sklearn("ensemble").RandomForestClassifier(
             n_estimators=n_estimators, random_state=seed, n_jobs=task_threads())
     model.fit(x_train, codes)
+    note = iteration_limit(model, "the attacker's model")
+    if note:
+        warn(note)
     return [pd.Series(np.asarray(classes)[model.predict(x)]) for x in x_targets]

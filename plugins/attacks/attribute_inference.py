@@ -112,7 +112,7 @@ class AttributeInference(TargetedAttack):
             else:
                 predicted = model_guesses(p.attacker, syn, [t for _, t in roles], p.aux_cols,
                                           p.secret, regression, p.max_train_rows,
-                                          p.n_estimators, ctx.rng(34))
+                                          p.n_estimators, ctx.rng(34), ctx.warn)
                 for (role, targets), guess in zip(roles, predicted, strict=True):
                     success[role] = correct(guess, targets[p.secret], regression, p.tolerance)
                     bar.update(1)

@@ -19,6 +19,7 @@ from anoneval.core.api import (
     MeasureResult,
     task_threads,
 )
+from anoneval.plugins._shared.fits import iteration_limit
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._embed import canonical
 from anoneval.plugins.fidelity._sklearn import (
@@ -144,13 +145,17 @@ class DetectionAUC(LossMeasure):
         kf = model_selection.StratifiedKFold(n_splits=p.folds, shuffle=True, random_state=seed)
         if p.model == "forest":
             X = for_trees(X)
-        aucs, variances = [], []
+        aucs, variances, unfinished = [], [], []
         for train, test in kf.split(X, y):
-            scores = self._fit_predict(X[train], y[train], X[test], seed)
+            scores, note = self._fit_predict(X[train], y[train], X[test], seed)
+            if note:
+                unfinished.append(note)
             auc = float(metrics.roc_auc_score(y[test], scores))
             aucs.append(auc)
             variances.append(hanley_mcneil_var(auc, int(y[test].sum()),
                                                int(len(test) - y[test].sum())))
+        if unfinished:
+            warnings.append(f"{unfinished[0]} (in {len(unfinished)} of {len(aucs)} folds)")
         auc = float(np.mean(aucs))
         if p.compat == "sdmetrics":
             value = float(1 - np.mean([max(0.5, a) * 2 - 1 for a in aucs]))
@@ -166,7 +171,9 @@ class DetectionAUC(LossMeasure):
             "folds": p.folds, "compat": p.compat, "model_rows": sizes})
 
     def _fit_predict(self, X_train: object, y_train: np.ndarray, X_test: object,
-                     seed: int) -> np.ndarray:
+                     seed: int) -> tuple[np.ndarray, str | None]:
+        """The test rows' scores, and a warning when the model stopped at its iteration
+        limit."""
         p = self.params
         if p.model == "forest":
             ensemble = sklearn("ensemble", self.name)
@@ -181,4 +188,5 @@ class DetectionAUC(LossMeasure):
         else:
             lm = sklearn("linear_model", self.name)
             model = lm.LogisticRegression(max_iter=1000)
-        return model.fit(X_train, y_train).predict_proba(X_test)[:, 1]
+        model.fit(X_train, y_train)
+        return model.predict_proba(X_test)[:, 1], iteration_limit(model, "the detection model")

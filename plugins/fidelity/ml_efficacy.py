@@ -21,6 +21,7 @@ from anoneval.core.api import (
     percentile_interval,
 )
 from anoneval.plugins._control import checked_control
+from anoneval.plugins._shared.fits import iteration_limit
 from anoneval.plugins._shared.mixed import is_numeric
 from anoneval.plugins.fidelity._common import pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
@@ -199,9 +200,12 @@ class MLEfficacy(LossMeasure):
         seed = int(rng.integers(2**31 - 1))
         scores = []
         with ctx.progress(2, f"{self.name} (fits)") as bar:
-            for X, f in ((X_s, train_s), (X_o, train_o)):
-                scores.append(_score(self._model(task, seed), X, f[p.target], X_t,
-                                     test[p.target], task, metric))
+            for side, X, f in (("release", X_s, train_s), ("original", X_o, train_o)):
+                model = self._model(task, seed)
+                scores.append(_score(model, X, f[p.target], X_t, test[p.target], task, metric))
+                note = iteration_limit(model, f"the model trained on the {side}")
+                if note:
+                    warnings.append(note)
                 bar.update(1)
         (release, pred_s), (real, pred_o) = scores
         loss = real - release if HIGHER_IS_BETTER[metric] else release - real

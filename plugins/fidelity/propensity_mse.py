@@ -11,6 +11,7 @@ from scipy.optimize import brentq
 from scipy.stats import ncx2
 
 from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult
+from anoneval.plugins._shared.fits import iteration_limit
 from anoneval.plugins._shared.intervals import LevelParams
 from anoneval.plugins.fidelity._common import FidelityParams, choose, pair, require_finite
 from anoneval.plugins.fidelity._sklearn import (
@@ -113,6 +114,9 @@ class PropensityMSE(LossMeasure):
         if p.model == "logistic":
             lm = sklearn("linear_model", self.name)
             fit = lm.LogisticRegression(C=np.inf, max_iter=1000).fit(X, y)
+            note = iteration_limit(fit, "the propensity model")
+            if note:
+                warnings.append(note)
             value = pmse(fit.predict_proba(X)[:, 1], c)
             k1 = X.shape[1]
             null = k1 * c * (1 - c) / n_all
