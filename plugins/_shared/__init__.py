@@ -1,1 +1,2 @@
-"""Helpers shared by several plugin families (continuous columns, mixed-type distances)."""
+"""Helpers shared by several plugin families (continuous columns, distances, intervals,
+sampling, scikit-learn fits)."""
