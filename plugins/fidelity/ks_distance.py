@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
@@ -25,6 +26,9 @@ ASYMPTOTIC_FROM = 10_000
 #: doubling), a sum of about n terms there; below, it is cheap (Pelz–Good, Durbin).
 TAIL_FROM = 2.2
 PValue = Literal["auto", "scipy"]
+#: The ``pvalue_method`` of a small sample whose exact p-value scipy failed to compute (it
+#: then gives the asymptotic one).
+FALLBACK = "asymptotic (the exact computation failed)"
 #: Two float64 buffers, for the two samples, to sort in (:func:`sorted_into`).
 Scratch = tuple[np.ndarray, np.ndarray]
 
@@ -50,7 +54,9 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
                   scratch: Scratch | None = None) -> dict[str, float]:
     """``scipy.stats.ks_2samp(x, y)`` (two-sided, mode "auto"): statistic, p-value and
     location, equal to scipy's, each sample sorted once (the p-value of large samples far in
-    the tail by :func:`smirnov_pvalue`, unless ``pvalue="scipy"``).
+    the tail by :func:`smirnov_pvalue`, unless ``pvalue="scipy"``), and which p-value it is
+    (``pvalue_method``: "exact", "asymptotic" for large samples, or :data:`FALLBACK` where
+    scipy's exact computation failed).
 
     scipy evaluates F_n − G_m at every value of both samples (x's values, then y's) by
     searching them in each sorted sample. The differences only change at distinct values, so
@@ -65,13 +71,19 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
     (:func:`smirnov_pvalue`). ``scratch``: see :func:`largest_gap`.
     """
     if max(len(x), len(y)) <= EXACT_UP_TO:
-        r = stats.ks_2samp(x, y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            r = stats.ks_2samp(x, y)
+        # scipy falls back to the asymptotic p-value when its exact one fails, saying so
+        # only as a RuntimeWarning
+        exact = not any("Exact calculation unsuccessful" in str(w.message) for w in caught)
         return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
-                "location": float(r.statistic_location)}
+                "location": float(r.statistic_location),
+                "pvalue_method": "exact" if exact else FALLBACK}
     d, location = largest_gap(x, y, scratch)
     m, n = sorted([float(len(x)), float(len(y))], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
-    return {"statistic": d, "pvalue": p, "location": location}
+    return {"statistic": d, "pvalue": p, "location": location, "pvalue_method": "asymptotic"}
 
 
 def largest_gap(x: np.ndarray, y: np.ndarray, scratch: Scratch | None = None
@@ -165,10 +177,11 @@ class KSDistance(ReplicaComparison, LossMeasure):
     """D = sup_t |F_n(t) − G_m(t)| between the actual's and the replica's column, per column.
 
     Empirical CDFs are right-continuous (F_n(t) = share of values ≤ t), so ties between the
-    samples are handled exactly. The p-value is ``scipy.stats.ks_2samp``'s (exact for samples
-    of at most 10,000 values, Smirnov's asymptotic form otherwise; two-sided), except far in
-    the tail of large samples, where scipy sums about n terms (0.45 s a column at 10⁶ values a
-    side) and Maag & Dicaire's approximation takes its place (error bound:
+    samples are handled exactly. The p-value is ``scipy.stats.ks_2samp``'s (two-sided; exact
+    for samples of at most 10,000 values, Smirnov's asymptotic form otherwise or where scipy's
+    exact computation fails, which the column's ``pvalue_method`` and a warning say), except
+    far in the tail of large samples, where scipy sums about n terms (0.45 s a column at 10⁶
+    values a side) and Maag & Dicaire's approximation takes its place (error bound:
     :func:`smirnov_pvalue`) unless ``pvalue`` is "scipy". SDMetrics' KSComplement is 1 − D. D
     is invariant under the monotone transforms, which therefore only matter for the domain
     checks. The value is the largest D.
@@ -206,7 +219,10 @@ class KSDistance(ReplicaComparison, LossMeasure):
     def _result(self, columns: list[str], scores: list[dict[str, float]]) -> MeasureResult:
         per: dict[str, dict[str, Any]] = dict(zip(columns, scores, strict=True))
         worst = max(per, key=lambda c: per[c]["statistic"])
-        return MeasureResult(value=per[worst]["statistic"],
+        failed = [c for c, v in per.items() if v["pvalue_method"] == FALLBACK]
+        notes = [f"the exact p-value failed for {', '.join(map(repr, failed))}: scipy's "
+                 "asymptotic one is reported"] if failed else []
+        return MeasureResult(value=per[worst]["statistic"], warnings=notes,
                              details={"columns": per, "worst_column": worst,
                                       "min_pvalue": float(np.min([v["pvalue"]
                                                                   for v in per.values()]))})

@@ -14,6 +14,7 @@ from scipy import stats
 from anoneval.core import evaluate
 from anoneval.plugins.fidelity.ks_distance import (
     EXACT_UP_TO,
+    FALLBACK,
     ks_two_sample,
     largest_gap,
     smirnov_pvalue,
@@ -33,10 +34,31 @@ def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) 
         assert ks_two_sample(a, b, "scipy") == {
             "statistic": pytest.approx(float(r.statistic), rel=1e-12),
             "pvalue": pytest.approx(float(r.pvalue), rel=1e-9),
-            "location": float(r.statistic_location)}
+            "location": float(r.statistic_location), "pvalue_method": "asymptotic"}
         fast = ks_two_sample(a, b)  # the default: scipy's, or within the bound in the tail
         d, n = fast["statistic"], round(len(a) * len(b) / (len(a) + len(b)))
         assert -1e-9 <= fast["pvalue"] / float(r.pvalue) - 1 <= 0.5 * n * d**4 + 1e-9
+
+
+def test_a_failed_exact_p_value_is_named_in_the_report() -> None:
+    """scipy falls back to the asymptotic p-value when its exact computation fails (here
+    D = 1/7 on 7 + 7 values, exact p-value 1) and says so only on stderr: the column's
+    ``pvalue_method`` and the measure's warning say it."""
+    failing = pd.DataFrame({"a": [0.0, -0.4, 0.3, 0.7, -1.1, -2.4, 0.5],
+                            "b": np.arange(7.0)})
+    other = pd.DataFrame({"a": [-1.2, -0.4, 0.7, -0.0, -1.1, 0.4, 0.9],
+                          "b": np.arange(7.0) + 3})
+    with pytest.warns(RuntimeWarning, match="Exact calculation unsuccessful"):
+        stats.ks_2samp(failing["a"], other["a"])
+    m = evaluate(failing, other, ["KSDistance"]).measures[0]
+    columns = m.details["columns"]
+    assert columns["a"]["pvalue_method"] == FALLBACK
+    assert columns["a"]["pvalue"] == pytest.approx(
+        float(stats.ks_2samp(failing["a"], other["a"], method="asymp").pvalue))
+    assert columns["b"]["pvalue_method"] == "exact"
+    assert columns["b"]["pvalue"] == float(stats.ks_2samp(failing["b"], other["b"]).pvalue)
+    assert [w for w in m.warnings if "exact p-value failed" in w] == [
+        "the exact p-value failed for 'a': scipy's asymptotic one is reported"]
 
 
 @pytest.mark.parametrize("n", [10_000, 30_000, 100_000, 500_000])
