@@ -51,7 +51,7 @@ def smirnov_pvalue(d: float, n: float, how: PValue = "auto") -> float:
 
 
 def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
-                  scratch: Scratch | None = None) -> dict[str, float]:
+                  scratch: Scratch | None = None) -> dict[str, Any]:
     """``scipy.stats.ks_2samp(x, y)`` (two-sided, mode "auto"): statistic, p-value and
     location, equal to scipy's, each sample sorted once (the p-value of large samples far in
     the tail by :func:`smirnov_pvalue`, unless ``pvalue="scipy"``), and which p-value it is
@@ -144,7 +144,7 @@ def run_ends(ordered: np.ndarray) -> np.ndarray:
 
 
 def per_column(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], pvalue: PValue = "auto"
-               ) -> list[dict[str, float]]:
+               ) -> list[dict[str, Any]]:
     """:func:`ks_two_sample` of each pair of columns ``xs[j]``, ``ys[j]``, on both cores when
     the columns are large (numpy's sorts let go of the GIL). Each thread takes the next
     column when done with one (a thread held up does not hold up the others' columns) and
@@ -153,7 +153,7 @@ def per_column(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], pvalue: PValu
         raise ValueError(f"{len(xs)} columns of one sample against {len(ys)} of the other")
     large = len(xs) and len(xs[0]) + len(ys[0]) > 4 * EXACT_UP_TO
     threads = min(task_threads(), len(xs)) if large else 1
-    scores: list[dict[str, float]] = [{} for _ in xs]
+    scores: list[dict[str, Any]] = [{} for _ in xs]
     taken = itertools.count()  # next() on it is atomic under the GIL
 
     def work() -> None:
@@ -216,7 +216,7 @@ class KSDistance(ReplicaComparison, LossMeasure):
                      ctx: Context) -> MeasureResult:
         return self._result(columns, per_column(list(X.T), list(Y.T), self.params.pvalue))
 
-    def _result(self, columns: list[str], scores: list[dict[str, float]]) -> MeasureResult:
+    def _result(self, columns: list[str], scores: list[dict[str, Any]]) -> MeasureResult:
         per: dict[str, dict[str, Any]] = dict(zip(columns, scores, strict=True))
         worst = max(per, key=lambda c: per[c]["statistic"])
         failed = [c for c, v in per.items() if v["pvalue_method"] == FALLBACK]
