@@ -240,10 +240,10 @@ class Pairs:
 def _pair_sides(raw: RowClasses, rel: RowClasses, take: np.ndarray | None, token: str,
                 missing: str) -> tuple[Column, Column, np.ndarray]:
     """The raw and released :class:`Column` of one column's pairs, and the records of each
-    pair, from each side's classes over it: the codes :func:`_pair_columns` gives the pair
-    table of the same records (values in order of first appearance), without making that
-    table. ``take`` is the anonymized row of each original record (−1: deleted, released as
-    ``token``), None when rows pair by position."""
+    pair, from each side's classes over it, without a table of the pairs' values: the codes
+    :func:`_pair_columns` gives such a table with its rows sorted by raw then released class
+    (values in order of first appearance). ``take`` is the anonymized row of each original
+    record (−1: deleted, released as ``token``), None when rows pair by position."""
     raw_values, rel_values = (values.take(codes) for codes, values in (raw.key_values(0),
                                                                        rel.key_values(0)))
     rel_ids = rel.ids
