@@ -184,3 +184,35 @@ def test_a_parquet_read_of_no_columns_keeps_the_row_count(tmp_path):
     pd.DataFrame({"a": range(7), "b": list("abcdefg")}).to_parquet(path, index=False)
     assert len(_read_parquet(path, [])) == 7
     assert list(_read_parquet(path, ["b"])["b"]) == list("abcdefg")
+
+
+@pytest.mark.parametrize("columns", [None, ["t"], ["n", "d"], ["c", "t"]])
+@pytest.mark.parametrize("index", [False, True])
+@pytest.mark.parametrize("infer_string", [False, True])
+@pytest.mark.parametrize("pyarrow_version", [None, "18.1.0"])
+def test_a_parquet_read_equals_pandas_read(tmp_path, monkeypatch, columns, index, infer_string,
+                                           pyarrow_version):
+    # the file is opened once (schema and columns from one handle), not through pandas'
+    # dataset reader: dtypes (pandas 3's string dtype too), index, column order and attrs as
+    # pandas reads them; before pyarrow 19 pandas' own reader maps the strings
+    import pyarrow
+
+    from anoneval.core.data.kinds import _read_parquet
+
+    if pyarrow_version:
+        monkeypatch.setattr(pyarrow, "__version__", pyarrow_version)
+
+    frame = pd.DataFrame({
+        "i": [1, 2, 3, 4], "n": pd.array([1, None, 3, 4], dtype="Int64"),
+        "f": [0.5, np.nan, 2.0, -1.0], "t": ["a", None, "b", "a"],
+        "c": pd.Categorical(["x", "y", "x", None]), "b": [True, False, True, True],
+        "d": pd.to_datetime(["2020-01-01", None, "2021-06-30", "2022-12-31"]).tz_localize("UTC"),
+    }, index=pd.Index([10, 11, 12, 13], name="row"))
+    frame.attrs = {"source": "survey"}
+    path = tmp_path / "x.parquet"
+    frame.to_parquet(path, index=index)
+    with pd.option_context("future.infer_string", infer_string):
+        ours, theirs = _read_parquet(path, columns), pd.read_parquet(path, columns=columns)
+    pd.testing.assert_frame_equal(ours, theirs)
+    assert ours.attrs == theirs.attrs
+    assert list(ours.columns) == (list(frame.columns) if columns is None else columns)
