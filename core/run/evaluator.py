@@ -65,11 +65,34 @@ T = TypeVar("T")
 _COW_OPTION = int(pd.__version__.split(".")[0]) < 3
 
 
-def copy_on_write() -> contextlib.AbstractContextManager[Any]:
-    """pandas copy-on-write for the duration of a plugin call."""
-    if _COW_OPTION:
-        return pd.option_context("mode.copy_on_write", True)
-    return contextlib.nullcontext()
+_COW_LOCK = threading.Lock()
+#: The plugin calls now running (in any thread) and the option's value before the first.
+_cow_calls = 0
+_cow_before: Any = None
+
+
+@contextlib.contextmanager
+def copy_on_write() -> Iterator[None]:
+    """pandas copy-on-write while any plugin call runs. The option is one for the whole
+    process, so it is counted: the first call in switches it on and the last call out
+    restores it (an ``option_context`` per call would let a call that ends switch it off
+    under another thread's call still running, whose writes would then reach the data)."""
+    global _cow_calls, _cow_before
+    if not _COW_OPTION:
+        yield
+        return
+    with _COW_LOCK:
+        if _cow_calls == 0:
+            _cow_before = pd.get_option("mode.copy_on_write")
+            pd.set_option("mode.copy_on_write", True)
+        _cow_calls += 1
+    try:
+        yield
+    finally:
+        with _COW_LOCK:
+            _cow_calls -= 1
+            if _cow_calls == 0:
+                pd.set_option("mode.copy_on_write", _cow_before)
 
 
 def _mode(measure: Measure) -> Mode:
@@ -119,7 +142,8 @@ def read_only(data: Dataset | None) -> Dataset | None:
 def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
     """Run plugin code with pandas copy-on-write on, turning ``sys.exit()`` into an error;
     with a ``timeout``, give up waiting after that many seconds (the plugin keeps running in a
-    daemon thread: Python cannot stop a thread)."""
+    daemon thread, as Python cannot stop a thread, and copy-on-write stays on until it ends, so
+    its writes never reach the data)."""
 
     def run() -> T:
         try:
@@ -134,8 +158,8 @@ def _plugin_call(fn: Callable[[], T], timeout: float | None, what: str) -> T:
         task = in_task()  # the plugin's thread is a task too when its caller is one
 
         def target() -> None:
-            try:
-                with as_task() if task else contextlib.nullcontext():
+            try:  # copy-on-write stays on until this thread ends, even after a timeout
+                with copy_on_write(), as_task() if task else contextlib.nullcontext():
                     outcome["value"] = run()
             except Exception as exc:  # handed to the caller's thread
                 outcome["error"] = exc

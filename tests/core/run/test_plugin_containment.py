@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import threading
 import time
 from pathlib import Path
 
@@ -25,15 +26,19 @@ from anoneval.core import Evaluator, evaluate, load
 from anoneval.core.api import (
     ConfigError,
     Direction,
+    LossMeasure,
+    MeasureResult,
     Microdata,
     RiskMeasure,
 )
 from anoneval.core.run.config import load_config
-from anoneval.core.run.evaluator import read_only
+from anoneval.core.run.evaluator import copy_on_write, read_only
 from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
 FRAME = pd.DataFrame({"age": [30, 30, 40, 40, 50], "zip": ["a", "a", "b", "b", "c"]})
+PANDAS_2 = pytest.mark.skipif(int(pd.__version__.split(".")[0]) >= 3,
+                              reason="pandas >= 3 always copies on write: no option to switch")
 
 
 @pytest.fixture
@@ -79,10 +84,63 @@ def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> 
     pd.testing.assert_frame_equal(anonymized.frame, FRAME)
 
 
-@pytest.mark.skipif(int(pd.__version__.split(".")[0]) >= 3,
-                    reason="pandas >= 3 always copies on write; there is no option to restore")
+@PANDAS_2
 def test_copy_on_write_is_only_on_inside_plugin_calls(registry) -> None:
     evaluate(FRAME, FRAME, ["Vandal"], registry=registry)
+    assert pd.get_option("mode.copy_on_write") in (False, "warn")
+
+
+@PANDAS_2
+def test_copy_on_write_stays_on_until_the_last_of_overlapping_calls_ends() -> None:
+    # pandas' option is one for the whole process: a call that ends while another (in
+    # another thread) still runs must not switch it off under that one
+    entered, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with copy_on_write():
+            entered.set()
+            leave.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    entered.wait(10)
+    with copy_on_write():
+        leave.set()
+        thread.join(10)
+        assert pd.get_option("mode.copy_on_write") is True
+    assert pd.get_option("mode.copy_on_write") in (False, "warn")
+
+
+@PANDAS_2
+def test_a_timed_out_measure_cannot_write_into_the_data_after_the_run(registry) -> None:
+    # its thread goes on after the run returned; its writes still copy, and the option
+    # is restored when the thread ends
+    release, done = threading.Event(), threading.Event()
+
+    class WritesLate(LossMeasure):
+        name = "WritesLate"
+        description = "Writes into its data after its timeout."
+
+        def compute(self, original, anonymized, ctx):
+            release.wait(30)
+            anonymized.frame.loc[0, "age"] = -1
+            anonymized.frame.iloc[1, 1] = "HACKED"
+            done.set()
+            return MeasureResult(value=1.0)
+
+    registry.register(WritesLate, source="tests")
+    anonymized = FRAME.copy()
+    try:
+        report = evaluate(FRAME, anonymized, [{"name": "WritesLate", "timeout": 0.2}],
+                          registry=registry)
+    finally:
+        release.set()
+    assert report["WritesLate"].error.startswith("MeasureTimeout")
+    assert done.wait(30)
+    for thread in threading.enumerate():
+        if thread.name == "anoneval WritesLate":
+            thread.join(30)
+    pd.testing.assert_frame_equal(anonymized, FRAME)
     assert pd.get_option("mode.copy_on_write") in (False, "warn")
 
 
