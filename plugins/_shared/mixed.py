@@ -16,7 +16,6 @@ reference records and their distances: an exhaustive search, blockwise (a block'
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -153,9 +152,11 @@ class _Screen:
     def __init__(self, query: Encoded, reference: Encoded, cap: bool) -> None:
         self.cap = cap
         self.n_num, self.n_cat = query.num.shape[1], query.cat.shape[1]
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            shift = np.nan_to_num(np.nanmin(reference.num, axis=0)) if len(reference) else 0.0
+        with np.errstate(all="ignore"):  # per thread, unlike the warning filters
+            # fmin skips NaN, as nanmin, but gives NaN for an all-missing column without a
+            # warning
+            shift = (np.nan_to_num(np.fmin.reduce(reference.num, axis=0)) if len(reference)
+                     else 0.0)
             q, r = query.num - shift, reference.num - shift
             self.q = q.astype(np.float32)
             self.rT = np.ascontiguousarray(r.T, dtype=np.float32)

@@ -13,6 +13,11 @@ import numpy as np
 from pydantic import Field
 from scipy import stats
 
+try:  # scipy's check of its exact two-sample p-value, as ks_2samp calls it (private)
+    from scipy.stats._stats_py import _attempt_exact_2kssamp
+except ImportError:  # then its warning is caught (_exact)
+    _attempt_exact_2kssamp = None
+
 from anoneval.core.api import Context, Dataset, LossMeasure, MeasureResult, task_threads
 from anoneval.plugins._shared.continuous import ColumnsParams, ReplicaComparison, paired_columns
 
@@ -71,19 +76,39 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
     (:func:`smirnov_pvalue`). ``scratch``: see :func:`largest_gap`.
     """
     if max(len(x), len(y)) <= EXACT_UP_TO:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RuntimeWarning)
-            r = stats.ks_2samp(x, y)
-        # scipy falls back to the asymptotic p-value when its exact one fails, saying so
-        # only as a RuntimeWarning
-        exact = not any("Exact calculation unsuccessful" in str(w.message) for w in caught)
-        return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
-                "location": float(r.statistic_location),
-                "pvalue_method": "exact" if exact else FALLBACK}
+        return _exact(x, y)
     d, location = largest_gap(x, y, scratch)
     m, n = sorted([float(len(x)), float(len(y))], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
     return {"statistic": d, "pvalue": p, "location": location, "pvalue_method": "asymptotic"}
+
+
+def _exact(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """:func:`ks_two_sample` of small samples: D and its location by scipy's ``ks_2samp``, and
+    its exact p-value by the function ``ks_2samp`` calls, which also says when the computation
+    fails (it overflows or leaves [0, 1]); scipy then falls back to the asymptotic p-value,
+    saying so only as a warning. Catching that warning would change the process's warning
+    filters, which other threads (measures run side by side, a timed-out plugin) may be
+    changing too, so it is caught only where scipy lacks that function. (scipy < 1.16 reports
+    D rounded to h / lcm(m, n) in its exact mode: equal to rounding.)"""
+    if _attempt_exact_2kssamp is None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            r = stats.ks_2samp(x, y)
+        exact = not any("Exact calculation unsuccessful" in str(w.message) for w in caught)
+        p = float(r.pvalue)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):  # its unused p-value of n < 1
+            r = stats.ks_2samp(x, y, method="asymp")  # the same D and location
+        m, n = len(x), len(y)
+        exact, rounded, p = _attempt_exact_2kssamp(m, n, math.gcd(m, n), float(r.statistic),
+                                                   "two-sided")
+        if not exact:  # scipy's fallback: the asymptotic p-value of the rounded D
+            big, small = max(m, n), min(m, n)
+            p = smirnov_pvalue(rounded, float(np.round(big * small / (big + small))), "scipy")
+    return {"statistic": float(r.statistic), "pvalue": float(np.clip(p, 0, 1)),
+            "location": float(r.statistic_location),
+            "pvalue_method": "exact" if exact else FALLBACK}
 
 
 def largest_gap(x: np.ndarray, y: np.ndarray, scratch: Scratch | None = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -444,11 +443,12 @@ def nb_mean_inverse(f: float, p: float) -> float:
     def integrand(y: float) -> float:
         return math.exp(-y) / (p + q * math.exp(-y / f))
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", integrate.IntegrationWarning)  # roundoff near 1e-15
-        head = integrate.quad(integrand, 0.0, knee, epsabs=0.0, epsrel=1e-13, limit=200)[0]
-        tail = integrate.quad(integrand, knee, math.inf, epsabs=0.0, epsrel=1e-13,
-                              limit=200)[0]
+    # full_output: QUADPACK's roundoff note near 1e-15 is returned, not warned (the warning
+    # filters are process-wide: changing them is not safe beside other threads)
+    head = integrate.quad(integrand, 0.0, knee, epsabs=0.0, epsrel=1e-13, limit=200,
+                          full_output=1)[0]
+    tail = integrate.quad(integrand, knee, math.inf, epsabs=0.0, epsrel=1e-13, limit=200,
+                          full_output=1)[0]
     return p / f * (head + tail)
 
 

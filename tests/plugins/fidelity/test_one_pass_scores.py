@@ -3,6 +3,9 @@ sorted once) equals scipy's ks_2samp, RangeCoverage and CategoryCoverage equal S
 
 from __future__ import annotations
 
+import warnings
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -40,25 +43,67 @@ def test_ks_of_large_samples_equals_scipy_ties_and_location_included(seed: int) 
         assert -1e-9 <= fast["pvalue"] / float(r.pvalue) - 1 <= 0.5 * n * d**4 + 1e-9
 
 
+FAILING = pd.DataFrame({"a": [0.0, -0.4, 0.3, 0.7, -1.1, -2.4, 0.5], "b": np.arange(7.0)})
+OTHER = pd.DataFrame({"a": [-1.2, -0.4, 0.7, -0.0, -1.1, 0.4, 0.9], "b": np.arange(7.0) + 3})
+
+
 def test_a_failed_exact_p_value_is_named_in_the_report() -> None:
     """scipy falls back to the asymptotic p-value when its exact computation fails (here
     D = 1/7 on 7 + 7 values, exact p-value 1) and says so only on stderr: the column's
     ``pvalue_method`` and the measure's warning say it."""
-    failing = pd.DataFrame({"a": [0.0, -0.4, 0.3, 0.7, -1.1, -2.4, 0.5],
-                            "b": np.arange(7.0)})
-    other = pd.DataFrame({"a": [-1.2, -0.4, 0.7, -0.0, -1.1, 0.4, 0.9],
-                          "b": np.arange(7.0) + 3})
     with pytest.warns(RuntimeWarning, match="Exact calculation unsuccessful"):
-        stats.ks_2samp(failing["a"], other["a"])
-    m = evaluate(failing, other, ["KSDistance"]).measures[0]
+        expected = stats.ks_2samp(FAILING["a"], OTHER["a"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing on stderr: the report says it
+        m = evaluate(FAILING, OTHER, ["KSDistance"]).measures[0]
     columns = m.details["columns"]
     assert columns["a"]["pvalue_method"] == FALLBACK
-    assert columns["a"]["pvalue"] == pytest.approx(
-        float(stats.ks_2samp(failing["a"], other["a"], method="asymp").pvalue))
+    assert columns["a"]["pvalue"] == float(expected.pvalue)
+    assert columns["a"]["location"] == float(expected.statistic_location)
     assert columns["b"]["pvalue_method"] == "exact"
-    assert columns["b"]["pvalue"] == float(stats.ks_2samp(failing["b"], other["b"]).pvalue)
+    assert columns["b"]["pvalue"] == float(stats.ks_2samp(FAILING["b"], OTHER["b"]).pvalue)
     assert [w for w in m.warnings if "exact p-value failed" in w] == [
         "the exact p-value failed for 'a': scipy's asymptotic one is reported"]
+
+
+def test_the_exact_p_value_leaves_the_warning_filters_alone(monkeypatch) -> None:
+    # catch_warnings changes the process's filters, which threads running other measures
+    # may be changing too: the fallback is found by scipy's own check instead
+    import anoneval.plugins.fidelity.ks_distance as ks
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("the warning filters changed")
+
+    expected = {c: ks_two_sample(FAILING[c].to_numpy(), OTHER[c].to_numpy()) for c in "ab"}
+    monkeypatch.setattr(ks, "warnings", SimpleNamespace(catch_warnings=forbidden,
+                                                        simplefilter=forbidden))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and scipy warns of nothing
+        for c in "ab":
+            assert ks_two_sample(FAILING[c].to_numpy(), OTHER[c].to_numpy()) == expected[c]
+    assert expected["a"]["pvalue_method"] == FALLBACK
+
+
+def test_without_scipys_check_the_warning_tells_the_fallback(monkeypatch) -> None:
+    # a scipy without the private function: its warning is caught instead, same results
+    import anoneval.plugins.fidelity.ks_distance as ks
+
+    rng = np.random.default_rng(3)
+    pairs = [(FAILING[c].to_numpy(), OTHER[c].to_numpy()) for c in "ab"] + [
+        (rng.integers(0, 5, n).astype(float), rng.integers(0, 6, 40).astype(float))
+        for n in (1, 9, 300)]
+    checked = [ks_two_sample(x, y) for x, y in pairs]
+    monkeypatch.setattr(ks, "_attempt_exact_2kssamp", None)
+    for (x, y), ours in zip(pairs, checked, strict=True):
+        caught = ks_two_sample(x, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the failing pair's
+            r = stats.ks_2samp(x, y)
+        assert caught["pvalue"] == ours["pvalue"] == float(r.pvalue)
+        assert caught["location"] == ours["location"] == float(r.statistic_location)
+        assert caught["statistic"] == pytest.approx(ours["statistic"], rel=1e-15)
+        assert caught["pvalue_method"] == ours["pvalue_method"]
+    assert [c["pvalue_method"] for c in checked] == [FALLBACK] + ["exact"] * 4
 
 
 @pytest.mark.parametrize("n", [10_000, 30_000, 100_000, 500_000])
