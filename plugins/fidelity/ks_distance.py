@@ -70,44 +70,43 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
     of values up to it (no search). The same counts over the same sample sizes give the same
     floating-point differences as scipy before 1.16 (later versions take the steps from
     ``linspace(0, 1, n + 1)``: equal to rounding), and the first of the largest in scipy's
-    order (x's values ascending, then y's) gives the same location. Samples of at most
-    :data:`EXACT_UP_TO` values go to scipy (its exact p-value). Large samples get Smirnov's
+    order (x's values ascending, then y's) gives the same location (scipy ≥ 1.16 may choose
+    another among equal gaps, by rounding). Samples of at most :data:`EXACT_UP_TO` values get
+    scipy's exact p-value (:func:`_exact`). Large samples get Smirnov's
     asymptotic p-value, ``kstwo.sf(D, round(mn / (m + n)))``, as scipy does
     (:func:`smirnov_pvalue`). ``scratch``: see :func:`largest_gap`.
     """
     if max(len(x), len(y)) <= EXACT_UP_TO:
-        return _exact(x, y)
+        return _exact(x, y, scratch)
     d, location = largest_gap(x, y, scratch)
     m, n = sorted([float(len(x)), float(len(y))], reverse=True)
     p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
     return {"statistic": d, "pvalue": p, "location": location, "pvalue_method": "asymptotic"}
 
 
-def _exact(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    """:func:`ks_two_sample` of small samples: D and its location by scipy's ``ks_2samp``, and
-    its exact p-value by the function ``ks_2samp`` calls, which also says when the computation
-    fails (it overflows or leaves [0, 1]); scipy then falls back to the asymptotic p-value,
-    saying so only as a warning. Catching that warning would change the process's warning
-    filters, which other threads (measures run side by side, a timed-out plugin) may be
-    changing too, so it is caught only where scipy lacks that function. (scipy < 1.16 reports
-    D rounded to h / lcm(m, n) in its exact mode: equal to rounding.)"""
+def _exact(x: np.ndarray, y: np.ndarray, scratch: Scratch | None) -> dict[str, Any]:
+    """:func:`ks_two_sample` of small samples: D and its location by :func:`largest_gap`, and
+    scipy's exact p-value by the function its ``ks_2samp`` calls, which also says when the
+    computation fails (it overflows or leaves [0, 1]); scipy then falls back to the asymptotic
+    p-value of the same D, saying so only as a warning. Catching that warning would change the
+    process's warning filters, which other threads (measures run side by side, a timed-out
+    plugin) may be changing too, so it is caught only where scipy lacks that function. D is
+    h / lcm(m, n), as scipy < 1.16 reports it here (later versions: equal to rounding)."""
     if _attempt_exact_2kssamp is None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
             r = stats.ks_2samp(x, y)
-        exact = not any("Exact calculation unsuccessful" in str(w.message) for w in caught)
-        p = float(r.pvalue)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):  # its unused p-value of n < 1
-            r = stats.ks_2samp(x, y, method="asymp")  # the same D and location
-        m, n = len(x), len(y)
-        exact, rounded, p = _attempt_exact_2kssamp(m, n, math.gcd(m, n), float(r.statistic),
-                                                   "two-sided")
-        if not exact:  # scipy's fallback: the asymptotic p-value of the rounded D
-            big, small = max(m, n), min(m, n)
-            p = smirnov_pvalue(rounded, float(np.round(big * small / (big + small))), "scipy")
-    return {"statistic": float(r.statistic), "pvalue": float(np.clip(p, 0, 1)),
-            "location": float(r.statistic_location),
+        failed = any("Exact calculation unsuccessful" in str(w.message) for w in caught)
+        return {"statistic": float(r.statistic), "pvalue": float(r.pvalue),
+                "location": float(r.statistic_location),
+                "pvalue_method": FALLBACK if failed else "exact"}
+    d, location = largest_gap(x, y, scratch)
+    m, n = len(x), len(y)
+    exact, d, p = _attempt_exact_2kssamp(m, n, math.gcd(m, n), d, "two-sided")
+    if not exact:  # scipy's fallback: the asymptotic p-value of the same D
+        big, small = max(m, n), min(m, n)
+        p = smirnov_pvalue(d, float(np.round(big * small / (big + small))), "scipy")
+    return {"statistic": float(d), "pvalue": float(np.clip(p, 0, 1)), "location": location,
             "pvalue_method": "exact" if exact else FALLBACK}
 
 
