@@ -45,7 +45,7 @@ from anoneval.core.data.kinds import (
     require_columns,
     source_format,
 )
-from anoneval.core.data.sharded import ShardedSummary, gathered
+from anoneval.core.data.sharded import ShardedSummary, as_read, gathered
 from anoneval.core.data.sources import Source, integer_partition, locate
 from anoneval.core.data.summary import ClassSummary, SummarySpec
 from anoneval.core.errors import DataError
@@ -378,13 +378,6 @@ def _combine_all(parts: list[list[Any]]) -> list[Any]:
     return _bounded(out)
 
 
-def _as_read() -> Any:
-    """Dask keeps the column types the reader gives (no conversion of text to pyarrow)."""
-    import dask
-
-    return dask.config.set({"dataframe.convert-string": False})
-
-
 def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
     """Delayed ``combine`` over ``parts`` in a tree of :data:`FAN_IN`, keeping their order."""
     from dask import delayed
@@ -397,6 +390,9 @@ def _tree(parts: list[Any], combine: Callable[[list[T]], T]) -> Any:
 class Partitioned(Dataset):
     """A dataset kept on disk and read as Dask partitions, one per data file (sorted path
     order). ``kind``, ``fmt`` and ``options`` are those of :func:`anoneval.core.data.kinds.load`."""
+
+    #: The Dask scheduler of its computations without a client (None: Dask's default).
+    local_scheduler: str | None = None
 
     def __init__(self, path: str | Path, kind: str = "microdata", fmt: str | None = None,
                  options: dict[str, Any] | ReadOptions | None = None) -> None:
@@ -435,10 +431,10 @@ class Partitioned(Dataset):
     def _compute(self, *delayed_values: Any) -> Any:
         import dask
 
-        with _as_read():
+        with as_read():
             if self.client is not None:
                 return gathered(self.client, self.client.compute(list(delayed_values)))
-            return list(dask.compute(*delayed_values))
+            return list(dask.compute(*delayed_values, scheduler=self.local_scheduler))
 
     def _survey(self) -> None:
         from dask import delayed
@@ -511,7 +507,7 @@ class Partitioned(Dataset):
         import dask.dataframe as dd
 
         meta, cols, dtypes = self._projection(columns)
-        with _as_read():
+        with as_read():
             return dd.from_map(_read_piece, list(self.located.files), self.hive,
                                args=(self.fmt, self.opts, cols, dtypes,
                                      self._conversions(cols)), meta=meta,
@@ -666,7 +662,7 @@ class Partitioned(Dataset):
                     -(-size // budget))
         methods = ["p2p", "tasks"] if self.client is not None else [None]
         for i, method in enumerate(methods):
-            with _as_read():
+            with as_read():
                 delayed_parts = shuffled_summaries(self.frame(spec.columns), spec, parts,
                                                    method)
                 try:

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from anoneval.core.data.held import Held, dask_config
 from anoneval.core.data.summary import ClassSummary, SummarySpec, _plain
 from anoneval.core.errors import DataError
 
@@ -39,6 +40,9 @@ T = TypeVar("T")
 PAUSED_PATIENCE = 30.0
 #: Seconds between two looks at the workers' status while waiting.
 POLL_SECONDS = 1.0
+#: Dask keeps the column types the reader gives (no conversion of text to pyarrow), held while
+#: any caller in any thread builds or computes a collection (:class:`Held`).
+as_read = Held(dask_config({"dataframe.convert-string": False}))
 
 
 def _paused_error(workers: dict[str, Any], patience: float) -> DataError:
@@ -277,14 +281,13 @@ def _shuffled(sources: Sequence[tuple[ClassSummary, Callable[[ClassSummary], pd.
         frames = [rows(part) for summary, rows in sources for part in _pieces(summary)]
         frame = pd.concat(frames, ignore_index=True) if frames else meta
         return [finish(frame.reset_index(drop=True))], None
-    import dask
     import dask.dataframe as dd
     from dask import delayed
 
     futures = [client.submit(_keyed, part, rows, list(on), pure=False)
                for summary, rows in sources for part in _pieces(summary)]
     npartitions = max(len(_pieces(s)) for s, _ in sources)
-    with dask.config.set({"dataframe.convert-string": False}):  # values as the rows hold them
+    with as_read():  # values as the rows hold them
         frame = dd.from_delayed(futures, meta=meta.assign(_key=np.zeros(0, dtype=np.uint64)),
                                 verify_meta=False)
         shuffled = frame.shuffle(on=["_key"], npartitions=npartitions,

@@ -28,6 +28,7 @@ import pandas as pd
 
 from anoneval.core.api import Context, Measure, MeasureResult, SynthesisResult, Synthesizer
 from anoneval.core.data.blocks import SERIAL_BLOCKS, Blocks, as_task, in_task
+from anoneval.core.data.held import Held, pandas_option
 from anoneval.core.data.kinds import (
     Dataset,
     FrameData,
@@ -65,34 +66,16 @@ T = TypeVar("T")
 _COW_OPTION = int(pd.__version__.split(".")[0]) < 3
 
 
-_COW_LOCK = threading.Lock()
-#: The plugin calls now running (in any thread) and the option's value before the first.
-_cow_calls = 0
-_cow_before: Any = None
+#: pandas copy-on-write while any plugin call runs, in any thread (see :class:`Held`).
+_COW = Held(pandas_option("mode.copy_on_write", True))
 
 
-@contextlib.contextmanager
-def copy_on_write() -> Iterator[None]:
-    """pandas copy-on-write while any plugin call runs. The option is one for the whole
-    process, so it is counted: the first call in switches it on and the last call out
-    restores it (an ``option_context`` per call would let a call that ends switch it off
-    under another thread's call still running, whose writes would then reach the data)."""
-    global _cow_calls, _cow_before
-    if not _COW_OPTION:
-        yield
-        return
-    with _COW_LOCK:
-        if _cow_calls == 0:
-            _cow_before = pd.get_option("mode.copy_on_write")
-            pd.set_option("mode.copy_on_write", True)
-        _cow_calls += 1
-    try:
-        yield
-    finally:
-        with _COW_LOCK:
-            _cow_calls -= 1
-            if _cow_calls == 0:
-                pd.set_option("mode.copy_on_write", _cow_before)
+def copy_on_write() -> contextlib.AbstractContextManager[Any]:
+    """pandas copy-on-write while any plugin call runs: the option is one for the whole
+    process, so it is held (:class:`~anoneval.core.data.held.Held`) rather than set per call,
+    which would let a call that ends switch it off under another thread's call still running,
+    whose writes would then reach the data."""
+    return _COW() if _COW_OPTION else contextlib.nullcontext()
 
 
 def _mode(measure: Measure) -> Mode:

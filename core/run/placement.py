@@ -44,6 +44,11 @@ class FileInput(Partitioned):
     given by a relative path), so that a Dask worker, whose working folder is its own, reads
     the same files; the report names the path as the config does."""
 
+    #: Work before the cluster is attached (the survey of the files' heads) runs in the
+    #: calling thread: Dask's default thread pool would outlive the run and hold the command's
+    #: exit.
+    local_scheduler = "synchronous"
+
     def __init__(self, path: str | Path, kind: str = "microdata", fmt: str | None = None,
                  options: Any = None) -> None:
         super().__init__(os.path.abspath(path), kind, fmt, options)
@@ -55,15 +60,6 @@ class FileInput(Partitioned):
         data.source = self.source
         return data
 
-    def _compute(self, *delayed_values: Any) -> Any:
-        """Work before the cluster is attached (the survey of the files' heads) runs in this
-        thread: Dask's default thread pool would outlive the run and hold the command's exit."""
-        if self.client is not None:
-            return super()._compute(*delayed_values)
-        import dask
-
-        with dask.config.set(scheduler="synchronous"):
-            return super()._compute(*delayed_values)
 
 
 def _text_cells(file: Path, sep: str | None) -> float:
