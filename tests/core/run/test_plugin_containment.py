@@ -32,7 +32,7 @@ from anoneval.core.api import (
     RiskMeasure,
 )
 from anoneval.core.run.config import load_config
-from anoneval.core.run.evaluator import copy_on_write, read_only
+from anoneval.core.run.evaluator import read_only
 from anoneval.core.run.runner import run_plan
 from anoneval.registry import build_registry
 
@@ -87,27 +87,6 @@ def test_a_plugin_writing_into_the_data_changes_nothing_for_others(registry) -> 
 @PANDAS_2
 def test_copy_on_write_is_only_on_inside_plugin_calls(registry) -> None:
     evaluate(FRAME, FRAME, ["Vandal"], registry=registry)
-    assert pd.get_option("mode.copy_on_write") in (False, "warn")
-
-
-@PANDAS_2
-def test_copy_on_write_stays_on_until_the_last_of_overlapping_calls_ends() -> None:
-    # pandas' option is one for the whole process: a call that ends while another (in
-    # another thread) still runs must not switch it off under that one
-    entered, leave = threading.Event(), threading.Event()
-
-    def other() -> None:
-        with copy_on_write():
-            entered.set()
-            leave.wait(10)
-
-    thread = threading.Thread(target=other)
-    thread.start()
-    entered.wait(10)
-    with copy_on_write():
-        leave.set()
-        thread.join(10)
-        assert pd.get_option("mode.copy_on_write") is True
     assert pd.get_option("mode.copy_on_write") in (False, "warn")
 
 
