@@ -1096,7 +1096,8 @@ def _parquet_bytes(file: Path) -> tuple[int, int, int]:
     the rows and columns."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(file).metadata
+    with pq.ParquetFile(file) as opened:
+        meta = opened.metadata
     widths = 0
     for field in meta.schema.to_arrow_schema():
         try:

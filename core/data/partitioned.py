@@ -245,9 +245,9 @@ def _head(file: Path, hive: dict[str, Any], fmt: str, opts: ReadOptions) -> tupl
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        meta = pq.ParquetFile(file)
-        head = meta.schema_arrow.empty_table().to_pandas()
-        rows = meta.metadata.num_rows
+        with pq.ParquetFile(file) as meta:
+            head = meta.schema_arrow.empty_table().to_pandas()
+            rows = meta.metadata.num_rows
     else:
         frame = read_file(file, fmt, opts)
         head, rows = frame.iloc[:1], len(frame)

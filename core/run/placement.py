@@ -82,7 +82,8 @@ def _file_bytes(file: Path, fmt: str | None, sep: str | None) -> int:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            meta = pq.ParquetFile(file).metadata
+            with pq.ParquetFile(file) as opened:
+                meta = opened.metadata
             return int(meta.num_rows) * int(meta.num_columns) * CELL_BYTES
         if file.suffix.lower() in (".gz", ".bz2", ".xz", ".zip", ".zst"):
             return file.stat().st_size * COMPRESSED_EXPANSION
