@@ -64,8 +64,6 @@ MeasureLike = Measure | PlannedMeasure | str | Mapping[str, Any]
 T = TypeVar("T")
 #: pandas 3 always copies on write (the option is deprecated there); pandas 2 needs it switched on.
 _COW_OPTION = int(pd.__version__.split(".")[0]) < 3
-
-
 #: pandas copy-on-write while any plugin call runs, in any thread (see :class:`Held`).
 _COW = Held(pandas_option("mode.copy_on_write", True))
 
