@@ -7,9 +7,10 @@ import threading
 
 import numpy as np
 import pandas as pd
+import pytest
 from _toy_plugins import Vandal
 
-from anoneval.core import evaluate
+from anoneval.core import Evaluator, evaluate
 from anoneval.registry import build_registry
 
 QI = ["age", "zip", "sex"]
@@ -34,16 +35,20 @@ def _frames() -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     return original, releases
 
 
-def test_threads_evaluating_at_once_give_the_serial_reports_and_change_nothing() -> None:
+@pytest.mark.parametrize("shared", [False, True])
+def test_threads_evaluating_at_once_give_the_serial_reports_and_change_nothing(shared) -> None:
     # every plugin call switches pandas' process-wide copy-on-write on while it runs, in
-    # overlapping calls too; a plugin writing into its data (Vandal) changes no input
+    # overlapping calls too; a plugin writing into its data (Vandal) changes no input; each
+    # thread calls evaluate(), or all call one Evaluator
     registry = build_registry(entry_points=False)
     registry.register(Vandal, source="tests")
     original, releases = _frames()
     kept = original.copy(), [r.copy() for r in releases]
+    evaluator = Evaluator(original, MEASURES, registry=registry)
 
     def report(release: pd.DataFrame) -> str:
-        measures = evaluate(original, release, MEASURES, registry=registry).measures
+        measures = (evaluator.evaluate(release) if shared else
+                    evaluate(original, release, MEASURES, registry=registry)).measures
         return json.dumps([(m.name, m.value, m.error, m.details) for m in measures],
                           default=str, sort_keys=True)
 
