@@ -40,6 +40,10 @@ T = TypeVar("T")
 PAUSED_PATIENCE = 30.0
 #: Seconds between two looks at the workers' status while waiting.
 POLL_SECONDS = 1.0
+#: Seconds a wait on the cluster goes on while it has no worker at all (they died and were not
+#: restarted, or were stopped) and no task finishes: as long as a run waits for a scheduler's
+#: first worker.
+NO_WORKER_PATIENCE = 120.0
 #: Dask keeps the column types the reader gives (no conversion of text to pyarrow), held while
 #: any caller in any thread builds or computes a collection (:class:`Held`).
 as_read = Held(dask_config({"dataframe.convert-string": False}))
@@ -79,7 +83,8 @@ def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = 
     seconds (default :data:`PAUSED_PATIENCE`) while every worker of the cluster is paused
     (memory over the pause threshold) and no future finishes: a paused cluster never resumes
     by itself, so the wait fails with a :class:`DataError` naming the workers' memory and
-    limits."""
+    limits. Likewise after :data:`NO_WORKER_PATIENCE` seconds without any worker (tasks wait
+    for one forever)."""
     import asyncio
     import time
     from concurrent.futures import CancelledError
@@ -88,7 +93,7 @@ def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = 
 
     patience = PAUSED_PATIENCE if patience is None else patience
     futures = list(futures)
-    done, since = -1, time.monotonic()
+    done, state, since = -1, "working", time.monotonic()
     while True:
         try:
             with client.as_current():
@@ -100,11 +105,20 @@ def wait_unpaused(client: Any, futures: Sequence[Any], patience: float | None = 
             pass
         finished = sum(f.done() for f in futures)
         workers = client.scheduler_info(n_workers=-1).get("workers", {})
-        paused = bool(workers) and all(w.get("status") == "paused" for w in workers.values())
-        if finished != done or not paused:
-            done, since = finished, time.monotonic()
-        elif time.monotonic() - since >= patience:
+        now = ("none" if not workers else
+               "paused" if all(w.get("status") == "paused" for w in workers.values())
+               else "working")
+        if finished != done or now != state or now == "working":
+            done, state, since = finished, now, time.monotonic()
+        elif now == "paused" and time.monotonic() - since >= patience:
             raise _paused_error(workers, patience)
+        elif now == "none" and time.monotonic() - since >= NO_WORKER_PATIENCE:
+            raise DataError(
+                f"the Dask cluster has had no worker for {NO_WORKER_PATIENCE:.0f} s and no "
+                f"task finished ({finished} of {len(futures)} done): its workers died and were "
+                "not restarted, or were stopped. Look at the workers' logs (a worker killed "
+                "for its memory: give them a larger memory_limit), start workers, or run on "
+                "the local engine")
 
 
 def gathered(client: Any, futures: Sequence[Any], patience: float | None = None) -> list[Any]:

@@ -95,3 +95,24 @@ def test_variants_as_tasks_on_paused_workers_fail_too(monkeypatch):
         with pytest.raises(DataError, match="every Dask worker is paused"):
             evaluate_many(original, variants, measures, engine=client)
         assert time.monotonic() - started < 90
+
+
+def test_a_cluster_without_workers_fails_the_wait(monkeypatch):
+    """Tasks on a cluster with no worker (all died and were not restarted, or were stopped)
+    wait for one forever: the wait fails after NO_WORKER_PATIENCE seconds without any, and a
+    worker that joins before then is waited for."""
+    monkeypatch.setattr(sharded, "NO_WORKER_PATIENCE", 1.0)
+    monkeypatch.setattr(sharded, "POLL_SECONDS", 0.1)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address="127.0.0.1:0") as cluster, \
+            distributed.Client(cluster, set_as_default=False) as client:
+        futures = [client.submit(lambda i=i: i * 2, pure=False) for i in range(3)]
+        started = time.monotonic()
+        with pytest.raises(DataError) as caught:
+            sharded.gathered(client, futures)
+        assert 1.0 <= time.monotonic() - started < 10
+        assert str(caught.value).startswith("the Dask cluster has had no worker for 1 s and no "
+                                            "task finished (0 of 3 done)")
+        monkeypatch.setattr(sharded, "NO_WORKER_PATIENCE", 60.0)
+        cluster.scale(1)  # joins within the patience: the same futures finish
+        assert sharded.gathered(client, futures) == [0, 2, 4]
