@@ -61,7 +61,6 @@ class FileInput(Partitioned):
         return data
 
 
-
 def _text_cells(file: Path, sep: str | None) -> float:
     """Cells of a text file (CSV, JSON lines), extrapolated from its first bytes."""
     size = file.stat().st_size
