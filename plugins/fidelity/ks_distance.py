@@ -79,9 +79,15 @@ def ks_two_sample(x: np.ndarray, y: np.ndarray, pvalue: PValue = "auto",
     if max(len(x), len(y)) <= EXACT_UP_TO:
         return _exact(x, y, scratch)
     d, location = largest_gap(x, y, scratch)
-    m, n = sorted([float(len(x)), float(len(y))], reverse=True)
-    p = smirnov_pvalue(d, float(np.round(m * n / (m + n))), pvalue)
+    p = smirnov_pvalue(d, effective_size(len(x), len(y)), pvalue)
     return {"statistic": d, "pvalue": p, "location": location, "pvalue_method": "asymptotic"}
+
+
+def effective_size(m: int, n: int) -> float:
+    """The sample size of Smirnov's asymptotic p-value, round(mn / (m + n)), computed as
+    scipy's ``ks_2samp`` does (floats, the larger size first)."""
+    big, small = sorted([float(m), float(n)], reverse=True)
+    return float(np.round(big * small / (big + small)))
 
 
 def _exact(x: np.ndarray, y: np.ndarray, scratch: Scratch | None) -> dict[str, Any]:
@@ -104,8 +110,7 @@ def _exact(x: np.ndarray, y: np.ndarray, scratch: Scratch | None) -> dict[str, A
     m, n = len(x), len(y)
     exact, d, p = _attempt_exact_2kssamp(m, n, math.gcd(m, n), d, "two-sided")
     if not exact:  # scipy's fallback: the asymptotic p-value of the same D
-        big, small = max(m, n), min(m, n)
-        p = smirnov_pvalue(d, float(np.round(big * small / (big + small))), "scipy")
+        p = smirnov_pvalue(d, effective_size(m, n), "scipy")
     return {"statistic": float(d), "pvalue": float(np.clip(p, 0, 1)), "location": location,
             "pvalue_method": "exact" if exact else FALLBACK}
 
